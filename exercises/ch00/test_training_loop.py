@@ -1,0 +1,113 @@
+"""Public tests for ch00 — run with `pytest exercises/ch00` (add `--impl solutions` to
+see the reference pass)."""
+
+import pytest
+
+from harness.target import chapter_module
+
+tl = chapter_module("ch00", "training_loop")
+
+BOOK_XS, BOOK_YS = [1.0, 2.0, 3.0, 4.0], [5.0, 10.0, 15.0, 20.0]
+
+
+def mse(w, xs, ys):
+    return sum((w * x - y) ** 2 for x, y in zip(xs, ys)) / len(xs)
+
+
+@pytest.mark.task("ch00.1")
+def test_gradient_at_the_books_point():
+    g = tl.gradient_at(1.0, 2.0, 6.0)
+    assert isinstance(g, float), (
+        f"gradient_at should return a Python float, got {type(g).__name__} (use .item())"
+    )
+    assert g == pytest.approx(-16.0), (
+        f"gradient_at(w=1, x=2, target=6) returned {g}, expected -16: the loss is (x*w - target)**2, "
+        "so the chain rule gives 2*x*(x*w - target); check the square and the sign of the residual"
+    )
+
+
+@pytest.mark.task("ch00.1")
+def test_gradient_at_follows_the_chain_rule():
+    for w, x, t in [(0.5, 3.0, 1.0), (-2.0, 1.5, 4.0), (3.0, -2.0, -7.0)]:
+        g = tl.gradient_at(w, x, t)
+        expected = 2 * x * (x * w - t)
+        assert g == pytest.approx(expected, rel=1e-5), (
+            f"gradient_at(w={w}, x={x}, target={t}) returned {g}, expected {expected} = 2*x*(x*w - target)"
+        )
+
+
+@pytest.mark.task("ch00.2")
+@pytest.mark.points(2)
+def test_one_step_from_the_book():
+    result = tl.train_scalar([2.0], [6.0], w0=1.0, lr=0.1, steps=1)
+    assert result.w == pytest.approx(2.6, abs=1e-5), (
+        f"one step from w0=1 on x=2, target=6, lr=0.1 ended at w={result.w}, expected 2.6 "
+        "(w - lr * gradient, with gradient -16)"
+    )
+    assert list(result.ws) == pytest.approx([1.0]) and list(result.losses) == pytest.approx(
+        [16.0]
+    ), (
+        f"after one step ws={list(result.ws)} losses={list(result.losses)}; expected ws=[1.0], losses=[16.0]: "
+        "row 0 records the w that made the first prediction and that prediction's loss, before the update"
+    )
+
+
+@pytest.mark.task("ch00.2")
+@pytest.mark.points(2)
+def test_rows_describe_one_coherent_state():
+    result = tl.train_scalar(BOOK_XS, BOOK_YS, w0=0.0, lr=0.01, steps=6)
+    assert len(result.ws) == len(result.losses) == 6, (
+        f"6 steps should give 6 rows, got {len(result.ws)} ws and {len(result.losses)} losses"
+    )
+    for k, (w, loss) in enumerate(zip(result.ws, result.losses)):
+        assert loss == pytest.approx(mse(w, BOOK_XS, BOOK_YS), rel=1e-4), (
+            f"row {k}: ws[{k}]={w} gives a mean squared error of {mse(w, BOOK_XS, BOOK_YS):.4f}, but losses[{k}]={loss:.4f}: "
+            "record w and the loss of the prediction it made before the update changes w"
+        )
+
+
+@pytest.mark.task("ch00.2")
+@pytest.mark.points(2)
+def test_every_step_uses_only_its_own_gradient():
+    xs, ys, lr, w = BOOK_XS, BOOK_YS, 0.01, 0.0
+    result = tl.train_scalar(xs, ys, w0=w, lr=lr, steps=5)
+    for _ in range(5):
+        w -= lr * sum(2 * x * (w * x - y) for x, y in zip(xs, ys)) / len(xs)
+    assert result.w == pytest.approx(w, rel=1e-4), (
+        f"after 5 steps w={result.w}, but gradient descent on the mean squared error gives {w:.5f}: "
+        "if the gradient is not zeroed each step, .grad accumulates the sum of all previous gradients"
+    )
+
+
+@pytest.mark.task("ch00.3")
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "lr, expected", [(0.001, "slow"), (0.01, "converging"), (0.1, "converging"), (1.0, "diverging")]
+)
+def test_classify_the_books_learning_rates(lr, expected):
+    losses = tl.train_scalar(BOOK_XS, BOOK_YS, w0=0.0, lr=lr, steps=40).losses
+    got = tl.classify_curve(losses)
+    assert got == expected, (
+        f"classify_curve on the lr={lr} run (losses {losses[0]:.3g} -> {losses[-1]:.3g}) said {got!r}, expected "
+        f"{expected!r}; look at where the curve ends relative to where it started, and at inf/nan"
+    )
+
+
+@pytest.mark.task("ch00.3")
+def test_classify_an_oscillating_curve():
+    losses = [1.0, 0.6, 0.95, 0.55, 0.9, 0.6, 0.92, 0.58, 0.93, 0.57, 0.9]
+    got = tl.classify_curve(losses)
+    assert got == "oscillating", (
+        f"a loss that jumps up and down between ~0.55 and ~0.95 for 10 steps was classified {got!r}; "
+        "count how often it rises as well as where it ends"
+    )
+
+
+@pytest.mark.task("ch00.4")
+def test_plot_losses_writes_a_png(tmp_path):
+    out = tmp_path / "curve.png"
+    tl.plot_losses([4.0, 2.0, 1.0, 0.5], out)
+    assert out.exists() and out.stat().st_size > 1000, (
+        f"plot_losses should write a PNG at {out}; found {'nothing' if not out.exists() else f'{out.stat().st_size} bytes'}"
+    )
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", "the file plot_losses wrote is not a PNG"

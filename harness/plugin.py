@@ -1,0 +1,143 @@
+"""The course's pytest plugin: the ``--impl`` switch, the markers, seeding, short
+"not implemented yet" reports and a per-task summary.
+
+Loaded by the repository's root ``conftest.py`` and, in the grader's sandbox, with
+``-p harness.plugin`` (where conftest files are switched off).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import pytest
+
+from harness import index, target
+
+NOT_GRADED_HERE = "not graded here: needs CUDA"
+MESSAGE_LIMIT = 2000
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("course")
+    group.addoption(
+        "--impl",
+        default="exercises",
+        metavar="exercises|solutions|PATH",
+        help="which implementation the chapter tests import: the student's exercises/ "
+        "(default), the reference solutions/, or a folder shaped like exercises/",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "task(id): the course task a test grades, e.g. task('ch02.1')"
+    )
+    config.addinivalue_line("markers", "points(n): points the test is worth (default 1)")
+    config.addinivalue_line(
+        "markers", "cuda: needs a CUDA device; skipped and not graded elsewhere"
+    )
+    try:
+        target.set_root(config.getoption("impl"))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.pluginmanager.register(TaskSummary(), "course-task-summary")
+
+
+def test_points(item: pytest.Item) -> int:
+    marker = item.get_closest_marker("points")
+    return int(marker.args[0]) if marker else 1
+
+
+def test_task(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("task")
+    return str(marker.args[0]) if marker else None
+
+
+test_points.__test__ = False  # helpers, not tests
+test_task.__test__ = False
+
+
+@pytest.fixture(autouse=True)
+def _seed_everything():
+    """Every test starts from the same random state, whatever ran before it."""
+    import numpy as np
+    import torch
+
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(0)
+    yield
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            pytest.skip(NOT_GRADED_HERE)
+
+
+def failure_message(excinfo: pytest.ExceptionInfo) -> str:
+    """The observed failure in the test's own words, without the test's source code."""
+    exc = excinfo.value
+    if isinstance(exc, AssertionError):
+        text = str(exc) or "assertion failed"
+    elif isinstance(exc, NotImplementedError):
+        text = f"TODO: implement {exc}"
+    elif isinstance(exc, target.TargetImportError):
+        text = str(exc)
+    else:
+        text = excinfo.exconly()
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + " [...]"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    task_id = test_task(item)
+    if task_id and (call.when == "call" or report.outcome != "passed"):
+        report.user_properties.append(("task", task_id))
+        report.user_properties.append(("points", test_points(item)))
+    if report.failed and call.excinfo is not None:
+        message = failure_message(call.excinfo)
+        report.user_properties.append(("message", message))
+        if call.excinfo.errisinstance((NotImplementedError, target.TargetImportError)):
+            # One line instead of a wall of traceback: the stub is simply not done yet.
+            report.longrepr = message
+    return report
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"course target (--impl): {target.current_root()}"
+
+
+class TaskSummary:
+    """Collects outcomes per task and prints which tasks are done, with hints for the rest."""
+
+    def __init__(self) -> None:
+        self.results: dict[str | None, list[str]] = defaultdict(list)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        if "task" in props and (report.when == "call" or report.outcome != "passed"):
+            self.results[props["task"]].append(report.outcome)
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if not self.results:
+            return
+        tr = terminalreporter
+        tr.section("course tasks")
+        for task_id in sorted(self.results, key=lambda t: (t is None, str(t))):
+            outcomes = self.results[task_id]
+            passed = outcomes.count("passed")
+            graded = len(outcomes) - outcomes.count("skipped")
+            try:
+                task = index.task(task_id) if task_id else None
+            except KeyError:
+                task = None
+            status = "done" if passed == graded else f"{passed}/{graded} tests pass"
+            tr.write_line(f"{task_id or '(no task)':<9} {task.name if task else '?':<28} {status}")
+            if task and passed < graded:
+                tr.write_line(f"          hint: {task.hint}")
+                tr.write_line(f"          read: {task.anchor}")

@@ -1,0 +1,79 @@
+"""Run chapter tests in this process and return one ``Outcome`` per test.
+
+Used by ``harness.selfcheck`` (the project's own proof that tests fail on stubs, pass
+on solutions and reject every bug-zoo variant). Running in-process means ``import
+torch`` is paid once for many runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.target import REPO
+
+
+@dataclass
+class Outcome:
+    nodeid: str
+    outcome: str  # passed | failed | skipped | error
+    task: str | None
+    points: int
+    message: str
+
+    to_dict = asdict
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.outcomes: list[Outcome] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call" and report.outcome == "passed":
+            return
+        if report.when == "teardown" and report.outcome == "passed":
+            return
+        props = dict(report.user_properties)
+        outcome = report.outcome
+        if report.failed and report.when != "call":
+            outcome = "error"
+        message = props.get("message") or (
+            str(report.longrepr[-1])
+            if report.skipped and isinstance(report.longrepr, tuple)
+            else ""
+        )
+        self.outcomes.append(
+            Outcome(report.nodeid, outcome, props.get("task"), int(props.get("points", 1)), message)
+        )
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.outcomes.append(
+                Outcome(report.nodeid, "error", None, 0, report.longreprtext[-MESSAGE_TAIL:])
+            )
+
+
+MESSAGE_TAIL = 2000
+
+
+def _forget_test_modules() -> None:
+    """Drop imported test modules so the next run imports them afresh."""
+    for name, mod in list(sys.modules.items()):
+        file = getattr(mod, "__file__", None) or ""
+        if Path(file).name.startswith("test_") and str(REPO) in file:
+            del sys.modules[name]
+
+
+def run_tests(paths: list[Path], impl: str | Path, extra_args: list[str] = ()) -> list[Outcome]:
+    """Run ``paths`` against ``impl`` quietly; return the outcome of every test."""
+    collector = _Collector()
+    args = [*map(str, paths), "--impl", str(impl), "-q", "-p", "no:cacheprovider", *extra_args]
+    with contextlib.redirect_stdout(io.StringIO()):
+        pytest.main(args, plugins=[collector])
+    _forget_test_modules()
+    return collector.outcomes

@@ -1,0 +1,47 @@
+"""Shared fixtures for the project's own tests (not shipped to students)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from harness.target import REPO
+
+SELFCHECK_TIMEOUT_S = 1500
+
+
+def _run_selfcheck(chapter: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.selfcheck", chapter],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=SELFCHECK_TIMEOUT_S,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"selfcheck {chapter} exited {proc.returncode}:\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="session")
+def selfcheck(request):
+    """``selfcheck(chapter)`` -> the report of ``python -m harness.selfcheck chapter``.
+
+    Every chapter the session's selected tests need is started at once, as many at a
+    time as there are cores, so waiting on the first one overlaps with the rest.
+    """
+    needed = []
+    for item in request.session.items:
+        chapter = getattr(item, "callspec", None) and item.callspec.params.get("chapter")
+        if chapter and chapter not in needed:
+            needed.append(chapter)
+    pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
+    futures = {chapter: pool.submit(_run_selfcheck, chapter) for chapter in needed}
+    yield lambda chapter: futures[chapter].result()
+    pool.shutdown(cancel_futures=True)

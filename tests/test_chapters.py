@@ -1,0 +1,126 @@
+"""The course's tests can tell right from wrong: per chapter, every public and hidden
+test fails on the stubs, passes on the solutions, and every bug-zoo variant is rejected
+with a message that names its mechanism."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import pytest
+
+from harness import index
+from harness.plugin import NOT_GRADED_HERE
+from harness.selfcheck import variant_settings
+
+CHAPTERS = list(index.chapters())
+VARIANTS = [
+    pytest.param(ch, path.stem, id=f"{ch}/{path.stem}")
+    for ch in CHAPTERS
+    for path in sorted(index.chapter(ch).bugzoo.glob("*.py"))
+]
+MIN_VARIANTS = 4
+slow = pytest.mark.timeout(1800)  # waits on a chapter's selfcheck subprocess
+
+
+def _not_graded_here(o: dict) -> bool:
+    return o["outcome"] == "skipped" and NOT_GRADED_HERE in o["message"]
+
+
+def _describe(outcomes) -> str:
+    return "\n".join(f"  {o['outcome']:>7} {o['nodeid']}: {o['message'][:300]}" for o in outcomes)
+
+
+@slow
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_test_fails_on_the_stubs(selfcheck, chapter):
+    outcomes = selfcheck(chapter)["stubs"]
+    assert outcomes, f"{chapter}: no tests were collected"
+    wrong = [o for o in outcomes if o["outcome"] != "failed" and not _not_graded_here(o)]
+    assert not wrong, f"{chapter}: these tests did not fail on the stubs:\n{_describe(wrong)}"
+
+
+@slow
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_stub_failures_are_one_line_todos(selfcheck, chapter):
+    """Build and inspect tasks fail with 'TODO: implement ... see course/chNN.md#...';
+    repair tasks fail on the broken program's own behaviour."""
+    chap = index.chapter(chapter)
+    repair = {t.id for t in chap.tasks if t.kind == "repair"}
+    bad = [
+        o
+        for o in selfcheck(chapter)["stubs"]
+        if o["outcome"] == "failed"
+        and o["task"] not in repair
+        and not re.match(
+            rf"TODO: implement {chapter}\.\d+ \w+ .*course/{chapter}\.md#\S+", o["message"]
+        )
+    ]
+    assert not bad, (
+        f"{chapter}: stub failures of build/inspect tasks should read 'TODO: implement <task> <name> — "
+        f"see course/{chapter}.md#<anchor>':\n{_describe(bad)}"
+    )
+
+
+@slow
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_test_passes_on_the_solutions(selfcheck, chapter):
+    outcomes = selfcheck(chapter)["solutions"]
+    wrong = [o for o in outcomes if o["outcome"] != "passed" and not _not_graded_here(o)]
+    assert outcomes and not wrong, f"{chapter}: the reference solution fails:\n{_describe(wrong)}"
+
+
+@slow
+@pytest.mark.parametrize("chapter, variant", VARIANTS)
+def test_bugzoo_variant_is_rejected_naming_its_mechanism(selfcheck, chapter, variant):
+    result = selfcheck(chapter)["variants"][variant]
+    expect = result["expect"]
+    assert expect, (
+        f"{chapter}/{variant}.py must declare EXPECT, the mechanism a failure message names"
+    )
+    failed = [o for o in result["outcomes"] if o["outcome"] in ("failed", "error")]
+    assert failed, (
+        f"{chapter}/{variant}: no test fails on this wrong answer:\n{_describe(result['outcomes'])}"
+    )
+    naming = [o for o in failed if re.search(expect, o["message"], re.IGNORECASE)]
+    assert naming, (
+        f"{chapter}/{variant}: tests fail, but no failure message matches {expect!r}:\n{_describe(failed)}"
+    )
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_each_chapter_has_a_bug_zoo(chapter):
+    variants = sorted(index.chapter(chapter).bugzoo.glob("*.py"))
+    assert len(variants) >= MIN_VARIANTS, (
+        f"{chapter}: {len(variants)} bug-zoo variants; the spec's wrong answers plus two more "
+        f"plausible ones make at least {MIN_VARIANTS}"
+    )
+    for path in variants:
+        settings = variant_settings(path)
+        assert settings["EXPECT"], f"{path} declares no EXPECT"
+        re.compile(settings["EXPECT"])
+
+
+@slow
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_test_has_a_task_and_points_add_up(selfcheck, chapter):
+    chap = index.chapter(chapter)
+    outcomes = selfcheck(chapter)["solutions"]
+    untagged = [o["nodeid"] for o in outcomes if o["task"] not in {t.id for t in chap.tasks}]
+    assert not untagged, f"{chapter}: tests without a task marker of this chapter: {untagged}"
+    points = defaultdict(int)
+    for o in outcomes:
+        points[o["task"]] += o["points"]
+    for t in chap.tasks:
+        assert points[t.id] == t.points, (
+            f"{t.id} {t.name}: course/{chapter}.toml says {t.points} points, its tests carry {points[t.id]}"
+        )
+    hidden = {o["task"] for o in outcomes if "grader/hidden" in o["nodeid"]}
+    public = {o["task"] for o in outcomes if o["nodeid"].startswith("exercises/")}
+    for t in chap.tasks:
+        assert t.id in public, (
+            f"{t.id} {t.name} has no public test: students need one to work against"
+        )
+        assert t.id in hidden, (
+            f"{t.id} {t.name} has no hidden test: the public cases could be hard-coded"
+        )

@@ -1,0 +1,138 @@
+"""Layout and contracts: stubs mirror solutions, the index matches the code and the
+readings, and chapters stay self-contained."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import re
+
+import pytest
+
+from harness import index
+from harness.target import NAMED_TARGETS, REPO
+
+CHAPTERS = list(index.chapters())
+
+
+def _load(kind: str, chapter: index.Chapter):
+    path = NAMED_TARGETS[kind] / chapter.id / f"{chapter.module}.py"
+    spec = importlib.util.spec_from_file_location(f"_parity_{kind}_{chapter.id}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _public_api(mod) -> dict[str, tuple[str, str]]:
+    """name -> (signature, docstring) for functions/classes defined in ``mod`` (and their methods)."""
+    api = {}
+    for name, obj in vars(mod).items():
+        if name.startswith("_") or getattr(obj, "__module__", None) != mod.__name__:
+            continue
+        if inspect.isfunction(obj) or inspect.isclass(obj):
+            try:
+                sig = str(inspect.signature(obj))
+            except (TypeError, ValueError):
+                sig = "?"
+            api[name] = (sig, inspect.getdoc(obj) or "")
+        if inspect.isclass(obj):
+            for attr, member in vars(obj).items():
+                if inspect.isfunction(member) and (
+                    not attr.startswith("_") or attr in ("__init__", "forward")
+                ):
+                    api[f"{name}.{attr}"] = (
+                        str(inspect.signature(member)),
+                        inspect.getdoc(member) or "",
+                    )
+    return api
+
+
+def _anchors(markdown: str) -> set[str]:
+    slugs = set()
+    for line in markdown.splitlines():
+        m = re.match(r"#{1,6}\s+(.*)", line)
+        if m:
+            text = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower())
+            slugs.add(text.replace(" ", "-"))
+        slugs.update(re.findall(r'<a (?:id|name)="([^"]+)"', line))
+    return slugs
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_stub_and_solution_share_names_signatures_and_docstrings(chapter):
+    chap = index.chapter(chapter)
+    stub, solution = _public_api(_load("exercises", chap)), _public_api(_load("solutions", chap))
+    assert sorted(stub) == sorted(solution), (
+        f"{chapter}: public names differ — only in stub: {sorted(set(stub) - set(solution))}, "
+        f"only in solution: {sorted(set(solution) - set(stub))}"
+    )
+    for name in solution:
+        assert stub[name][0] == solution[name][0], (
+            f"{chapter}.{name}: signature {stub[name][0]} != {solution[name][0]}"
+        )
+        assert stub[name][1] == solution[name][1], (
+            f"{chapter}.{name}: stub and solution docstrings differ"
+        )
+        if "." not in name:
+            assert solution[name][1], f"{chapter}.{name} has no docstring stating its contract"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_index_matches_code_and_reading(chapter):
+    chap = index.chapter(chapter)
+    solution = _load("solutions", chap)
+    reading = REPO / "course" / f"{chapter}.md"
+    assert reading.is_file(), f"{chapter} has no reading course/{chapter}.md"
+    anchors = _anchors(reading.read_text())
+    assert chap.tasks, f"course/{chapter}.toml declares no task"
+    for t in chap.tasks:
+        assert re.fullmatch(rf"{chapter}\.\d+", t.id), (
+            f"task id {t.id!r} should look like {chapter}.N"
+        )
+        assert t.kind in index.KINDS, f"{t.id}: kind {t.kind!r} not one of {index.KINDS}"
+        assert t.hint.strip(), f"{t.id} has no hint"
+        assert t.points > 0, f"{t.id} is worth no points"
+        assert hasattr(solution, t.name.split(".")[0]), f"{t.id}: the module defines no {t.name}"
+        page, _, anchor = t.anchor.partition("#")
+        assert page == f"course/{chapter}.md" and anchor in anchors, (
+            f"{t.id}: anchor {t.anchor!r} is not a heading of course/{chapter}.md (have {sorted(anchors)})"
+        )
+    assert chap.public_tests.is_file(), f"{chapter}: missing {chap.public_tests.relative_to(REPO)}"
+    assert chap.hidden_tests.is_file(), f"{chapter}: missing {chap.hidden_tests.relative_to(REPO)}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_repair_stubs_hold_the_broken_program(chapter):
+    chap = index.chapter(chapter)
+    text = (NAMED_TARGETS["exercises"] / chapter / f"{chap.module}.py").read_text()
+    for t in chap.tasks:
+        if t.kind == "repair":
+            assert f"TODO({t.id}, repair)" in text, (
+                f"{t.id}: the stub should mark the broken code with '# TODO({t.id}, repair)'"
+            )
+        else:
+            assert f'"{t.id} ' in text or f"'{t.id} " in text, (
+                f"{t.id}: the stub should raise NotImplementedError('{t.id} {t.name} — see {t.anchor}')"
+            )
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("kind", ["exercises", "solutions"])
+def test_chapter_modules_are_self_contained(chapter, kind):
+    chap = index.chapter(chapter)
+    tree = ast.parse((NAMED_TARGETS[kind] / chapter / f"{chap.module}.py").read_text())
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        for name in names:
+            top = name.split(".")[0]
+            assert top not in ("exercises", "solutions", "grader", "harness") and not re.fullmatch(
+                r"ch\d+[a-z]?", top
+            ), (
+                f"{kind}/{chapter}/{chap.module}.py imports {name}: a chapter module may import only "
+                "torch, numpy, matplotlib and the standard library, never another chapter or the course tooling"
+            )
