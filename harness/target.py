@@ -112,3 +112,11 @@ class ChapterModule:
 def chapter_module(chapter: str, module: str) -> ChapterModule:
     """The module under test for ``chapter``, resolved against the current target."""
     return ChapterModule(chapter, module)
+
+
+def course_file(relpath: str) -> Path:
+    """A file the course ships for tests and readings, e.g. ``course_file("data/ch10_corpus.txt")``."""
+    path = REPO / "course" / relpath
+    if not path.exists():
+        raise FileNotFoundError(f"course file {relpath!r} is missing from {REPO / 'course'}")
+    return path
