@@ -1,0 +1,39 @@
+"""Developer sessions: `nox -s tests`, `nox -s lint`, `nox -s demo`, `nox -s bench`.
+
+Every install goes through constraints.txt, which pins the CPU build of torch this
+course is measured on (an unpinned torch pulls a multi-GB CUDA build).
+"""
+
+import nox
+
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+INSTALL = ("-c", "constraints.txt", "-e", ".[dev]")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The project's own tests: every chapter proven against stubs, solutions, bug zoo; the grader."""
+    session.install(*INSTALL)
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Per-chapter test wall time beside the cost of `import torch`."""
+    session.install(*INSTALL)
+    session.run("python", "tests/bench_chapters.py", *session.posargs)
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The main job: grade the bundled demo submissions into out/ (pass other args to override)."""
+    session.install(*INSTALL)
+    session.run("python", "-m", "grader", "grade", *(session.posargs or ["--out", "out"]))

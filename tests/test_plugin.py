@@ -1,0 +1,97 @@
+"""The course plugin seen from outside: the --impl switch, one-line TODO reports,
+import problems reported per test, the cuda marker and the task summary."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from harness.plugin import NOT_GRADED_HERE
+from harness.target import REPO
+
+CH00_TESTS = "exercises/ch00/test_training_loop.py"
+
+
+def run_pytest(*args: str, cwd=REPO) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_unknown_impl_is_a_clear_usage_error(tmp_path):
+    proc = run_pytest(CH00_TESTS, "--impl", str(tmp_path / "nowhere"))
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "expected 'exercises', 'solutions' or a folder" in proc.stderr
+
+
+def test_stub_failures_are_one_line_todos_and_the_summary_points_to_the_reading():
+    proc = run_pytest(CH00_TESTS, "-k", "gradient_at_the_books_point")
+    out = proc.stdout
+    assert proc.returncode == 1, out
+    assert "TODO: implement ch00.1 gradient_at — see course/ch00.md#one-gradient" in out
+    assert "Traceback" not in out and "raise NotImplementedError" not in out, out
+    assert "course tasks" in out and "read: course/ch00.md#one-gradient" in out, out
+
+
+def test_impl_switch_selects_solutions_and_reports_the_target():
+    proc = run_pytest(CH00_TESTS, "--impl", "solutions")
+    assert proc.returncode == 0, proc.stdout
+    assert f"course target (--impl): {REPO / 'solutions'}" in proc.stdout
+    assert "ch00.1    gradient_at                  done" in proc.stdout
+
+
+def test_a_submission_folder_with_broken_or_missing_modules_fails_per_test(tmp_path):
+    broken = tmp_path / "broken" / "ch00"
+    broken.mkdir(parents=True)
+    (broken / "training_loop.py").write_text("def gradient_at(w, x, target):\n    return (\n")
+    proc = run_pytest(CH00_TESTS, "--impl", str(tmp_path / "broken"))
+    assert proc.returncode == 1 and "error" not in proc.stdout.splitlines()[-1], proc.stdout
+    assert "importing ch00/training_loop.py failed with SyntaxError" in proc.stdout
+
+    (tmp_path / "empty").mkdir()
+    proc = run_pytest(CH00_TESTS, "--impl", str(tmp_path / "empty"))
+    assert proc.returncode == 1, proc.stdout
+    assert "ch00/training_loop.py not found under" in proc.stdout
+
+
+def test_cuda_tests_are_skipped_as_not_graded_here_and_untagged_tests_stay_out_of_the_summary(
+    tmp_path,
+):
+    (tmp_path / "test_gpu.py").write_text(
+        textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.mark.cuda
+            @pytest.mark.task("ch00.1")
+            def test_needs_a_gpu():
+                import torch
+                assert torch.cuda.is_available()
+
+            def test_untagged():
+                pass
+            """
+        )
+    )
+    proc = run_pytest("-p", "harness.plugin", "-rs", str(tmp_path / "test_gpu.py"), cwd=tmp_path)
+    try:
+        import torch
+
+        has_cuda = torch.cuda.is_available()
+    except ImportError:  # pragma: no cover
+        has_cuda = False
+    if has_cuda:
+        pytest.skip("CUDA present: the skip path is not exercised here")
+    assert proc.returncode == 0, proc.stdout
+    assert NOT_GRADED_HERE in proc.stdout and "1 passed, 1 skipped" in proc.stdout, proc.stdout
+    assert "(no task)" not in proc.stdout
