@@ -1,0 +1,84 @@
+"""``python -m grader``: argument parsing only; each command calls one main function."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def _chapters(text: str) -> list[str]:
+    return [c.strip() for c in text.replace(" ", ",").split(",") if c.strip()]
+
+
+def _limit_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--test-timeout", type=float, help="seconds per test (default 60)")
+    p.add_argument("--wall", type=float, help="seconds per submission, all tests (default 900)")
+    p.add_argument(
+        "--memory-mb", type=int, help="address-space limit per submission (default 4096)"
+    )
+
+
+def _limits(args) -> dict:
+    return {"test_timeout": args.test_timeout, "wall": args.wall, "memory_mb": args.memory_mb}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m grader", description="The course grader.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("grade", help="grade a folder of submissions (default: the bundled demo)")
+    g.add_argument(
+        "submissions",
+        nargs="?",
+        type=Path,
+        help="one folder or .zip per student (or an nbgrader course's submitted/); "
+        "omitted: the bundled demo submissions",
+    )
+    g.add_argument("--out", type=Path, default=Path("grading-out"), help="output folder")
+    g.add_argument("--chapters", type=_chapters, help="e.g. ch00,ch02 (default: all)")
+    g.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
+    g.add_argument("--shard", help="K/N: grade only the K-th of N slices of the submissions")
+    g.add_argument("--no-gradebook", action="store_true", help="skip the nbgrader gradebook")
+    _limit_args(g)
+
+    c = sub.add_parser("check", help="a self-learner's score on public and hidden tests")
+    c.add_argument("chapters", nargs="*", help="chapters to check (default: all)")
+    c.add_argument("--impl", default="exercises", help="folder shaped like exercises/")
+    _limit_args(c)
+
+    r = sub.add_parser("release", help="build the student bundle")
+    r.add_argument("out", type=Path)
+
+    m = sub.add_parser("merge", help="join the outputs of --shard runs")
+    m.add_argument("parts", nargs="+", type=Path)
+    m.add_argument("--out", type=Path, required=True)
+    m.add_argument("--no-gradebook", action="store_true")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "grade":
+        from grader import grade, merge
+
+        shard = merge.parse_shard(args.shard) if args.shard else None
+        return grade.main(
+            args.submissions,
+            args.out,
+            args.chapters,
+            args.jobs,
+            shard=shard,
+            limits=_limits(args),
+            gradebook=not args.no_gradebook,
+        )
+    if args.command == "check":
+        from grader import check
+
+        return check.main(args.chapters, args.impl, limits=_limits(args))
+    if args.command == "release":
+        from grader import release
+
+        return release.main(args.out)
+    from grader import merge
+
+    return merge.main(args.parts, args.out, gradebook=not args.no_gradebook)

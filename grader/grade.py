@@ -1,0 +1,182 @@
+"""The instructor's main job: collect → sandbox → run → score → report/export.
+
+python -m grader grade SUBMISSIONS --out OUT [--chapters ch00,ch02] [--jobs N] [--shard K/N]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from grader import collect, journal, merge, run, score
+from grader.sandbox import Limits
+from harness import index
+
+JOURNAL = ".journal"
+
+
+@dataclass(frozen=True)
+class Plan:
+    chapters: list[index.Chapter]
+    limits: Limits
+    key: str  # tests digest
+
+
+def choose_chapters(names: list[str] | None) -> list[index.Chapter]:
+    """The chosen chapters in course order (all that exist when none are named)."""
+    known = index.chapters()
+    if not names:
+        return list(known.values())
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"unknown chapter(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    return [c for cid, c in known.items() if cid in names]
+
+
+def default_limits(jobs: int, **overrides) -> Limits:
+    threads = max(1, (os.cpu_count() or 1) // max(1, jobs))
+    fields = {k: v for k, v in overrides.items() if v is not None}
+    return Limits(threads=threads, **fields)
+
+
+class Progress:
+    """Submissions done / total, elapsed and an estimate of the time left, on stderr."""
+
+    def __init__(self, total: int, reused: int, stream=sys.stderr) -> None:
+        self.total, self.done, self.reused = total, 0, reused
+        self.start = time.monotonic()
+        self.stream = stream
+        self.lock = threading.Lock()
+
+    def finished(self, student: str, result: score.StudentResult | None) -> None:
+        with self.lock:
+            self.done += 1
+            elapsed = time.monotonic() - self.start
+            left = elapsed / self.done * (self.total - self.done)
+            what = f"{result.total}/{result.max_total} pts" if result else "done"
+            print(
+                f"[{self.done + self.reused}/{self.total + self.reused}] {student}: {what} — "
+                f"elapsed {elapsed:.0f} s, about {left:.0f} s left",
+                file=self.stream,
+                flush=True,
+            )
+
+
+def expected_specs(plan: Plan, jr: journal.Journal) -> list[score.TestSpec]:
+    cached = jr.read_meta("expected")
+    if cached and cached.get("key") == plan.key:
+        return [score.TestSpec(**t) for t in cached["tests"]]
+    specs = score.collect_expected(plan.chapters)
+    jr.write_meta("expected", {"key": plan.key, "tests": [s.to_dict() for s in specs]})
+    return specs
+
+
+def grade_one(sub: collect.Submission, plan: Plan, specs: Future, tmp: Path) -> dict:
+    """Run one submission and return its journal entry."""
+    t0 = time.monotonic()
+    records, facts = run.grade_submission(
+        sub.files, plan.chapters, specs, plan.limits, tmp_root=tmp
+    )
+    notes = list(sub.notes)
+    if facts["forged_lines"]:
+        notes.append(f"{facts['forged_lines']} unsigned lines on the results channel were ignored")
+    if facts["unexpected_results"]:
+        notes.append(f"{facts['unexpected_results']} results for unknown tests were ignored")
+    if facts["runs"] > 1:
+        notes.append(f"the test process had to be restarted {facts['runs'] - 1} time(s)")
+    return {
+        "key": entry_key(sub, plan),
+        "student": sub.student,
+        "records": {n: r.to_dict() for n, r in records.items()},
+        "notes": notes,
+        "execution_time": round(time.monotonic() - t0, 3),
+    }
+
+
+def entry_key(sub: collect.Submission, plan: Plan) -> str:
+    return f"{plan.key}:{sub.digest()}"
+
+
+def grade(
+    submissions: list[collect.Submission],
+    out: Path,
+    chapters: list[index.Chapter],
+    jobs: int = 1,
+    limits: Limits | None = None,
+    progress_stream=sys.stderr,
+    gradebook: bool = True,
+) -> list[score.StudentResult]:
+    """Grade ``submissions`` into ``out``, reusing journaled results; write every output."""
+    out = Path(out)
+    limits = limits or default_limits(jobs)
+    settings = {"chapters": [c.id for c in chapters], "limits": asdict(limits) | {"threads": 0}}
+    plan = Plan(chapters, limits, journal.tests_digest(chapters, settings))
+    jr = journal.Journal(out / JOURNAL)
+    jr.write_meta("run", {"chapters": [c.id for c in chapters]})
+    todo = [s for s in submissions if jr.get(s.student, entry_key(s, plan)) is None]
+    progress = Progress(len(todo), len(submissions) - len(todo), progress_stream)
+    if len(todo) < len(submissions):
+        print(
+            f"{len(submissions) - len(todo)} submissions unchanged since the last run: reused",
+            file=progress_stream,
+        )
+    with ThreadPoolExecutor(max_workers=max(1, jobs) + 1) as pool:
+        specs_future = pool.submit(expected_specs, plan, jr)  # overlaps the first runs
+        with tempfile.TemporaryDirectory(prefix="grader-") as tmp:
+            os.chmod(tmp, 0o711)
+            work = ThreadPoolExecutor(max_workers=max(1, jobs))
+
+            def task(sub):
+                entry = grade_one(sub, plan, specs_future, Path(tmp))
+                jr.put(sub.student, entry)
+                progress.finished(
+                    sub.student, score.score_student(sub.student, specs_future.result(), entry)
+                )
+
+            futures = [work.submit(task, s) for s in todo]
+            for f in futures:
+                f.result()
+            work.shutdown()
+        specs = specs_future.result()
+    entries = {s.student: jr.get(s.student) for s in submissions}
+    return merge.write_outputs(out, chapters, specs, entries, gradebook=gradebook)
+
+
+def main(
+    submissions: Path | None,
+    out: Path,
+    chapters: list[str] | None,
+    jobs: int,
+    shard: tuple[int, int] | None = None,
+    limits: dict | None = None,
+    gradebook: bool = True,
+) -> int:
+    chosen = choose_chapters(chapters)
+    if submissions is None:
+        from grader import demo
+
+        submissions = demo.build(Path(out) / "demo-submissions")
+        print(
+            f"no SUBMISSIONS given: grading the bundled demo students in {submissions}",
+            file=sys.stderr,
+        )
+    subs, warnings = collect.discover(Path(submissions), chosen)
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if shard:
+        subs = merge.shard_of(subs, *shard)
+    print(
+        f"grading {len(subs)} submissions on {', '.join(c.id for c in chosen)} with {jobs} job(s)",
+        file=sys.stderr,
+    )
+    results = grade(
+        subs, Path(out), chosen, jobs, default_limits(jobs, **(limits or {})), gradebook=gradebook
+    )
+    print(f"wrote {Path(out) / 'grades.csv'} ({len(results)} students)", file=sys.stderr)
+    return 0

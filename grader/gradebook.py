@@ -1,0 +1,73 @@
+"""Write the grades into an nbgrader gradebook that ``nbgrader export`` reads.
+
+Mapping (nbgrader takes non-notebook work this way): assignment = chapter, "notebook" =
+a test file (a database row only), grade cell = a test with ``max_score`` = its points.
+Cells are all defined before any submission (a submission only gets grade rows for the
+cells that exist when it is created); every grade is an ``auto_score`` with
+``needs_manual_grade`` off. Run ``nbgrader export --to nbgrader_grades.csv`` in the
+output folder (``nbgrader export`` alone would overwrite our ``grades.csv``). Never run
+``generate_assignment`` on these assignments; formgrader does not list them.
+
+``nbgrader.api`` costs ~6 s to import, so it is imported only here, only when writing.
+Creating a gradebook runs the ``alembic`` command, which must be on PATH: the
+interpreter's own bin folder is put first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from grader.score import StudentResult, TestSpec
+
+
+def _cell(spec: TestSpec) -> tuple[str, str]:
+    """(notebook, grade cell) names for a test."""
+    notebook = Path(spec.nodeid.split("::")[0]).stem
+    return notebook, spec.nodeid.split("::", 1)[1]
+
+
+def write(path: Path, results: list[StudentResult], specs: list[TestSpec]) -> None:
+    bindir = str(Path(sys.executable).parent)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    from nbgrader.api import Gradebook
+
+    graded = {s.nodeid for s in specs}
+    if results:  # a test that is "not graded here" for everyone gets no cell
+        graded = {t.spec.nodeid for t in results[0].tests if t.status != "not_graded"}
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=".gradebook-", suffix=".db", dir=path.parent)
+    os.close(fd)
+    os.unlink(tmp)  # nbgrader must create it (through alembic) itself
+    try:
+        with Gradebook(f"sqlite:///{tmp}") as gb:
+            chapters = list(dict.fromkeys(s.chapter for s in specs))
+            for chapter in chapters:
+                gb.update_or_create_assignment(chapter)
+            for spec in specs:
+                if spec.nodeid not in graded:
+                    continue
+                notebook, cell = _cell(spec)
+                gb.update_or_create_notebook(notebook, spec.chapter)
+                gb.update_or_create_grade_cell(
+                    cell, notebook, spec.chapter, max_score=spec.points, cell_type="code"
+                )
+            for r in results:
+                gb.update_or_create_student(r.student)
+            for r in results:
+                for chapter in chapters:
+                    gb.update_or_create_submission(chapter, r.student)
+                for t in r.tests:
+                    if t.spec.nodeid not in graded:
+                        continue
+                    notebook, cell = _cell(t.spec)
+                    grade = gb.find_grade(cell, notebook, t.spec.chapter, r.student)
+                    grade.auto_score = float(t.score)
+                    grade.needs_manual_grade = False
+                gb.db.commit()
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,86 @@
+"""Spread grading over machines and join the pieces.
+
+``--shard K/N`` grades the K-th of N slices of the submissions (sorted by student id,
+every N-th one from the K-th), so any batch scheduler can run the N slices anywhere;
+``python -m grader merge OUT1 OUT2 ... --out OUT`` joins their journals and writes the
+outputs from them, exactly as one run over all submissions writes them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from grader import journal, report, score
+from harness import index
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ValueError(f"--shard {text!r}: expected K/N, e.g. 2/4") from None
+    if not 1 <= k <= n:
+        raise ValueError(f"--shard {text!r}: K must be between 1 and N")
+    return k, n
+
+
+def shard_of(items: list, k: int, n: int) -> list:
+    """The K-th (1-based) of N deterministic slices of ``items`` (by student id)."""
+    ordered = sorted(items, key=lambda s: s.student)
+    return [s for i, s in enumerate(ordered) if i % n == k - 1]
+
+
+def write_outputs(
+    out: Path,
+    chapters: list[index.Chapter],
+    specs: list[score.TestSpec],
+    entries: dict[str, dict],
+    gradebook: bool = True,
+) -> list[score.StudentResult]:
+    """Score the journal entries and write every output (CSV, per student, summary, gradebook)."""
+    results = [score.score_student(s, specs, entries[s]) for s in sorted(entries)]
+    chapter_ids = [c.id for c in chapters]
+    report.write_all(Path(out), results, chapter_ids)
+    if gradebook:
+        from grader import gradebook as gb
+
+        gb.write(Path(out) / "gradebook.db", results, specs)
+    return results
+
+
+def main(parts: list[Path], out: Path, gradebook: bool = True) -> int:
+    out = Path(out)
+    merged = journal.Journal(out / ".journal")
+    chapters_ids, expected, entries = None, None, {}
+    for part in parts:
+        jr = journal.Journal(Path(part) / ".journal")
+        run_meta, exp = jr.read_meta("run"), jr.read_meta("expected")
+        if run_meta is None or exp is None:
+            raise SystemExit(f"{part} holds no grader journal (was it a grader --out folder?)")
+        if chapters_ids is None:
+            chapters_ids, expected = run_meta["chapters"], exp
+        elif run_meta["chapters"] != chapters_ids or exp["key"] != expected["key"]:
+            raise SystemExit(
+                f"{part} was graded with other chapters or other tests than {parts[0]}"
+            )
+        for student in jr.students():
+            if student in entries:
+                print(
+                    f"warning: {student} is in more than one part; keeping the first",
+                    file=sys.stderr,
+                )
+                continue
+            entries[student] = jr.get(student)
+            if Path(part).resolve() != out.resolve():
+                merged.folder.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(jr.path(student), merged.path(student))
+    merged.write_meta("run", {"chapters": chapters_ids})
+    merged.write_meta("expected", expected)
+    known = index.chapters()
+    chapters = [known[c] for c in chapters_ids if c in known]
+    specs = [score.TestSpec(**t) for t in expected["tests"]]
+    results = write_outputs(out, chapters, specs, entries, gradebook=gradebook)
+    print(f"merged {len(parts)} parts: {len(results)} students into {out}", file=sys.stderr)
+    return 0
