@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader import collect, journal, merge, run, score
+from grader import collect, journal, merge, run, sandbox, score
 from grader.sandbox import Limits
 from harness import index
 
@@ -128,12 +127,11 @@ def grade(
         )
     with ThreadPoolExecutor(max_workers=max(1, jobs) + 1) as pool:
         specs_future = pool.submit(expected_specs, plan, jr)  # overlaps the first runs
-        with tempfile.TemporaryDirectory(prefix="grader-") as tmp:
-            os.chmod(tmp, 0o711)
+        with sandbox.parent_dir() as tmp:
             work = ThreadPoolExecutor(max_workers=max(1, jobs))
 
             def task(sub):
-                entry = grade_one(sub, plan, specs_future, Path(tmp))
+                entry = grade_one(sub, plan, specs_future, tmp)
                 jr.put(sub.student, entry)
                 progress.finished(
                     sub.student, score.score_student(sub.student, specs_future.result(), entry)

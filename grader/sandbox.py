@@ -30,6 +30,7 @@ behaviour under honest effort, not proof against a determined attacker.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import hashlib
@@ -82,6 +83,15 @@ class RunResult:
 
 
 # ---- building the sandbox ---------------------------------------------------------
+
+
+@contextlib.contextmanager
+def parent_dir():
+    """A temporary folder for sandboxes: enterable by the sandbox users, never listable,
+    so a submission cannot find another one's sandbox."""
+    with tempfile.TemporaryDirectory(prefix="grader-") as tmp:
+        os.chmod(tmp, 0o311)
+        yield Path(tmp)
 
 
 def chapter_files(chapter: index.Chapter) -> list[Path]:
@@ -214,7 +224,7 @@ def _namespace_prefix(uid: int, stage: Path) -> list[str]:
 def _lock_down(root: Path, owner_uid: int | None) -> None:
     """The sandbox is read-only to the worker; ``work/`` is its only writable place."""
     work = root / "work"
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _, filenames in os.walk(root):
         d = Path(dirpath)
         if d == work or work in d.parents:
             continue

@@ -16,4 +16,3 @@ def conv2d_output_hw(h, w, kernel, stride=1, padding=0, dilation=1):
             raise ValueError("kernel larger than the padded input")
         out.append(math.ceil((size + 2 * p - span) / s) + 1)
     return out[0], out[1]
-
