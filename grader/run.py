@@ -18,7 +18,7 @@ from grader import sandbox
 from grader.sandbox import Limits
 from harness import index
 
-MAX_CRASHES_PER_CHAPTER = 3
+MAX_CRASHES_PER_CHAPTER = 5
 
 
 @dataclass
