@@ -1,0 +1,219 @@
+"""Hidden tests for ch09a: other functions, lengths, batch sizes and guards than the public
+ones, so a solution that only fits the public cases fails. Messages state the property."""
+
+import pytest
+import torch
+import torch._dynamo
+from torch import nn
+from torch._dynamo.testing import CompileCounterWithBackend
+from torch._dynamo.utils import counters
+
+from harness.target import chapter_module
+
+comp = chapter_module("ch09a", "compilation")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    torch.compiler.reset()
+    counters.clear()
+    yield
+    torch.compiler.reset()
+    counters.clear()
+
+
+def break_then_branch(x):
+    y = x * 3
+    torch._dynamo.graph_break()  # an explicit break
+    if y.mean() > 0:  # data-dependent branch: leaves the graph again
+        return y + 1
+    return y - 1
+
+
+# ---------------------------------------------------------------- ch09a.1 compile_stats
+
+
+@pytest.mark.task("ch09a.1")
+@pytest.mark.points(2)
+def test_each_piece_after_a_break_recompiles_on_its_own():
+    once = comp.compile_stats(break_then_branch, [(torch.ones(3),), (torch.ones(3),)])
+    assert (once.frames, once.graphs, once.graph_breaks, once.recompiles) == (3, 3, 2, 0), (
+        "a function with an explicit graph break and a data-dependent branch, called twice on the same input, must show "
+        "2 graph breaks, 3 graphs, 3 frames and no recompile; got "
+        f"frames={once.frames}, graphs={once.graphs}, graph_breaks={once.graph_breaks}, recompiles={once.recompiles}"
+    )
+    grown = comp.compile_stats(
+        break_then_branch, [torch.ones(3), torch.ones(5)], dynamic=False
+    )  # bare tensors are one-argument calls
+    assert (grown.graphs, grown.recompiles) == (6, 3) and grown.reasons, (
+        "with dynamic=False a new length must recompile the function and each of its two resume "
+        f"frames (3 recompiles, 6 graphs in all) and report why; got graphs={grown.graphs}, "
+        f"recompiles={grown.recompiles}, reasons={grown.reasons[:2]}"
+    )
+
+
+@pytest.mark.task("ch09a.1")
+@pytest.mark.points(2)
+def test_counts_ignore_what_was_compiled_before():
+    warm = torch.compile(lambda t: t.cos() + 1, backend="eager", dynamic=False)
+    for n in (2, 3, 4):
+        warm(torch.ones(n))  # leaves counters and guard failures behind
+
+    def mix(x, y):
+        return (x @ y).relu()
+
+    calls = [
+        (torch.ones(4, 4), torch.ones(4, 4)),
+        (torch.ones(4, 4, dtype=torch.float64), torch.ones(4, 4, dtype=torch.float64)),
+        (torch.ones(4, 4), torch.ones(4, 4)),
+    ]
+    stats = comp.compile_stats(mix, calls, dynamic=False)
+    assert (stats.frames, stats.graphs, stats.recompiles) == (2, 2, 1), (
+        "compiling a two-argument function on float32, float64, float32 must count 2 frames, 2 graphs "
+        f"and 1 recompile whatever ran earlier in the process; got frames={stats.frames}, "
+        f"graphs={stats.graphs}, recompiles={stats.recompiles} (counters survive torch.compiler.reset())"
+    )
+    assert any("dtype" in r for r in stats.reasons) and not any(
+        "size" in r for r in stats.reasons
+    ), (
+        f"the only recompile was caused by a dtype guard; reasons={stats.reasons[:3]} must hold that "
+        "failure and none left over from earlier compilations"
+    )
+
+
+# ---------------------------------------------------------------- ch09a.2 serve (repair)
+
+
+class Smoother(nn.Module):
+    """(B, T) ids -> (B, T, V): a different causal model, to check serve does not assume one."""
+
+    def __init__(self, vocab=20, dim=12):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.mix = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, idx):
+        h = self.mix(self.emb(idx))  # (B, T, D)
+        pos = torch.arange(1, idx.shape[1] + 1, dtype=h.dtype)
+        return self.head(torch.cumsum(h, dim=1) / pos[None, :, None])  # (B, T, V)
+
+
+def serve_and_count(model, requests):
+    counting = CompileCounterWithBackend("eager")
+    ok, total = counters["frames"]["ok"], counters["frames"]["total"]
+    outputs = comp.serve(model, requests, backend=counting)
+    compiled = max(counting.frame_count, counters["frames"]["ok"] - ok)
+    abandoned = (counters["frames"]["total"] - total) - (counters["frames"]["ok"] - ok)
+    return outputs, compiled, abandoned
+
+
+@pytest.mark.task("ch09a.2")
+@pytest.mark.points(2)
+def test_serve_other_lengths_and_batch():
+    torch.manual_seed(11)
+    model = Smoother().eval()
+    g = torch.Generator().manual_seed(5)
+    lengths = [9, 6, 12, 6, 40, 15, 18, 21, 24, 27, 30, 9]
+    requests = [torch.randint(0, 20, (3, t), generator=g) for t in lengths]
+    outputs, compiled, abandoned = serve_and_count(model, requests)
+    assert 1 <= compiled <= 2 and abandoned == 0, (
+        f"12 batched requests of 10 distinct lengths must cost at most 2 compilations with none abandoned "
+        f"to eager at the recompile limit; got {compiled} compilations, {abandoned} abandoned frame(s)"
+    )
+    with torch.no_grad():
+        for idx, out in zip(requests, outputs):
+            torch.testing.assert_close(
+                out,
+                model(idx),
+                atol=1e-5,
+                rtol=1e-5,
+                msg=lambda m: (
+                    f"a served output differs from the eager model (outputs must keep request order): {m}"
+                ),
+            )
+
+
+@pytest.mark.task("ch09a.2")
+@pytest.mark.points(2)
+def test_serve_keeps_order_and_shapes():
+    torch.manual_seed(2)
+    model = comp.CausalTagger(vocab=16, dim=8).eval()
+    lengths = [7, 3, 11, 3]
+    requests = [torch.full((2, t), k % 16, dtype=torch.long) for k, t in enumerate(lengths)]
+    outputs, compiled, _ = serve_and_count(model, requests)
+    shapes = [tuple(o.shape) for o in outputs]
+    assert shapes == [(2, t, 16) for t in lengths] and compiled <= 2, (
+        f"serve must return one (B, T, V) output per request in request order after at most 2 "
+        f"compilations; got shapes {shapes} after {compiled} compilations"
+    )
+    with torch.no_grad():
+        for idx, out in zip(requests, outputs):
+            torch.testing.assert_close(out, model(idx), atol=1e-5, rtol=1e-5)
+
+
+# ---------------------------------------------------------------- ch09a.3 NormalizedGate (repair)
+
+
+@pytest.mark.task("ch09a.3")
+@pytest.mark.points(2)
+def test_gate_other_size_compiles_fullgraph_and_matches():
+    torch.manual_seed(21)
+    gate = comp.NormalizedGate(5).eval()
+    report = torch._dynamo.explain(gate)(torch.randn(5, 5))
+    assert report.graph_count == 1 and not report.break_reasons, (
+        f"NormalizedGate must trace as one graph with no break; explain found {report.graph_count} graphs "
+        "(.item(), print and Python branches on tensor values each break the graph)"
+    )
+    torch.compiler.reset()
+    compiled = torch.compile(gate, backend="eager", fullgraph=True)
+    for bias in (1.5, -1.5):
+        with torch.no_grad():
+            gate.lin.bias.fill_(bias)
+            x = torch.randn(7, 5)
+            h = gate.lin(x)
+            kept = h.clamp(min=0) if h.mean() > 0 else h.clamp(max=0)
+            torch.testing.assert_close(
+                compiled(x),
+                kept / h.abs().max(),
+                atol=1e-6,
+                rtol=1e-5,
+                msg=lambda m: (
+                    "the compiled gate must keep the positive part when the batch mean is positive, the "
+                    f"negative part otherwise, and divide by the batch's largest |activation|: {m}"
+                ),
+            )
+
+
+# ---------------------------------------------------------------- ch09a.4 guard_reasons
+
+
+def ignores_n(x, n):
+    return x * 2
+
+
+def column_sums(x):
+    return x.sum(0)
+
+
+def uses_flag(x, flag):
+    return x.exp() if flag else x.log1p()
+
+
+@pytest.mark.task("ch09a.4")
+@pytest.mark.parametrize(
+    "fn, first, second, kwargs, expected",
+    [
+        (ignores_n, (torch.ones(3, 3), 1), (torch.ones(3, 3), 7), {"dynamic": False}, []),
+        (column_sums, (torch.ones(6, 2),), (torch.ones(9, 2),), {}, [("x", "shape")]),
+        (column_sums, (torch.ones(6, 2),), (torch.ones(9, 2),), {"dynamic": True}, []),
+        (uses_flag, (torch.ones(2), True), (torch.ones(2), False), {}, [("flag", "value")]),
+    ],
+    ids=["unused-int", "first-dim", "dynamic-true", "python-bool"],
+)
+def test_guard_reasons_reports_only_guards_that_failed(fn, first, second, kwargs, expected):
+    got = [(r.argument, r.kind) for r in comp.guard_reasons(fn, first, second, **kwargs)]
+    assert got == expected, (
+        f"guard_reasons must report exactly the guards Dynamo found failing on the second call "
+        f"(none when the compiled code is reused, even if an input changed); expected {expected}, got {got}"
+    )
