@@ -197,6 +197,8 @@ def test_head_is_derived_for_other_sizes(c, n, hw):
     x = torch.randn(6, c, *hw, generator=torch.Generator().manual_seed(hw[0] * hw[1]))
     try:
         out = model(x)
+    except NotImplementedError:
+        raise  # a stub, not a wrong shape
     except RuntimeError as exc:
         raise AssertionError(
             f"SmallCNN({c}, {n}, input_hw={hw}) cannot run a batch of that size ({str(exc).splitlines()[0]}): "

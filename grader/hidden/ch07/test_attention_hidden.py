@@ -70,6 +70,8 @@ def test_merge_accepts_the_non_contiguous_output_of_a_split():
     heads = x.view(2, 6, 3, 4).transpose(1, 2)  # not contiguous, as attention outputs often are
     try:
         got = at.merge_heads(heads)
+    except NotImplementedError:
+        raise  # a stub, not a wrong shape
     except RuntimeError as exc:
         raise AssertionError(
             f"merge_heads failed on a non-contiguous [B, H, T, Dh] tensor ({str(exc).splitlines()[0][:90]}): "
