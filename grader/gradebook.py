@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from grader.score import StudentResult, TestSpec
@@ -33,6 +34,12 @@ def write(path: Path, results: list[StudentResult], specs: list[TestSpec]) -> No
     bindir = str(Path(sys.executable).parent)
     if bindir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings
+        _write(path, results, specs)
+
+
+def _write(path: Path, results: list[StudentResult], specs: list[TestSpec]) -> None:
     from nbgrader.api import Gradebook
 
     graded = {s.nodeid for s in specs}

@@ -99,15 +99,22 @@ def chapter_files(chapter: index.Chapter) -> list[Path]:
 
 
 def support_files(chapters: list[index.Chapter]) -> list[Path]:
-    """Everything besides the submission the tests need, as paths inside REPO."""
+    """Everything besides the submission the chosen chapters' tests need, as paths in
+    REPO: the harness, their index files, their data (``course/data/chNN_*``), their tests."""
     files = sorted((REPO / "harness").glob("*.py"))
-    files += sorted((REPO / "course").glob("ch*.toml"))
     data = REPO / "course" / "data"
-    if data.is_dir():
-        files += sorted(p for p in data.rglob("*") if p.is_file() and not p.is_symlink())
     for chapter in chapters:
+        files.append(REPO / "course" / f"{chapter.id}.toml")
+        if data.is_dir():
+            mine = [
+                p
+                for p in data.iterdir()
+                if p.name.startswith(f"{chapter.id}_") or p.name == chapter.id
+            ]
+            for p in sorted(mine):
+                files += sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p]
         files += chapter_files(chapter)
-    return files
+    return [p for p in files if p.is_file() and not p.is_symlink()]
 
 
 def build(root: Path, chapters: list[index.Chapter], impl_files: dict[str, bytes]) -> Path:

@@ -72,7 +72,7 @@ HOSTILE = {
     "forged_stdout_and_disk": STUB
     + "\nimport os as _os\nprint('"
     + FORGED
-    + "')\nfor _d in ('.', '..', '../..', '/tmp'):\n    try:\n"
+    + "')\nfor _d in ('.', '..', '../..'):\n    try:\n"
     + "        open(_os.path.join(_d, 'results.json'), 'w').write('"
     + FORGED
     + "')\n    except OSError:\n        pass\n",
@@ -87,7 +87,7 @@ HOSTILE = {
     ),
     "deletes_around_it": with_override(
         "import os as _os, shutil as _sh\n"
-        "for _d in ('.', '..', '../..', '../../..', _os.path.dirname(__file__), '/tmp'):\n"
+        "for _d in ('.', '..', '../..', _os.path.dirname(__file__)):\n"
         "    try:\n"
         "        for _n in _os.listdir(_d):\n"
         "            _p = _os.path.join(_d, _n)\n"
