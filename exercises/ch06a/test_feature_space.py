@@ -1,0 +1,211 @@
+"""Public tests for ch06a — run with `pytest exercises/ch06a` (add `--impl solutions` to
+see the reference pass). B == T == E where a wrong axis would still run."""
+
+import pytest
+import torch
+
+from harness.target import chapter_module
+
+fs = chapter_module("ch06a", "feature_space")
+
+
+def gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def lengths_mask(lengths, T):
+    """mask[b, t] is True for the first lengths[b] positions of example b."""
+    return torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]  # (B, T)
+
+
+def loop_masked_mean(x, mask):
+    """x[B, T, ...], mask[B, T]: the mean of each example's valid positions, one at a time."""
+    rows = []
+    for b in range(x.shape[0]):
+        valid = [x[b, t] for t in range(x.shape[1]) if mask[b, t]]
+        rows.append(torch.stack(valid).mean(0) if valid else torch.zeros_like(x[b, 0]))
+    return torch.stack(rows)
+
+
+# ---- ch06a.1 masked_mean -----------------------------------------------------------
+
+
+@pytest.mark.task("ch06a.1")
+@pytest.mark.points(2)
+def test_masked_mean_counts_only_valid_positions():
+    x = torch.randn(4, 4, 4, generator=gen(1))  # B == T == E: a misplaced mask still runs
+    mask = lengths_mask([4, 1, 3, 2], 4)
+    got = fs.masked_mean(x, mask, dim=1)
+    want = loop_masked_mean(x, mask)
+    assert tuple(got.shape) == (4, 4), (
+        f"masked_mean(x[4, 4, 4], mask[4, 4], dim=1) returned shape {tuple(got.shape)}, expected "
+        "(4, 4): one mean feature vector per example"
+    )
+    assert torch.allclose(got, want, atol=1e-5), (
+        "masked_mean(x[4, 4, 4], mask[4, 4], dim=1) differs from the mean over each example's "
+        "valid positions: divide by the number of valid positions, not by T, and give the mask a "
+        "trailing axis (mask[..., None]) so it lines up with the positions, not the features"
+    )
+
+
+@pytest.mark.task("ch06a.1")
+@pytest.mark.points(2)
+def test_masked_mean_ignores_huge_padding():
+    x = torch.randn(3, 5, 6, generator=gen(2))
+    mask = lengths_mask([5, 2, 3], 5)
+    before = fs.masked_mean(x, mask, dim=1)
+    noisy = x.clone()
+    noisy[~mask] = 1e30  # a huge value in every padded slot
+    after = fs.masked_mean(noisy, mask, dim=1)
+    assert torch.allclose(before, after, atol=1e-6), (
+        "masked_mean changed when only padded positions were set to 1e30: padding must not reach "
+        "the sum at all (zero it with torch.where before summing, or select the valid entries)"
+    )
+
+
+# ---- ch06a.2 sequence_scores (repair) ----------------------------------------------
+
+
+def loop_scores(x, mask, head):
+    out = []
+    for b in range(x.shape[0]):
+        valid = [head(x[b, t]).reshape(()) for t in range(x.shape[1]) if mask[b, t]]
+        out.append(torch.stack(valid).mean())
+    return torch.stack(out)
+
+
+@pytest.mark.task("ch06a.2")
+@pytest.mark.points(2)
+def test_sequence_scores_the_books_shapes():
+    head = torch.nn.Linear(768, 1)
+    x = torch.randn(8, 128, 768, generator=gen(3))
+    mask = lengths_mask([128, 100, 7, 64, 1, 128, 90, 33], 128)
+    with torch.no_grad():
+        assert tuple(head(x).shape) == (8, 128, 1)  # the book's fact: one score per position
+        got = fs.sequence_scores(x, mask, head)
+        want = loop_scores(x, mask, head)
+    assert tuple(got.shape) == (8,), (
+        f"sequence_scores(x[8, 128, 768], mask[8, 128], nn.Linear(768, 1)) returned shape "
+        f"{tuple(got.shape)}, expected (8,): the head gives (8, 128, 1), one score per "
+        "(example, position); drop the size-1 axis and pool the positions"
+    )
+    assert torch.allclose(got, want, atol=1e-4), (
+        "sequence_scores differs from the mean of each example's valid per-position scores: "
+        "padded positions must not be averaged in (use the mask when pooling over positions)"
+    )
+
+
+@pytest.mark.task("ch06a.2")
+def test_sequence_scores_default_head_and_padding():
+    x = torch.randn(4, 4, 4, generator=gen(4))
+    mask = lengths_mask([2, 4, 1, 3], 4)
+    got = fs.sequence_scores(x, mask)
+    want = loop_scores(x, mask, lambda v: v.mean())
+    assert tuple(got.shape) == (4,) and torch.allclose(got, want, atol=1e-5), (
+        f"sequence_scores(x[4, 4, 4], mask) without a head returned {got}, expected {want}: "
+        "each position scores the mean of its features, then only valid positions are averaged"
+    )
+    noisy = x.clone()
+    noisy[~mask] = -1e6
+    again = fs.sequence_scores(noisy, mask)
+    assert torch.allclose(again, got, atol=1e-5), (
+        "sequence_scores changed when only padded positions changed: padding must not count"
+    )
+
+
+# ---- ch06a.3 hinge_loss ------------------------------------------------------------
+
+
+@pytest.mark.task("ch06a.3")
+@pytest.mark.points(2)
+def test_hinge_loss_values():
+    scores = torch.tensor([2.0, 0.5, -1.0, 0.0, -3.0])
+    y = torch.tensor([1.0, 1.0, 1.0, -1.0, -1.0])
+    want = torch.tensor([0.0, 0.5, 2.0, 1.0, 0.0])  # max(0, 1 - y * score)
+    got = fs.hinge_loss(scores, y, reduction="none")
+    assert torch.allclose(got, want), (
+        f"hinge_loss(scores={scores.tolist()}, y={y.tolist()}, reduction='none') returned "
+        f"{got.tolist()}, expected {want.tolist()}: max(0, 1 - y * score) — a correct score "
+        "inside the margin (y * score < 1) still costs something"
+    )
+    mean, total = fs.hinge_loss(scores, y), fs.hinge_loss(scores, y, reduction="sum")
+    assert float(mean) == pytest.approx(0.7) and float(total) == pytest.approx(3.5), (
+        f"hinge_loss reductions gave mean {float(mean)} and sum {float(total)}, expected 0.7 and 3.5"
+    )
+
+
+@pytest.mark.task("ch06a.3")
+def test_hinge_loss_refuses_a_silent_broadcast():
+    scores = torch.randn(6, 1)  # what nn.Linear(E, 1) returns
+    y = torch.tensor([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
+    with pytest.raises(ValueError):
+        fs.hinge_loss(scores, y)
+        pytest.fail(
+            "hinge_loss(scores[6, 1], y[6]) did not raise ValueError: (6, 1) against (6,) "
+            "broadcasts to a (6, 6) table of every score against every label"
+        )
+
+
+# ---- ch06a.4 train_linear_svm ------------------------------------------------------
+
+
+@pytest.mark.task("ch06a.4")
+@pytest.mark.points(2)
+def test_svm_separates_random_labels_in_high_dimension():
+    X = torch.randn(40, 200, generator=gen(5))
+    y = torch.where(torch.rand(40, generator=gen(6)) < 0.5, -1.0, 1.0)  # labels by coin flip
+    w, b = fs.train_linear_svm(X, y, C=1.0)
+    acc = float(((X @ w + float(b)).sign() == y).float().mean())
+    assert tuple(w.shape) == (200,), (
+        f"train_linear_svm should return w of shape (200,), got {tuple(w.shape)}"
+    )
+    assert acc == 1.0, (
+        f"train_linear_svm on 40 points in 200 dimensions with random labels reached training "
+        f"accuracy {acc:.2f}; in 200 dimensions any labelling of 40 points is linearly separable, "
+        "so a working SVM fits all of them: check the sign of the hinge's gradient and the steps"
+    )
+
+
+@pytest.mark.task("ch06a.4")
+@pytest.mark.points(2)
+def test_svm_finds_the_widest_margin():
+    D = 30
+    X = torch.zeros(6, D)
+    X[0, 0], X[1, 0] = 2.0, -2.0  # the two support vectors, margin 2 on each side
+    X[2, :2] = torch.tensor([5.0, 3.0])  # easy points further out, pulling in other directions
+    X[3, :3] = torch.tensor([-4.0, 0.0, -1.0])
+    X[4, :4] = torch.tensor([3.0, 0.0, 0.0, 2.0])
+    X[5, 0] = -6.0
+    y = torch.tensor([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+    w, b = fs.train_linear_svm(X, y, C=1.0)
+    off = float(w[1:].abs().max())
+    assert abs(float(w[0]) - 0.5) < 0.1 and off < 0.1 and abs(float(b)) < 0.1, (
+        f"train_linear_svm on points separated along axis 0 by the gap (-2, 2) gave "
+        f"w[0]={float(w[0]):.3f}, max |w[1:]|={off:.3f}, b={float(b):.3f}; the maximum-margin "
+        "plane is w = (0.5, 0, ...), b = 0 — minimize 0.5*||w||^2 + C * sum of hinge losses"
+    )
+
+
+# ---- ch06a.5 distance_concentration ------------------------------------------------
+
+
+@pytest.mark.task("ch06a.5")
+@pytest.mark.points(2)
+def test_relative_contrast_shrinks_with_dimension():
+    dims = [2, 10, 100, 1000]
+    got = fs.distance_concentration(dims, 100, gen(7))
+    assert len(got) == 4 and all(isinstance(v, float) for v in got), (
+        f"distance_concentration(dims={dims}, n=100) should return 4 floats, got {got!r}"
+    )
+    assert all(0 < v < float("inf") for v in got), (
+        f"relative contrasts {got} should be finite and positive: leave out each point's "
+        "distance to itself (0), or min is 0"
+    )
+    assert got[0] > got[1] > got[2] > got[3], (
+        f"relative contrasts {[round(v, 3) for v in got]} for d = {dims} do not shrink as d grows"
+    )
+    assert got[0] > 5 and got[3] < 0.5, (
+        f"relative contrast (max - min) / min was {got[0]:.3g} in 2-D and {got[3]:.3g} in 1000-D; "
+        "in 2-D some pair is nearly touching (contrast in the hundreds), in 1000-D every pair is "
+        "about equally far apart (contrast well below 1)"
+    )
