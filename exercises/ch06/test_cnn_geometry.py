@@ -183,6 +183,10 @@ def test_head_fits_the_input_size(hw):
 @pytest.mark.task("ch06.3")
 def test_images_do_not_mix_within_a_batch():
     model, x, out = run_cnn(1, 5, (28, 28), batch=4)
+    assert out.shape[0] == 4, (
+        f"SmallCNN(1, 5, (28, 28)) returned {out.shape[0]} rows of logits for 4 images: a view(-1, K) with "
+        "the wrong K regroups the numbers of several images into one row — flatten with flatten(1)"
+    )
     alone = model(x[1:2])
     assert torch.allclose(out[1:2], alone, atol=1e-5), (
         "SmallCNN gave image 1 different logits inside a batch of 4 than on its own: each image's logits "

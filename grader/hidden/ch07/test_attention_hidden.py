@@ -215,7 +215,8 @@ def test_gradients_never_reach_the_future():
         leak = g[:, t + 1 :].abs().max().item() if t < 4 else 0.0
         assert leak == 0, (
             f"the output at position {t} has a nonzero gradient (up to {leak:.3g}) with respect to a later "
-            "input: in a causal model future positions must have no path to earlier outputs"
+            "input: in a causal model no path may lead from a future position to an earlier output (not "
+            "through the softmax's normalizer, not through a head split that mixes positions)"
         )
         reach = (g[:, : t + 1].abs().sum(-1) > 0).all().item()
         assert reach, (
@@ -236,8 +237,9 @@ def test_causal_outputs_ignore_any_future_change(E, H, T):
         with torch.no_grad():
             same = torch.equal(model(x)[:, :cut], model(x2)[:, :cut])
         assert same, (
-            "changing only later positions changed an earlier output of a causal model: the scores must be "
-            "masked before the softmax so future keys and values contribute nothing, bit for bit"
+            "changing only later positions changed an earlier output of a causal model, which must stay "
+            "identical bit for bit: look for scores not masked to -inf before the softmax, a mask that lets "
+            "query i see key i+1, or a head split that mixes positions"
         )
 
 
