@@ -70,15 +70,18 @@ def compile_stats(fn: Callable, inputs: Iterable[Any], **compile_kwargs: Any) ->
     clear_compilation_metrics()  # a bounded deque (64 entries): start it empty
     counting = CompileCounterWithBackend(backend)
     compiled = torch.compile(fn, backend=counting, **compile_kwargs)
-    for args in calls:
+    first_call_graphs = 0
+    for k, args in enumerate(calls):
         compiled(*args)
+        if k == 0:
+            first_call_graphs = counting.frame_count  # the first call starts from nothing
     frames = counters["frames"]["ok"] - frames_before
     reasons = [text for texts in guard_failures.values() for text in texts]
     new_metrics = get_compilation_metrics()
     recompiles = sum(
         1 for m in new_metrics if m.fail_type is None and int(str(m.compile_id).split("/")[-1]) > 0
     )
-    graph_breaks = torch._dynamo.explain(fn)(*calls[0]).graph_break_count if calls else 0
+    graph_breaks = max(0, first_call_graphs - 1)  # as explain() counts: graphs - 1
     torch.compiler.reset()
     return CompileStats(frames, counting.frame_count, graph_breaks, recompiles, reasons)
 

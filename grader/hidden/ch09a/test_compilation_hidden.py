@@ -36,19 +36,15 @@ def break_then_branch(x):
 @pytest.mark.task("ch09a.1")
 @pytest.mark.points(2)
 def test_each_piece_after_a_break_recompiles_on_its_own():
-    once = comp.compile_stats(break_then_branch, [(torch.ones(3),), (torch.ones(3),)])
-    assert (once.frames, once.graphs, once.graph_breaks, once.recompiles) == (3, 3, 2, 0), (
-        "a function with an explicit graph break and a data-dependent branch, called twice on the same input, must show "
-        "2 graph breaks, 3 graphs, 3 frames and no recompile; got "
-        f"frames={once.frames}, graphs={once.graphs}, graph_breaks={once.graph_breaks}, recompiles={once.recompiles}"
-    )
     grown = comp.compile_stats(
         break_then_branch, [torch.ones(3), torch.ones(5)], dynamic=False
     )  # bare tensors are one-argument calls
-    assert (grown.graphs, grown.recompiles) == (6, 3) and grown.reasons, (
-        "with dynamic=False a new length must recompile the function and each of its two resume "
-        f"frames (3 recompiles, 6 graphs in all) and report why; got graphs={grown.graphs}, "
-        f"recompiles={grown.recompiles}, reasons={grown.reasons[:2]}"
+    seen = (grown.frames, grown.graphs, grown.graph_breaks, grown.recompiles)
+    assert seen == (6, 6, 2, 3) and grown.reasons, (
+        "a function with an explicit graph break and a data-dependent branch, called on two lengths "
+        "with dynamic=False, must show 2 graph breaks, and a recompile of the function and of each of "
+        "its two resume frames (6 frames, 6 graphs, 3 recompiles), with reasons; got (frames, graphs, "
+        f"graph_breaks, recompiles) = {seen}, reasons={grown.reasons[:2]}"
     )
 
 
@@ -56,7 +52,7 @@ def test_each_piece_after_a_break_recompiles_on_its_own():
 @pytest.mark.points(2)
 def test_counts_ignore_what_was_compiled_before():
     warm = torch.compile(lambda t: t.cos() + 1, backend="eager", dynamic=False)
-    for n in (2, 3, 4):
+    for n in (2, 3):
         warm(torch.ones(n))  # leaves counters and guard failures behind
 
     def mix(x, y):
@@ -109,7 +105,7 @@ def serve_and_count(model, requests):
 
 
 @pytest.mark.task("ch09a.2")
-@pytest.mark.points(2)
+@pytest.mark.points(4)
 def test_serve_other_lengths_and_batch():
     torch.manual_seed(11)
     model = Smoother().eval()
@@ -117,6 +113,10 @@ def test_serve_other_lengths_and_batch():
     lengths = [9, 6, 12, 6, 40, 15, 18, 21, 24, 27, 30, 9]
     requests = [torch.randint(0, 20, (3, t), generator=g) for t in lengths]
     outputs, compiled, abandoned = serve_and_count(model, requests)
+    shapes = [tuple(o.shape) for o in outputs]
+    assert shapes == [(3, t, 20) for t in lengths], (
+        f"serve must return one (B, T, V) output per request, in request order; got shapes {shapes}"
+    )
     assert 1 <= compiled <= 2 and abandoned == 0, (
         f"12 batched requests of 10 distinct lengths must cost at most 2 compilations with none abandoned "
         f"to eager at the recompile limit; got {compiled} compilations, {abandoned} abandoned frame(s)"
@@ -132,24 +132,6 @@ def test_serve_other_lengths_and_batch():
                     f"a served output differs from the eager model (outputs must keep request order): {m}"
                 ),
             )
-
-
-@pytest.mark.task("ch09a.2")
-@pytest.mark.points(2)
-def test_serve_keeps_order_and_shapes():
-    torch.manual_seed(2)
-    model = comp.CausalTagger(vocab=16, dim=8).eval()
-    lengths = [7, 3, 11, 3]
-    requests = [torch.full((2, t), k % 16, dtype=torch.long) for k, t in enumerate(lengths)]
-    outputs, compiled, _ = serve_and_count(model, requests)
-    shapes = [tuple(o.shape) for o in outputs]
-    assert shapes == [(2, t, 16) for t in lengths] and compiled <= 2, (
-        f"serve must return one (B, T, V) output per request in request order after at most 2 "
-        f"compilations; got shapes {shapes} after {compiled} compilations"
-    )
-    with torch.no_grad():
-        for idx, out in zip(requests, outputs):
-            torch.testing.assert_close(out, model(idx), atol=1e-5, rtol=1e-5)
 
 
 # ---------------------------------------------------------------- ch09a.3 NormalizedGate (repair)
