@@ -131,7 +131,14 @@ def grade(
             work = ThreadPoolExecutor(max_workers=max(1, jobs))
 
             def task(sub):
-                entry = grade_one(sub, plan, specs_future, tmp)
+                try:
+                    entry = grade_one(sub, plan, specs_future, tmp)
+                except score.CollectError:
+                    raise
+                except Exception as exc:  # a grader bug must not cost the other students
+                    print(f"error: grading {sub.student} failed: {exc!r}", file=progress_stream)
+                    progress.finished(sub.student, None)
+                    return
                 jr.put(sub.student, entry)
                 progress.finished(
                     sub.student, score.score_student(sub.student, specs_future.result(), entry)
@@ -142,7 +149,10 @@ def grade(
                 f.result()
             work.shutdown()
         specs = specs_future.result()
-    entries = {s.student: jr.get(s.student) for s in submissions}
+    entries = {
+        s.student: jr.get(s.student) or {"notes": ["not graded: internal error"]}
+        for s in submissions
+    }
     return merge.write_outputs(out, chapters, specs, entries, gradebook=gradebook)
 
 

@@ -1,0 +1,119 @@
+"""Benchmark the grader (a script, not a test): prints the two speed ratios of its issue.
+
+    python tests/bench_grader.py [--chapters ch00,ch01] [--copies 8]
+
+1. One complete submission (every chosen chapter's reference solution) graded with
+   ``--jobs 1`` against a bare ``pytest`` of the same public and hidden tests on
+   ``solutions/`` (target: at most 1.15x).
+2. ``--copies`` complete ch00 submissions graded with ``--jobs 2`` against ``--jobs 1``
+   (target: at least 1.7x the throughput on 2 cores).
+The gradebook is left out of both (it is a fixed ~15 s at the end, timed separately).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from harness import index  # noqa: E402
+
+
+def timed(cmd: list[str], env: dict | None = None) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=REPO, check=True, capture_output=True, env=env)
+    return time.perf_counter() - t0
+
+
+def grade(subs: Path, out: Path, chapters: str, jobs: int, *extra: str) -> float:
+    shutil.rmtree(out, ignore_errors=True)
+    return timed(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            str(subs),
+            "--out",
+            str(out),
+            "--chapters",
+            chapters,
+            "--jobs",
+            str(jobs),
+            "--no-gradebook",
+            *extra,
+        ]
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chapters", help="default: every chapter with a solution")
+    parser.add_argument("--copies", type=int, default=8)
+    args = parser.parse_args()
+    chapters = [
+        c
+        for c in index.chapters().values()
+        if (REPO / "solutions" / c.id / f"{c.module}.py").is_file()
+        and (not args.chapters or c.id in args.chapters.split(","))
+    ]
+    names = ",".join(c.id for c in chapters)
+    tests = [
+        str(p.relative_to(REPO))
+        for c in chapters
+        for p in (c.public_tests, c.hidden_tests)
+        if p.exists()
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        complete = tmp / "one" / "complete"
+        for c in chapters:
+            (complete / c.id).mkdir(parents=True)
+            shutil.copyfile(
+                REPO / "solutions" / c.id / f"{c.module}.py", complete / c.id / f"{c.module}.py"
+            )
+        bare = timed(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                *tests,
+                "--impl",
+                "solutions",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+            ]
+        )
+        graded = grade(tmp / "one", tmp / "out1", names, 1)
+        print(f"chapters: {names}")
+        print(f"bare pytest of public+hidden tests on solutions: {bare:.1f} s")
+        print(f"grading one complete submission (--jobs 1):      {graded:.1f} s")
+        print(f"ratio grade / bare pytest: {graded / bare:.2f}x (target <= 1.15x)")
+
+        many = tmp / "many"
+        for k in range(args.copies):
+            (many / f"student{k:02d}" / "ch00").mkdir(parents=True)
+            shutil.copyfile(
+                REPO / "solutions/ch00/training_loop.py",
+                many / f"student{k:02d}/ch00/training_loop.py",
+            )
+        one = grade(many, tmp / "j1", "ch00", 1)
+        two = grade(many, tmp / "j2", "ch00", 2)
+        print(f"{args.copies} ch00 submissions: --jobs 1 {one:.1f} s, --jobs 2 {two:.1f} s")
+        print(
+            f"throughput --jobs 2 / --jobs 1: {one / two:.2f}x (target >= 1.7x on {os.cpu_count()} cores)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
