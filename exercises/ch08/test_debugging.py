@@ -42,9 +42,9 @@ def test_the_books_flat_loss_and_the_repair():
         f"the book's setup should not learn at all: loss {flat[0]:.6f} -> {flat[-1]:.6f} after 200 steps"
     )
     model, opt = dbg.build_transfer_setup(pretrained())
-    losses = dbg.train_steps(model, opt, F.cross_entropy, batch, 200)
+    losses = dbg.train_steps(model, opt, F.cross_entropy, batch, 100)
     assert losses[-1] < 0.75 * losses[0], (
-        f"200 steps after build_transfer_setup the loss went {losses[0]:.6f} -> {losses[-1]:.6f}: "
+        f"100 steps after build_transfer_setup the loss went {losses[0]:.6f} -> {losses[-1]:.6f}: "
         "the book's flat curve. The optimizer was built before the head was replaced, so it holds "
         "the old head's tensors and never sees the new ones: build it after the swap"
     )
@@ -128,15 +128,15 @@ def test_a_healthy_model_memorizes_eight_examples():
     x, y = torch.randn(8, 8, generator=g), torch.randint(0, 4, (8,), generator=g)
     model = pretrained(9)
     start = F.cross_entropy(model(x), y).item()
-    losses = dbg.overfit_one_batch(model, (x, y), 200)
-    assert len(losses) == 200, f"overfit_one_batch(model, batch, 200) returned {len(losses)} losses"
+    losses = dbg.overfit_one_batch(model, (x, y), 100)
+    assert len(losses) == 100, f"overfit_one_batch(model, batch, 100) returned {len(losses)} losses"
     assert losses[0] == pytest.approx(start, rel=1e-5), (
         f"losses[0] = {losses[0]:.5f} but the untrained model's loss is {start:.5f}: record each "
         "step's loss before its update"
     )
     pred = model(x).argmax(dim=1)
     assert losses[-1] < 0.05 and torch.equal(pred, y), (
-        f"after 200 steps on 8 examples the loss is {losses[-1]:.4f} and {int((pred == y).sum())}/8 "
+        f"after 100 steps on 8 examples the loss is {losses[-1]:.4f} and {int((pred == y).sum())}/8 "
         "are right: a healthy model should memorize one small batch (train the model in place, "
         "full batch, with a step size that makes progress — e.g. Adam at 1e-2)"
     )
