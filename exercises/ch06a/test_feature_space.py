@@ -81,7 +81,8 @@ def test_sequence_scores_the_books_shapes():
     x = torch.randn(8, 128, 768, generator=gen(3))
     mask = lengths_mask([128, 100, 7, 64, 1, 128, 90, 33], 128)
     with torch.no_grad():
-        assert tuple(head(x).shape) == (8, 128, 1)  # the book's fact: one score per position
+        per_position = tuple(head(x).shape)
+        assert per_position == (8, 128, 1), f"nn.Linear(768, 1) gave {per_position}"  # the fact
         got = fs.sequence_scores(x, mask, head)
         want = loop_scores(x, mask, head)
     assert tuple(got.shape) == (8,), (
@@ -101,8 +102,13 @@ def test_sequence_scores_default_head_and_padding():
     mask = lengths_mask([2, 4, 1, 3], 4)
     got = fs.sequence_scores(x, mask)
     want = loop_scores(x, mask, lambda v: v.mean())
-    assert tuple(got.shape) == (4,) and torch.allclose(got, want, atol=1e-5), (
-        f"sequence_scores(x[4, 4, 4], mask) without a head returned {got}, expected {want}: "
+    assert tuple(got.shape) == (4,), (
+        f"sequence_scores(x[4, 4, 4], mask[4, 4]) returned shape {tuple(got.shape)}, expected "
+        "(4,): one score per example"
+    )
+    assert torch.allclose(got, want, atol=1e-5), (
+        f"sequence_scores(x[4, 4, 4], mask) without a head returned "
+        f"{[round(v, 4) for v in got.tolist()]}, expected {[round(v, 4) for v in want.tolist()]}: "
         "each position scores the mean of its features, then only valid positions are averaged"
     )
     noisy = x.clone()

@@ -126,7 +126,11 @@ def test_sequence_scores_default_head_ignores_padding():
         noisy = x.clone()
         noisy[~mask] = fill
         got = fs.sequence_scores(noisy, mask)
-        assert tuple(got.shape) == (5,) and torch.allclose(got, want, atol=1e-4), (
+        assert tuple(got.shape) == (5,), (
+            f"sequence_scores without a head returned shape {tuple(got.shape)} for 5 examples; "
+            "one score per example is shape (5,)"
+        )
+        assert torch.allclose(got, want, atol=1e-4), (
             f"sequence_scores without a head changes when padded positions hold {fill:g}: "
             "only valid positions may count"
         )
