@@ -101,7 +101,9 @@ def test_batch_linear_square_sizes_match_f_linear():
     b = torch.randn(4, generator=gen(7))
     got = sh.batch_linear(x, W, b)
     want = F.linear(x, W, b)
-    assert tuple(got.shape) == (4, 4), f"batch_linear returned shape {tuple(got.shape)}"
+    assert tuple(got.shape) == (4, 4), (
+        f"batch_linear(x[4, 4], W[4, 4], b[4]) returned shape {tuple(got.shape)}, expected (4, 4)"
+    )
     assert torch.allclose(got, want, atol=1e-5), (
         "batch_linear(x[4, 4], W[4, 4], b[4]) differs from F.linear: the weight is stored "
         "[out, in] (one row per output), so the product is x @ W.T; check also that b is added "
