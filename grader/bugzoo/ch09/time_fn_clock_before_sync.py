@@ -1,0 +1,26 @@
+"""time_fn stops the clock and only then synchronizes: it measures the launch, not the
+work the device still has queued."""
+
+EXPECT = r"synchroniz"
+SELECT = "time_fn"
+
+
+def time_fn(fn, warmup, iters, device="cpu", sync=None, clock=None):
+    sync, clock = _sync_and_clock(device, sync, clock)
+
+    def one_call():
+        sync()
+        start = clock()
+        fn()
+        elapsed = (clock() - start) * 1000.0
+        sync()
+        return elapsed
+
+    first = one_call()
+    times = [first] if warmup <= 0 else []
+    for _ in range(max(0, warmup - 1)):
+        one_call()
+    while len(times) < iters:
+        times.append(one_call())
+    cuts = statistics.quantiles(times, n=10, method="inclusive") if len(times) > 1 else times * 9
+    return Timing(statistics.median(times), cuts[0], cuts[-1], first)
