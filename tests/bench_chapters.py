@@ -3,13 +3,15 @@ reference solutions, beside the bare cost of `import torch`.
 
     python tests/bench_chapters.py [chNN ...] [--repeat N]
 
-Prints one row per chapter: seconds for
-`pytest exercises/chNN grader/hidden/chNN --impl solutions`, and that minus the import.
+Prints one row per chapter: wall and CPU seconds of
+`pytest exercises/chNN grader/hidden/chNN --impl solutions`, and each minus the import
+(CPU time is the fairer figure when the machine is busy).
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -22,10 +24,15 @@ sys.path.insert(0, str(REPO))
 from harness import index  # noqa: E402
 
 
-def wall(cmd: list[str]) -> tuple[float, int]:
+def wall(cmd: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the child, exit code): CPU time stays meaningful on a busy machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    return time.perf_counter() - start, proc.returncode
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu, proc.returncode
 
 
 def main() -> None:
@@ -35,11 +42,14 @@ def main() -> None:
     args = parser.parse_args()
     chapters = args.chapters or list(index.chapters())
 
-    imports = [wall([sys.executable, "-c", "import torch"])[0] for _ in range(max(3, args.repeat))]
-    base = statistics.median(imports)
+    imports = [wall([sys.executable, "-c", "import torch"]) for _ in range(max(3, args.repeat))]
+    base = statistics.median(r[0] for r in imports)
+    base_cpu = statistics.median(r[1] for r in imports)
     label = 'python -c "import torch"'
-    print(f"{label:<34}{base:7.2f} s")
-    print(f"{'chapter':<10}{'tests (s)':>12}{'beyond import (s)':>20}  exit")
+    print(f"{label:<34}{base:7.2f} s wall {base_cpu:7.2f} s cpu")
+    print(
+        f"{'chapter':<10}{'wall (s)':>10}{'beyond import':>15}{'cpu (s)':>10}{'beyond import':>15}  exit"
+    )
     for ch in chapters:
         chap = index.chapter(ch)
         paths = [
@@ -58,7 +68,8 @@ def main() -> None:
         ]
         runs = [wall(cmd) for _ in range(args.repeat)]
         t = statistics.median(r[0] for r in runs)
-        print(f"{ch:<10}{t:12.2f}{t - base:20.2f}  {runs[-1][1]}")
+        c = statistics.median(r[1] for r in runs)
+        print(f"{ch:<10}{t:10.2f}{t - base:15.2f}{c:10.2f}{c - base_cpu:15.2f}  {runs[-1][2]}")
 
 
 if __name__ == "__main__":
