@@ -7,6 +7,7 @@ Loaded by the repository's root ``conftest.py`` and, in the grader's sandbox, wi
 
 from __future__ import annotations
 
+import os
 import random
 from collections import defaultdict
 
@@ -42,6 +43,19 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(TaskSummary(), "course-task-summary")
+    _set_threads()
+
+
+def _set_threads() -> None:
+    """One intra-op thread unless OMP_NUM_THREADS says otherwise.
+
+    The course's tensors are tiny: extra threads only add scheduling noise, and on a
+    busy 2-core machine (CI, a grader running two submissions) they slow small ops down
+    by an order of magnitude. Results never depend on this setting.
+    """
+    import torch
+
+    torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS") or 1)))
 
 
 def test_points(item: pytest.Item) -> int:
@@ -78,11 +92,27 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             pytest.skip(NOT_GRADED_HERE)
 
 
-def failure_message(excinfo: pytest.ExceptionInfo) -> str:
-    """The observed failure in the test's own words, without the test's source code."""
+def is_hidden(item: pytest.Item) -> bool:
+    return "hidden" in item.path.parts
+
+
+def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
+    """The observed failure in the test's own words, without the test's source code.
+
+    For hidden tests pytest's assertion introspection (``assert f(3, 4) == ...``, with
+    the test's own expressions and inputs) is dropped: only the stated property remains.
+    """
     exc = excinfo.value
     if isinstance(exc, AssertionError):
         text = str(exc) or "assertion failed"
+        if hidden:
+            text = (
+                text.split("\nassert ")[0]
+                if not text.startswith("assert ")
+                else (
+                    "a hidden test's assertion failed (it states no property: report this to the course staff)"
+                )
+            )
     elif isinstance(exc, NotImplementedError):
         text = f"TODO: implement {exc}"
     elif isinstance(exc, target.TargetImportError):
@@ -100,7 +130,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.user_properties.append(("task", task_id))
         report.user_properties.append(("points", test_points(item)))
     if report.failed and call.excinfo is not None:
-        message = failure_message(call.excinfo)
+        message = failure_message(call.excinfo, hidden=is_hidden(item))
         report.user_properties.append(("message", message))
         if call.excinfo.errisinstance((NotImplementedError, target.TargetImportError)):
             # One line instead of a wall of traceback: the stub is simply not done yet.
