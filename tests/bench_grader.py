@@ -41,7 +41,9 @@ def timed(cmd: list[str], check: bool = True, env: dict | None = None) -> tuple[
     return wall, cpu
 
 
-def grade(subs: Path, out: Path, chapters: str, jobs: int, env: dict | None = None) -> tuple[float, float]:
+def grade(
+    subs: Path, out: Path, chapters: str, jobs: int, env: dict | None = None
+) -> tuple[float, float]:
     shutil.rmtree(out, ignore_errors=True)
     return timed(
         [
@@ -57,7 +59,6 @@ def grade(subs: Path, out: Path, chapters: str, jobs: int, env: dict | None = No
             "--jobs",
             str(jobs),
             "--no-gradebook",
-            *extra,
         ],
         env=env,
     )
