@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from harness.plugin import NOT_GRADED_HERE
+from harness.plugin import NOT_GRADED_HERE, failure_message
 from harness.target import REPO
 
 CH00_TESTS = "exercises/ch00/test_training_loop.py"
@@ -95,3 +95,25 @@ def test_cuda_tests_are_skipped_as_not_graded_here_and_untagged_tests_stay_out_o
     assert proc.returncode == 0, proc.stdout
     assert NOT_GRADED_HERE in proc.stdout and "1 passed, 1 skipped" in proc.stdout, proc.stdout
     assert "(no task)" not in proc.stdout
+
+
+def _excinfo(exc: BaseException) -> pytest.ExceptionInfo:
+    try:
+        raise exc
+    except BaseException:
+        return pytest.ExceptionInfo.from_current()
+
+
+def test_hidden_failure_messages_keep_the_property_and_drop_the_introspection():
+    rewritten = AssertionError(
+        "rows must sum to 1\nassert 0.5 == 1.0\n +  where 0.5 = attention(q, k, v)"
+    )
+    assert failure_message(_excinfo(rewritten), hidden=True) == "rows must sum to 1"
+    assert "where 0.5 = attention" in failure_message(_excinfo(rewritten), hidden=False)
+    bare = AssertionError("assert 0.5 == 1.0")
+    assert "0.5" not in failure_message(_excinfo(bare), hidden=True)
+    todo = NotImplementedError("ch00.1 gradient_at — see course/ch00.md#one-gradient")
+    assert (
+        failure_message(_excinfo(todo))
+        == "TODO: implement ch00.1 gradient_at — see course/ch00.md#one-gradient"
+    )
