@@ -14,16 +14,6 @@ from harness.target import chapter_module
 mm = chapter_module("ch03", "manual_mlp")
 
 
-@pytest.fixture(autouse=True)
-def _one_intra_op_thread():
-    """The tensors here are tiny: intra-op threads only add synchronisation, which on a
-    busy machine costs far more than the work. The tests pass with any thread count."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def relu_mlp(params, X):
     return torch.relu(X @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
 

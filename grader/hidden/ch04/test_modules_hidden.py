@@ -13,16 +13,6 @@ from harness.target import chapter_module
 md = chapter_module("ch04", "modules")
 
 
-@pytest.fixture(autouse=True)
-def _one_intra_op_thread():
-    """The tensors here are tiny: intra-op threads only add synchronisation, which on a
-    busy machine costs far more than the work. The tests pass with any thread count."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def unquote(paths):
     return sorted(p.replace("'", "").replace('"', "") for p in paths)
 
