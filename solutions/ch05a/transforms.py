@@ -28,8 +28,7 @@ class Normalizer:
         return (x.float() - self.mean.view(shape)) / self.std.view(shape)
 
 
-@dataclass(frozen=True)
-class Contract:
+class Contract(NamedTuple):
     """What a model expects of an input batch (N, C, H, W): its dtype, the interval every value
     lies in, and the per-channel mean and std (over N, H, W) of a correctly prepared batch.
     Statistics within ``tol`` (in units of the channel's expected std) count as matching."""
