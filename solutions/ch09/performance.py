@@ -82,7 +82,7 @@ def time_fn(
     fn: Callable[[], Any],
     warmup: int,
     iters: int,
-    device: str | torch.device = "cpu",
+    device: str | torch.device,
     sync: Callable[[], Any] | None = None,
     clock: Callable[[], float] | None = None,
 ) -> Timing:

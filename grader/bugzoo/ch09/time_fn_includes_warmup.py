@@ -5,7 +5,7 @@ EXPECT = r"warm-up"
 SELECT = "time_fn"
 
 
-def time_fn(fn, warmup, iters, device="cpu", sync=None, clock=None):
+def time_fn(fn, warmup, iters, device, sync=None, clock=None):
     sync, clock = _sync_and_clock(device, sync, clock)
 
     def one_call():

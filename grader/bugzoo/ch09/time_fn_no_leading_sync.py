@@ -5,7 +5,7 @@ EXPECT = r"before starting the clock"
 SELECT = "time_fn"
 
 
-def time_fn(fn, warmup, iters, device="cpu", sync=None, clock=None):
+def time_fn(fn, warmup, iters, device, sync=None, clock=None):
     sync, clock = _sync_and_clock(device, sync, clock)
 
     def one_call():

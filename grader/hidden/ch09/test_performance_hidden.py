@@ -63,6 +63,23 @@ def test_time_fn_is_not_charged_for_work_queued_before_it():
 
 
 @pytest.mark.task("ch09.1")
+def test_time_fn_defaults_work_on_the_cpu():
+    calls = []
+    a = torch.randn(64, 64)
+
+    def work():
+        calls.append(1)
+        return a @ a
+
+    t = perf.time_fn(work, 2, 7, "cpu")
+    assert len(calls) == 9, f"warmup=2, iters=7 must call fn 9 times, got {len(calls)}"
+    assert 0 < t.p10_ms <= t.median_ms <= t.p90_ms and t.first_ms > 0, (
+        "on the CPU (nothing to synchronize, time.perf_counter as the clock) the timing must be positive "
+        f"milliseconds with p10 <= median <= p90; got {t}"
+    )
+
+
+@pytest.mark.task("ch09.1")
 @pytest.mark.cuda
 def test_cuda_pinned_non_blocking_copy_returns_before_the_transfer_ends():
     import time
