@@ -9,16 +9,15 @@ import math
 import statistics
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
 import torch.nn as nn
 
 
-@dataclass(frozen=True)
-class RunConfig:
-    """A small regression experiment: data size and shape, model width, optimizer, schedule."""
+class RunConfig(NamedTuple):
+    """A small regression experiment: data size and shape, model width, optimizer, schedule.
+    Immutable; change a field with ``config._replace(lr=0.03)`` or ``RunConfig(lr=0.03)``."""
 
     n: int = 256
     d_in: int = 8
