@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 
@@ -36,7 +37,12 @@ def parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--out", type=Path, default=Path("grading-out"), help="output folder")
     g.add_argument("--chapters", type=_chapters, help="e.g. ch00,ch02 (default: all)")
-    g.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
+    g.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="submissions graded at once (default: cores)",
+    )
     g.add_argument("--shard", help="K/N: grade only the K-th of N slices of the submissions")
     g.add_argument("--no-gradebook", action="store_true", help="skip the nbgrader gradebook")
     _limit_args(g)

@@ -191,7 +191,10 @@ def main(
             f"no SUBMISSIONS given: grading the bundled demo students in {submissions}",
             file=sys.stderr,
         )
-    subs, warnings = collect.discover(Path(submissions), chosen)
+    try:
+        subs, warnings = collect.discover(Path(submissions), chosen)
+    except FileNotFoundError as exc:
+        raise SystemExit(f"error: {exc}") from None
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
     if shard:

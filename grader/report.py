@@ -84,10 +84,10 @@ def feedback_md(result: StudentResult, chapters: list[str]) -> str:
             for t in failed:
                 why = t.output.replace("\n", "\n  ")
                 lines.append(f"- {_label(t)} (0 / {t.spec.points} pt): {why}")
-                hint = _hint(t.spec.task)
-                if hint:
-                    lines.append(f"  - hint: {hint}")
             lines.append("")
+            hints = [h for h in dict.fromkeys(_hint(t.spec.task) for t in failed) if h]
+            if hints:
+                lines += ["Where to look:", ""] + [f"- {h}" for h in hints] + [""]
         if skipped:
             lines.append(
                 f"Not graded here ({len(skipped)}): " + ", ".join(_label(t) for t in skipped)
@@ -107,7 +107,7 @@ def _hint(task_id: str | None) -> str:
         task = index.task(task_id)
     except KeyError:
         return ""
-    return f"{task.hint} (read {task.anchor})"
+    return f"{task.id} {task.name}: {task.hint} (read {task.anchor})"
 
 
 def summary_md(results: list[StudentResult], chapters: list[str]) -> str:

@@ -53,6 +53,11 @@ def _crash_message(run: sandbox.RunResult, limits: Limits) -> tuple[str, str]:
     )
 
 
+def _neutral(message: str, root: Path) -> str:
+    """Messages without the sandbox's random path, so equal failures read equal."""
+    return message.replace(f"{root}/impl", "your submission").replace(str(root), "the sandbox")
+
+
 def _ids(specs) -> list[str]:
     return [s.nodeid for s in (specs.result() if isinstance(specs, Future) else specs)]
 
@@ -114,7 +119,7 @@ def grade_submission(
             elif nodeid not in records:
                 records[nodeid] = Record(
                     str(event.get("outcome")),
-                    str(event.get("message", ""))[:4000],
+                    _neutral(str(event.get("message", "")), root)[:4000],
                     float(event.get("duration") or 0.0),
                 )
         remaining = [n for n in remaining if n not in records]

@@ -94,7 +94,7 @@ def test_feedback_says_what_passed_what_failed_and_why(graded):
     text = (out / "ben" / "feedback.md").read_text()
     assert "## ch00" in text and "Passed (" in text and "Failed (" in text
     assert "TODO: implement ch00.4 plot_losses" in text
-    assert "hint:" in text
+    assert "Where to look:" in text and "ch00.4 plot_losses:" in text
 
 
 def test_summary_has_pass_rates_clusters_and_a_figure(graded):
