@@ -40,7 +40,12 @@ for k, dynamic in enumerate((False, None, True)):
             compiled(idx)
             per_request.append(counting.frame_count - before)
     xs = [i + (k - 1) * width for i in range(len(LENGTHS))]
-    ax.bar(xs, per_request, width, label=f"dynamic={dynamic}: {sum(per_request)} compiles")
+    ax.bar(
+        xs,
+        per_request,
+        width,
+        label=f"dynamic={dynamic}: {sum(per_request)} compile{'s' if sum(per_request) != 1 else ''}",
+    )
 ax.axvline(9.5, color="grey", ls=":", lw=1)
 ax.text(9.6, 0.55, "recompile_limit (8) reached:\nnew lengths run eagerly", fontsize=7)
 ax.set_xticks(range(len(LENGTHS)), [f"T={t}" for t in LENGTHS], fontsize=7)

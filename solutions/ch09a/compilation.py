@@ -42,14 +42,14 @@ class CausalTagger(nn.Module):
 
     def __init__(self, vocab: int = 32, dim: int = 16) -> None:
         super().__init__()
-        self.emb = nn.Embedding(vocab, dim)
-        self.out = nn.Linear(dim, vocab)
+        self.table = nn.Parameter(torch.randn(vocab, dim) * 0.5)  # token embeddings
+        self.proj = nn.Parameter(torch.randn(dim, vocab) / dim**0.5)
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
-        h = self.emb(idx)  # (B, T, D)
+        h = self.table[idx]  # (B, T, D)
         steps = torch.arange(1, idx.shape[1] + 1, device=idx.device, dtype=h.dtype)  # (T,)
         h = torch.cumsum(h, dim=1) / steps[None, :, None]  # (B, T, D), causal running mean
-        return self.out(torch.tanh(h))  # (B, T, V)
+        return torch.tanh(h) @ self.proj  # (B, T, V)
 
 
 def _as_args(call: Any) -> tuple:
