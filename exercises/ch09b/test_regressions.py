@@ -25,6 +25,15 @@ def sample(n, mean, sd, seed):
     return [mean + sd * float(v) for v in z]
 
 
+def verdict(baseline, candidate) -> bool:
+    """is_regression's answer, which must be a boolean (numpy's bool_ is fine)."""
+    answer = rg.is_regression(baseline, candidate)
+    assert isinstance(answer, bool) or type(answer).__name__ == "bool_", (
+        f"is_regression returned {answer!r} ({type(answer).__name__}); it should return True or False"
+    )
+    return bool(answer)
+
+
 # ---------------------------------------------------------------- ch09b.1 fingerprint
 
 
@@ -156,11 +165,11 @@ def test_regression_is_judged_against_seed_noise():
     base = dict(enumerate(sample(8, 0.20, 0.02, seed=0)))
     same = dict(zip(range(8, 16), sample(8, 0.20, 0.02, seed=1)))
     worse = dict(zip(range(8, 16), sample(8, 0.28, 0.02, seed=1)))
-    assert rg.is_regression(base, same) is False, (
+    assert not verdict(base, same), (
         "is_regression flagged a candidate drawn from the same distribution as the baseline (mean 0.20, "
         "sd 0.02 over seeds): differences of this size are seed-to-seed noise"
     )
-    assert rg.is_regression(base, worse) is True, (
+    assert verdict(base, worse), (
         "is_regression missed a candidate whose metric is 4 seed-standard-deviations worse on every seed "
         "(0.28 vs 0.20, sd 0.02): compare the shift of the means with the spread of the runs"
     )
@@ -171,7 +180,7 @@ def test_a_single_unlucky_run_is_not_a_regression():
     base = dict(enumerate(sample(8, 0.20, 0.02, seed=2)))
     cand = dict(zip(range(8, 16), sample(8, 0.20, 0.02, seed=3)))
     cand[15] = 0.32  # one run six standard deviations worse
-    assert rg.is_regression(base, cand) is False, (
+    assert not verdict(base, cand), (
         "one candidate run far out in the tail (0.32 against a 0.20 +- 0.02 baseline) made is_regression say "
         "True although the other seven runs match the baseline: one run is not a shifted distribution"
     )

@@ -22,6 +22,15 @@ def sample(n, mean, sd, seed):
     return [mean + sd * float(v) for v in z]
 
 
+def verdict(baseline, candidate) -> bool:
+    """is_regression's answer, which must be a boolean (numpy's bool_ is fine)."""
+    answer = rg.is_regression(baseline, candidate)
+    assert isinstance(answer, bool) or type(answer).__name__ == "bool_", (
+        f"is_regression returned {answer!r} ({type(answer).__name__}); it should return True or False"
+    )
+    return bool(answer)
+
+
 # ---------------------------------------------------------------- ch09b.1
 
 
@@ -140,15 +149,13 @@ def test_the_threshold_scales_with_the_noise():
     quiet = dict(enumerate(sample(10, 1.0, 0.01, seed=4)))
     noisy = dict(enumerate(sample(10, 1.0, 1.0, seed=4)))
     shift = lambda runs, d: {s + 100: v + d for s, v in runs.items()}  # noqa: E731
-    assert rg.is_regression(quiet, shift(quiet, 0.3)) is True, (
+    assert verdict(quiet, shift(quiet, 0.3)), (
         "a shift of 0.3 is thirty seed-standard-deviations when runs vary by 0.01: that is a regression"
     )
-    assert rg.is_regression(noisy, shift(noisy, 0.3)) is False, (
+    assert not verdict(noisy, shift(noisy, 0.3)), (
         "a shift of 0.3 is noise when runs vary by 1.0 from seed to seed: the decision must scale with the spread"
     )
-    assert rg.is_regression(quiet, shift(quiet, -0.3)) is False, (
-        "a candidate that is better is not a regression"
-    )
+    assert not verdict(quiet, shift(quiet, -0.3)), "a candidate that is better is not a regression"
 
 
 @pytest.mark.task("ch09b.4")
@@ -156,7 +163,7 @@ def test_a_lucky_baseline_run_does_not_count():
     base = dict(enumerate(sample(8, 0.5, 0.05, seed=6)))
     base[7] = 0.2  # one baseline run six standard deviations better than the rest
     cand = dict(zip(range(10, 18), sample(8, 0.5, 0.05, seed=7)))
-    assert rg.is_regression(base, cand) is False, (
+    assert not verdict(base, cand), (
         "the candidate matches the baseline's typical runs; only one exceptionally lucky baseline run is "
         "better — comparing against the best run, or one pair of runs, mistakes luck for a regression"
     )
@@ -187,9 +194,9 @@ def test_measured_runs_of_a_real_change():
         14: 0.2021,
         15: 0.3006,
     }
-    assert rg.is_regression(base, rerun) is False, (
+    assert not verdict(base, rerun), (
         "rerunning the same configuration with other seeds is not a regression"
     )
-    assert rg.is_regression(base, slower) is True, (
+    assert verdict(base, slower), (
         "a configuration that is worse on every seed by several standard deviations is a regression"
     )
