@@ -189,7 +189,9 @@ def test_report_cpu_bound_loading(capsys):
     data = dl.BusyDataset(16, work=50_000)
     serial = dl.time_loader(DataLoader(data, batch_size=2), lambda b: None, None)
     parallel = dl.time_loader(
-        DataLoader(data, batch_size=2, num_workers=2, multiprocessing_context=CTX),
+        DataLoader(
+            data, batch_size=2, num_workers=2, persistent_workers=False, multiprocessing_context=CTX
+        ),
         lambda b: None,
         None,
     )

@@ -125,7 +125,12 @@ def test_sleep_bound_loading_with_six_workers():
     for _ in range(3):
         gate = Gate()
         loader = DataLoader(
-            data, batch_size=2, num_workers=6, worker_init_fn=gate, multiprocessing_context=CTX
+            data,
+            batch_size=2,
+            num_workers=6,
+            worker_init_fn=gate,
+            persistent_workers=False,
+            multiprocessing_context=CTX,
         )
         timing = dl.time_loader(Started(loader, gate, 6), lambda b: None, 6)
         assert timing.batches == 6, "every batch of the worker loader must be counted"
@@ -139,9 +144,14 @@ def test_sleep_bound_loading_with_six_workers():
 
 @pytest.mark.task("ch05.1")
 @pytest.mark.timeout(60)
+@too_many_workers
 def test_stopping_early_leaves_no_worker_running():
     loader = DataLoader(
-        dl.SleepyDataset(40, 0.001), batch_size=2, num_workers=3, multiprocessing_context=CTX
+        dl.SleepyDataset(40, 0.001),
+        batch_size=2,
+        num_workers=3,
+        persistent_workers=False,
+        multiprocessing_context=CTX,
     )
     before = set(mp.active_children())
     timing = dl.time_loader(loader, lambda b: None, 2)
@@ -224,6 +234,7 @@ def stream(seed, dataset, workers=3, batch_size=2):
         num_workers=workers,
         worker_init_fn=dl.seed_worker,
         generator=torch.Generator().manual_seed(seed),
+        persistent_workers=False,
         multiprocessing_context=CTX,
     )
     return epoch(loader)
@@ -263,6 +274,7 @@ def test_each_epoch_draws_new_augmentation():
         num_workers=2,
         worker_init_fn=dl.seed_worker,
         generator=torch.Generator().manual_seed(4),
+        persistent_workers=False,
         multiprocessing_context=CTX,
     )
     epoch1, epoch2 = epoch(loader), epoch(loader)
