@@ -7,6 +7,7 @@ import ast
 import importlib.util
 import inspect
 import re
+import sys
 
 import pytest
 
@@ -18,8 +19,10 @@ CHAPTERS = list(index.chapters())
 
 def _load(kind: str, chapter: index.Chapter):
     path = NAMED_TARGETS[kind] / chapter.id / f"{chapter.module}.py"
-    spec = importlib.util.spec_from_file_location(f"_parity_{kind}_{chapter.id}", path)
+    name = f"_parity_{kind}_{chapter.id}"
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # @dataclass looks its module up by name
     spec.loader.exec_module(mod)
     return mod
 

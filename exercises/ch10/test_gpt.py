@@ -44,16 +44,6 @@ def copy_batch(data, block_size, batch_size, generator=None):
     return x, x.clone()
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Run this chapter's tiny models on one thread: with more, OpenMP's waiting on a busy
-    machine costs far more than the parallelism saves. Results do not depend on it."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @functools.cache
 def trained(misaligned: bool):
     return gpt.train_gpt(corpus(), seed=0, batch_fn=copy_batch if misaligned else None, **SMALL)

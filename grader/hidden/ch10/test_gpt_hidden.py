@@ -32,16 +32,6 @@ def next_token_loss(model, data, block_size):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1)).item()
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Run this chapter's tiny models on one thread: with more, OpenMP's waiting on a busy
-    machine costs far more than the parallelism saves. Results do not depend on it."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 class TableModel(nn.Module):
     """Fixed next-token logits: position t predicts from table[idx[:, t]]."""
 
