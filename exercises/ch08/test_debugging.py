@@ -54,11 +54,16 @@ def test_the_books_flat_loss_and_the_repair():
 @pytest.mark.points(2)
 def test_repaired_setup_trains_exactly_the_new_head():
     original = pretrained(3)
-    old_head = original.head
+    old_weight = original.head.weight.detach().clone()
     old_features = {n: p.detach().clone() for n, p in original.features.named_parameters()}
     model, opt = dbg.build_transfer_setup(original)
-    assert model.head is not old_head and isinstance(model.head, nn.Linear), (
-        "build_transfer_setup should give the model a fresh nn.Linear head for the new task"
+    assert (
+        isinstance(model.head, nn.Linear)
+        and model.head.weight.shape == old_weight.shape
+        and not torch.equal(model.head.weight.detach(), old_weight)
+    ), (
+        "build_transfer_setup should give the model a fresh nn.Linear head of the same shape for "
+        "the new task (newly initialized, not the pretrained head's weights)"
     )
     held = {id(p) for group in opt.param_groups for p in group["params"]}
     head = {id(p) for p in model.head.parameters()}
@@ -102,9 +107,17 @@ def test_diagnose_is_silent_on_healthy_setups():
     model = pretrained(6)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     findings = dbg.diagnose(model, opt, F.cross_entropy, batch, 30)
+    unheld = [f.where for f in findings if f.code == "not_in_optimizer"]
+    copies = (
+        " — every parameter looks unregistered, as when model and optimizer are deep-copied one "
+        "at a time: copy them together (one deepcopy call, one memo) so the copied optimizer "
+        "holds the copied model's parameters"
+        if len(unheld) == len(list(model.parameters()))
+        else ""
+    )
     assert findings == [], (
         f"diagnose on a fully trainable model with SGD reported {findings}: a healthy run "
-        "(every parameter in the optimizer, reached, moving, loss falling) has no findings"
+        f"(every parameter in the optimizer, reached, moving, loss falling) has no findings{copies}"
     )
     model = pretrained(7)
     for p in model.features.parameters():
@@ -130,6 +143,11 @@ def test_a_healthy_model_memorizes_eight_examples():
     start = F.cross_entropy(model(x), y).item()
     losses = dbg.overfit_one_batch(model, (x, y), 100)
     assert len(losses) == 100, f"overfit_one_batch(model, batch, 100) returned {len(losses)} losses"
+    held = [k for k, v in enumerate(losses) if isinstance(v, torch.Tensor) and v.requires_grad]
+    assert not held, (
+        f"overfit_one_batch returned {len(held)} losses that are tensors still attached to their "
+        "step's graph (keeping every graph alive): record numbers, loss.item() or float(loss)"
+    )
     assert losses[0] == pytest.approx(start, rel=1e-5), (
         f"losses[0] = {losses[0]:.5f} but the untrained model's loss is {start:.5f}: record each "
         "step's loss before its update"

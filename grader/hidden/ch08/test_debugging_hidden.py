@@ -218,9 +218,15 @@ def test_overfit_regression_targets():
     x, y = torch.randn(8, 4, generator=g), torch.randn(8, 3, generator=g)
     losses = dbg.overfit_one_batch(model, (x, y), 150)
     final = F.mse_loss(model(x), y).item()
+    grew = (
+        " The loss ended above where it started: each step must follow that step's gradient "
+        "alone (zero_grad before every backward), or the gradients accumulate across steps."
+        if final > float(losses[0])
+        else ""
+    )
     assert final < 0.01 * losses[0], (
         "float targets are fitted with mean squared error; a healthy model drives it to near 0 on "
-        "one batch, and the model is trained in place"
+        f"one batch, and the model is trained in place.{grew}"
     )
 
 
