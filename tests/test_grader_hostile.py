@@ -49,8 +49,9 @@ HOSTILE = {
         "    return _right(w, x, target)\n"
     ),
     "memory_bomb": with_override(
-        "def plot_losses(losses, path):\n    blocks = []\n    while True:\n"
-        "        blocks.append(bytearray(256 << 20))\n"
+        "def plot_losses(losses, path):\n"
+        "    hoard = [bytearray(1 << 30)]  # the first GiB fits, more does not\n"
+        "    hoard.append(bytearray(64 << 30))\n"
     ),
     "fork_bomb": with_override(
         "import os as _os, time as _time\n"
