@@ -220,21 +220,12 @@ def test_flip_keeps_labels_a_mirror_does_not_change():
         )
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny models train fastest on one thread (and identically on any number)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 # --- ch05a.4 train_with_pipeline (repair) --------------------------------------------
 
 
 @pytest.mark.task("ch05a.4")
 @pytest.mark.points(3)
-def test_the_scaling_step_decides_the_outcome(one_thread):
+def test_the_scaling_step_decides_the_outcome():
     scaled = tf.train_with_pipeline(True)
     raw = tf.train_with_pipeline(False)
     assert raw.input_max > 100 and raw.epoch_losses[0] > 10 and raw.val_accuracy <= 0.5, (
@@ -255,7 +246,7 @@ def test_the_scaling_step_decides_the_outcome(one_thread):
 
 @pytest.mark.task("ch05a.4")
 @pytest.mark.points(2)
-def test_the_pipeline_fits_on_training_images_only(one_thread):
+def test_the_pipeline_fits_on_training_images_only():
     run = tf.train_with_pipeline(True)
     train_x = tf.make_stripe_task(0)[0]
     means, stds = channel_reference(train_x)

@@ -129,18 +129,9 @@ def test_flipping_twice_is_the_identity():
         )
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny models train fastest on one thread (and identically on any number)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.task("ch05a.4")
 @pytest.mark.points(2)
-def test_scaling_decides_the_outcome_for_another_seed(one_thread):
+def test_scaling_decides_the_outcome_for_another_seed():
     scaled, raw = tf.train_with_pipeline(True, seed=3), tf.train_with_pipeline(False, seed=3)
     assert scaled.val_accuracy >= 0.95, (
         f"with the scaling step the model must reach ~1.0 validation accuracy (got {scaled.val_accuracy:.2f})"
