@@ -83,7 +83,6 @@ def grade_submission(
     pending = isinstance(specs, Future) and not specs.done()
     expected = None if pending else _ids(specs)
     remaining = expected
-    events: list[dict] = []
     while remaining is None or remaining:
         if time.monotonic() >= deadline:
             for nodeid in remaining:
@@ -145,5 +144,4 @@ def grade_submission(
                         f"{crashes[chapter]} times, so the rest of the chapter was not retried",
                     )
         remaining = [n for n in remaining if n not in records]
-    del events
     return {n: records[n] for n in expected}, facts

@@ -157,7 +157,11 @@ def worker_config(root: Path, chapters: list[index.Chapter], tests: list[str], l
 def isolation() -> str:
     """``namespace`` (root with unshare/setpriv) or ``session`` (same user, new session);
     ``GRADER_ISOLATION=session`` forces the weaker one (to test it)."""
-    if os.environ.get("GRADER_ISOLATION") == "session" or os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("setpriv")):
+    if (
+        os.environ.get("GRADER_ISOLATION") == "session"
+        or os.geteuid() != 0
+        or not (shutil.which("unshare") and shutil.which("setpriv"))
+    ):
         return "session"
     probe = subprocess.run(
         ["unshare", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "true"],
