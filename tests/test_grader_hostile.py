@@ -138,7 +138,7 @@ def graded(tmp_path_factory):
     )
     chapters = [index.chapter("ch00")]
     found, _ = collect.discover(subs, chapters)
-    limits = sandbox.Limits(test_timeout=3, grace=3, wall=120, memory_mb=2048, nproc=48, threads=1)
+    limits = sandbox.Limits(test_timeout=10, grace=5, wall=240, memory_mb=2048, nproc=48, threads=1)
     grade.grade(
         found, out, chapters, jobs=2, limits=limits, progress_stream=io.StringIO(), gradebook=False
     )
