@@ -203,8 +203,16 @@ def main(
         f"grading {len(subs)} submissions on {', '.join(c.id for c in chosen)} with {jobs} job(s)",
         file=sys.stderr,
     )
-    results = grade(
-        subs, Path(out), chosen, jobs, default_limits(jobs, **(limits or {})), gradebook=gradebook
-    )
+    try:
+        results = grade(
+            subs,
+            Path(out),
+            chosen,
+            jobs,
+            default_limits(jobs, **(limits or {})),
+            gradebook=gradebook,
+        )
+    except score.CollectError as exc:
+        raise SystemExit(f"error: {exc}") from None
     print(f"wrote {Path(out) / 'grades.csv'} ({len(results)} students)", file=sys.stderr)
     return 0
