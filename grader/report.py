@@ -61,6 +61,9 @@ def results_json(result: StudentResult) -> dict:
     }
 
 
+SAME_REASON_GROUP = 3  # this many tests failing with one message are reported as one line
+
+
 def feedback_md(result: StudentResult, chapters: list[str]) -> str:
     lines = [f"# Feedback for {result.student}", ""]
     lines.append(f"Total: **{result.total} / {result.max_total}** points.")
@@ -81,9 +84,19 @@ def feedback_md(result: StudentResult, chapters: list[str]) -> str:
             lines.append("")
         if failed:
             lines.append(f"Failed ({len(failed)}):")
+            # A missing or unimportable module fails every test the same way: say it once.
+            by_reason: dict[str, list] = {}
             for t in failed:
-                why = t.output.replace("\n", "\n  ")
-                lines.append(f"- {_label(t)} (0 / {t.spec.points} pt): {why}")
+                by_reason.setdefault(t.output, []).append(t)
+            for why, group in by_reason.items():
+                why = why.replace("\n", "\n  ")
+                if len(group) >= SAME_REASON_GROUP:
+                    pts = sum(t.spec.points for t in group)
+                    names = ", ".join(_label(t) for t in group)
+                    lines.append(f"- {len(group)} tests (0 / {pts} pt) failed the same way: {why}")
+                    lines.append(f"  ({names})")
+                else:
+                    lines += [f"- {_label(t)} (0 / {t.spec.points} pt): {why}" for t in group]
             lines.append("")
             hints = [h for h in dict.fromkeys(_hint(t.spec.task) for t in failed) if h]
             if hints:
