@@ -3,7 +3,6 @@
 python course/figures/make_ch00.py   ->  course/figures/ch00_learning_rates.png
 """
 
-import importlib.util
 import math
 from pathlib import Path
 
@@ -13,11 +12,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch00_solution", HERE.parents[1] / "solutions/ch00/training_loop.py"
-)
-tl = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(tl)
+from solution import load_solution  # noqa: E402
+
+tl = load_solution("ch00", "training_loop")
 
 XS, YS = [1.0, 2.0, 3.0, 4.0], [5.0, 10.0, 15.0, 20.0]
 fig, ax = plt.subplots(figsize=(6.5, 3.8))

@@ -4,7 +4,6 @@ python course/figures/make_ch01.py  ->  course/figures/ch01_silent_broadcast.png
                                         course/figures/ch01_strides.png
 """
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib
@@ -14,11 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch01_solution", HERE.parents[1] / "solutions/ch01/shapes.py"
-)
-sh = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(sh)
+from solution import load_solution  # noqa: E402
+
+sh = load_solution("ch01", "shapes")
 
 
 def fit(broken: bool, steps: int = 300):

@@ -3,7 +3,6 @@
 python course/figures/make_ch02.py   ->  course/figures/ch02_two_stage.png
 """
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib
@@ -12,11 +11,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch02_solution", HERE.parents[1] / "solutions/ch02/autograd.py"
-)
-ag = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ag)
+from solution import load_solution  # noqa: E402
+
+ag = load_solution("ch02", "autograd")
 
 
 def detached_stage(w1, x, log):

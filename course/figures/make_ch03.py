@@ -4,7 +4,6 @@ the nonlinearity, and what each trained network predicts over the plane.
 python course/figures/make_ch03.py   ->  course/figures/ch03_nonlinearity.png
 """
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib
@@ -14,11 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch03_solution", HERE.parents[1] / "solutions/ch03/manual_mlp.py"
-)
-mm = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mm)
+from solution import load_solution  # noqa: E402
+
+mm = load_solution("ch03", "manual_mlp")
 
 
 def linear(params, X):

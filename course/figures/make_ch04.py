@@ -5,7 +5,6 @@ reload, and how many parameters each model exposes versus uses.
 python course/figures/make_ch04.py   ->  course/figures/ch04_registration.png
 """
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib
@@ -16,11 +15,9 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch04_solution", HERE.parents[1] / "solutions/ch04/modules.py"
-)
-md = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(md)
+from solution import load_solution  # noqa: E402
+
+md = load_solution("ch04", "modules")
 
 
 class PlainListEncoder(md.Encoder):

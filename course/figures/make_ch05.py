@@ -4,8 +4,6 @@ worker counts, on sleep-bound and on CPU-bound samples, from the reference solut
 python course/figures/make_ch05.py   ->  course/figures/ch05_wait_vs_compute.png
 """
 
-import importlib.util
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -17,12 +15,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch05_solution", HERE.parents[1] / "solutions/ch05/dataloading.py"
-)
-dl = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = dl  # workers and pickling look the module up by name
-spec.loader.exec_module(dl)
+from solution import load_solution  # noqa: E402
+
+dl = load_solution("ch05", "dataloading")
 warnings.filterwarnings("ignore", message="This DataLoader will create")
 
 WORKERS = [0, 1, 2, 4, 8]

@@ -4,8 +4,6 @@ two training runs' losses, from the reference solution.
 python course/figures/make_ch05a.py   ->  course/figures/ch05a_inputs.png
 """
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -15,12 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch05a_solution", HERE.parents[1] / "solutions/ch05a/transforms.py"
-)
-tf = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = tf  # dataclasses look the module up by name
-spec.loader.exec_module(tf)
+from solution import load_solution  # noqa: E402
+
+tf = load_solution("ch05a", "transforms")
 torch.set_num_threads(1)
 
 train_x = tf.make_stripe_task(0)[0]

@@ -4,7 +4,6 @@ python course/figures/make_ch06.py  ->  course/figures/ch06_feature_maps.png
                                         course/figures/ch06_receptive_field.png
 """
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib
@@ -16,11 +15,9 @@ from matplotlib.patches import Rectangle  # noqa: E402
 from torch import nn  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch06_solution", HERE.parents[1] / "solutions/ch06/cnn_geometry.py"
-)
-cg = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cg)
+from solution import load_solution  # noqa: E402
+
+cg = load_solution("ch06", "cnn_geometry")
 
 
 def stages(in_channels, hw):

@@ -4,7 +4,6 @@ dimension grows.
 python course/figures/make_ch06a.py  ->  course/figures/ch06a_distance_concentration.png
 """
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib
@@ -14,11 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch06a_solution", HERE.parents[1] / "solutions/ch06a/feature_space.py"
-)
-fs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(fs)
+from solution import load_solution  # noqa: E402
+
+fs = load_solution("ch06a", "feature_space")
 
 DIMS = [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000]
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.6))

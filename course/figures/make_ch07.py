@@ -4,7 +4,6 @@ python course/figures/make_ch07.py  ->  course/figures/ch07_head_split.png
                                         course/figures/ch07_causal_mask.png
 """
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib
@@ -14,11 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch07_solution", HERE.parents[1] / "solutions/ch07/attention.py"
-)
-at = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(at)
+from solution import load_solution  # noqa: E402
+
+at = load_solution("ch07", "attention")
 
 # --- which positions each head sees -----------------------------------------------------
 B, T, E, H = 1, 4, 8, 2

@@ -3,7 +3,6 @@
 python course/figures/make_ch08.py   ->  course/figures/ch08_flat_loss.png
 """
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib
@@ -15,11 +14,9 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch08_solution", HERE.parents[1] / "solutions/ch08/debugging.py"
-)
-dbg = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(dbg)
+from solution import load_solution  # noqa: E402
+
+dbg = load_solution("ch08", "debugging")
 
 
 def books_setup(model):

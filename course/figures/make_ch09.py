@@ -5,7 +5,6 @@ SimulatedGPU (host launch 4.9 ms, device 16 ms per step, 9 steps of queue).
 python course/figures/make_ch09.py   ->  course/figures/ch09_naive_vs_synced.png
 """
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib
@@ -14,11 +13,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch09_solution", HERE.parents[1] / "solutions/ch09/performance.py"
-)
-perf = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(perf)
+from solution import load_solution  # noqa: E402
+
+perf = load_solution("ch09", "performance")
 
 lengths = list(range(1, 41))
 naive, synced = [], []

@@ -4,7 +4,6 @@
 python course/figures/make_ch09a.py   ->  course/figures/ch09a_compiles_per_request.png
 """
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib
@@ -15,11 +14,9 @@ import torch  # noqa: E402
 from torch._dynamo.testing import CompileCounterWithBackend  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch09a_solution", HERE.parents[1] / "solutions/ch09a/compilation.py"
-)
-comp = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(comp)
+from solution import load_solution  # noqa: E402
+
+comp = load_solution("ch09a", "compilation")
 
 LENGTHS = [5, 8, 8, 11, 14, 17, 5, 20, 23, 26, 29, 32, 35]
 torch.manual_seed(0)

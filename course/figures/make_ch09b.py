@@ -4,9 +4,7 @@ metric, and where single candidate runs and a candidate's spread fall in it.
 python course/figures/make_ch09b.py  ->  course/figures/ch09b_seed_spread.png (a few seconds)
 """
 
-import importlib.util
 import statistics
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -16,12 +14,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch09b_solution", HERE.parents[1] / "solutions/ch09b/regressions.py"
-)
-rg = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = rg  # dataclasses look their module up by name
-spec.loader.exec_module(rg)
+from solution import load_solution  # noqa: E402
+
+rg = load_solution("ch09b", "regressions")
 torch.set_num_threads(1)
 
 

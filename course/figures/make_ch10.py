@@ -6,7 +6,6 @@ python course/figures/make_ch10.py  ->  course/figures/ch10_shift.png, course/fi
 """
 
 import collections
-import importlib.util
 import math
 from pathlib import Path
 
@@ -18,11 +17,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location(
-    "ch10_solution", HERE.parents[1] / "solutions/ch10/gpt.py"
-)
-gpt = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gpt)
+from solution import load_solution  # noqa: E402
+
+gpt = load_solution("ch10", "gpt")
 
 torch.set_num_threads(1)
 TEXT = (HERE.parent / "data/ch10_corpus.txt").read_text()
