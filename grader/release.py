@@ -12,6 +12,7 @@ name appears anywhere. A bundle that fails the check is not left behind.
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -19,7 +20,9 @@ from pathlib import Path
 from harness import index
 from harness.target import REPO
 
-TOP_FILES = ("README.md", "pyproject.toml", "constraints.txt", "conftest.py", ".gitignore")
+TOP_FILES = ("pyproject.toml", "constraints.txt", "conftest.py", ".gitignore")
+# The bundle's front page is the students' guide, not the developers' README.
+STUDENT_README = REPO / "course" / "README.md"
 GRADER_EXCLUDE = ("hidden", "bugzoo", "demo")
 
 
@@ -118,6 +121,18 @@ def build(out: Path) -> list[Path]:
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, dest)
         written.append(dest)
+    if STUDENT_README.is_file():
+        # Links in it are relative to course/; at the top they point into course/.
+        text = STUDENT_README.read_text()
+        text = re.sub(r"\]\((ch\w+\.md)\)", r"](course/\1)", text)
+        (out / "README.md").write_text(text)
+        written.append(out / "README.md")
+    pyproject = out / "pyproject.toml"
+    if pyproject.is_file():
+        # Students have exercises/, not the developers' tests/: a bare `pytest` runs their tests.
+        pyproject.write_text(
+            pyproject.read_text().replace('testpaths = ["tests"]', 'testpaths = ["exercises"]')
+        )
     return written
 
 

@@ -58,3 +58,10 @@ def test_release_refuses_a_non_empty_folder(tmp_path):
     (tmp_path / "x").write_text("")
     with pytest.raises(SystemExit):
         release.build(tmp_path)
+
+
+def test_bundle_front_page_and_config_are_for_students(bundle):
+    readme = (bundle / "README.md").read_text()
+    assert "for students" in readme and "](course/ch02.md)" in readme
+    assert "grader/hidden" not in readme and "solutions/" not in readme
+    assert 'testpaths = ["exercises"]' in (bundle / "pyproject.toml").read_text()
