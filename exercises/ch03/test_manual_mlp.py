@@ -191,7 +191,8 @@ def test_cross_entropy_is_stable_at_large_logits():
     want = F.cross_entropy(logits, targets)
     assert torch.isfinite(got), (
         f"cross_entropy on logits of +-1000 returned {got.item()}: exp(1000) overflows float32 "
-        "to inf; subtract each row's max before exp (or use logsumexp) to keep it stable"
+        "to inf, and a probability that underflows to 0 gives log(0) = -inf; subtract each "
+        "row's max before exp and stay in log space (log-sum-exp) to keep it stable"
     )
     assert torch.allclose(got, want, rtol=1e-5), (
         f"cross_entropy on logits of +-1000 returned {got.item():.3f}, F.cross_entropy {want.item():.3f}: "

@@ -140,7 +140,8 @@ def test_unregistered_state_finds_the_books_hidden_blocks():
     assert unquote(found) == want, (
         f"unregistered_state(model with blocks in a plain list) returned {found}, expected "
         f"{want}: look through each registered module's plain attributes (vars(module)) for "
-        "modules and tensors, also inside lists, tuples and dicts"
+        "modules and tensors, also inside lists, tuples and dicts; report an unregistered "
+        "object once and do not search inside it"
     )
     # The book's numbers for this broken program: they do not depend on your code.
     facts = {
@@ -283,6 +284,13 @@ def test_running_norm_matches_batchnorm_without_affine():
     x = torch.randn(5, 3, generator=g)
     assert torch.allclose(ours(x), ref(x), atol=1e-5), (
         "eval-mode output must use the running statistics, not the batch's"
+    )
+    unchanged = torch.allclose(ours.running_mean, ref.running_mean, atol=1e-5) and (
+        torch.allclose(ours.running_var, ref.running_var, atol=1e-5)
+    )
+    assert unchanged, (
+        "a forward in eval mode changed the running statistics: update them only in training "
+        "mode (if self.training), or evaluating on validation data changes the model"
     )
 
 

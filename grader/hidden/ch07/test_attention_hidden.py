@@ -156,6 +156,29 @@ def test_weights_scale_with_the_head_dimension():
     )
 
 
+def huge_disallowed_scores():
+    """q, k where keys 4 and 5 score about 1e3 higher than the rest for every query, and a
+    mask that disallows exactly those keys."""
+    q = torch.rand(2, 2, 5, 8, generator=gen(120)) + 0.5
+    k = torch.randn(2, 2, 6, 8, generator=gen(121))
+    k_huge = k.clone()
+    k_huge[..., 4:, :] = 1e3
+    mask = torch.ones(5, 6, dtype=torch.bool)
+    mask[:, 4:] = False
+    return q, k, k_huge, mask
+
+
+@pytest.mark.task("ch07.4")
+def test_weights_ignore_the_scores_of_disallowed_keys():
+    q, k, k_huge, mask = huge_disallowed_scores()
+    w, w_huge = at.attention_weights(q, k, mask), at.attention_weights(q, k_huge, mask)
+    assert torch.isfinite(w_huge).all() and torch.allclose(w, w_huge, atol=1e-6), (
+        "a disallowed key's score, however large, must not change the weights of the allowed keys "
+        "(nor make them nan): replace disallowed scores by -inf before the softmax, and take any "
+        "max shift or normaliser over the allowed keys only"
+    )
+
+
 # ---------------------------------------------------------------- ch07.5
 
 
@@ -196,6 +219,18 @@ def test_attention_broadcasts_a_per_example_mask():
     )
 
 
+@pytest.mark.task("ch07.5")
+def test_attention_ignores_the_scores_of_disallowed_keys():
+    q, k, k_huge, mask = huge_disallowed_scores()
+    v = torch.randn(2, 2, 6, 3, generator=gen(122))
+    out, out_huge = at.attention(q, k, v, mask), at.attention(q, k_huge, v, mask)
+    assert torch.isfinite(out_huge).all() and torch.allclose(out, out_huge, atol=1e-6), (
+        "a disallowed key's score, however large, must not change the attention output (nor make "
+        "it nan): disallowed scores become -inf before the softmax, and any max shift or "
+        "normaliser is taken over the allowed keys only"
+    )
+
+
 # ---------------------------------------------------------------- ch07.6
 
 
@@ -216,7 +251,8 @@ def test_gradients_never_reach_the_future():
         assert leak == 0, (
             f"the output at position {t} has a nonzero gradient (up to {leak:.3g}) with respect to a later "
             "input: in a causal model no path may lead from a future position to an earlier output (not "
-            "through the softmax's normalizer, not through a head split that mixes positions)"
+            "through the softmax's normalizer or a max shift taken over masked keys, not through "
+            "a head split that mixes positions)"
         )
         reach = (g[:, : t + 1].abs().sum(-1) > 0).all().item()
         assert reach, (
@@ -238,8 +274,9 @@ def test_causal_outputs_ignore_any_future_change(E, H, T):
             same = torch.equal(model(x)[:, :cut], model(x2)[:, :cut])
         assert same, (
             "changing only later positions changed an earlier output of a causal model, which must stay "
-            "identical bit for bit: look for scores not masked to -inf before the softmax, a mask that lets "
-            "query i see key i+1, or a head split that mixes positions"
+            "identical bit for bit: look for scores not masked to -inf before the softmax (a max shift or "
+            "normaliser over masked keys leaks too), a mask that lets query i see key i+1, or a head split "
+            "that mixes positions"
         )
 
 
