@@ -2,6 +2,7 @@
 see the reference pass)."""
 
 import pytest
+import torch
 
 from harness.target import chapter_module
 
@@ -79,13 +80,25 @@ def test_every_step_uses_only_its_own_gradient():
     )
 
 
+def book_run(lr, steps=40):
+    """The reading's run (xs = 1..4, y = 5x, w0 = 0) in float32, one loss per step."""
+    x = torch.tensor(BOOK_XS)
+    y = torch.tensor(BOOK_YS)
+    w, losses = torch.tensor(0.0), []
+    for _ in range(steps):
+        residual = w * x - y
+        losses.append((residual**2).mean().item())
+        w = w - lr * (2 * x * residual).mean()
+    return losses
+
+
 @pytest.mark.task("ch00.3")
 @pytest.mark.points(2)
 @pytest.mark.parametrize(
     "lr, expected", [(0.001, "slow"), (0.01, "converging"), (0.1, "converging"), (1.0, "diverging")]
 )
 def test_classify_the_books_learning_rates(lr, expected):
-    losses = tl.train_scalar(BOOK_XS, BOOK_YS, w0=0.0, lr=lr, steps=40).losses
+    losses = book_run(lr)  # the reading's runs, independent of your train_scalar
     got = tl.classify_curve(losses)
     assert got == expected, (
         f"classify_curve on the lr={lr} run (losses {losses[0]:.3g} -> {losses[-1]:.3g}) said {got!r}, expected "
@@ -95,7 +108,7 @@ def test_classify_the_books_learning_rates(lr, expected):
 
 @pytest.mark.task("ch00.3")
 def test_classify_an_oscillating_curve():
-    losses = [1.0, 0.6, 0.95, 0.55, 0.9, 0.6, 0.92, 0.58, 0.93, 0.57, 0.9]
+    losses = [1.0, 0.6, 0.95, 0.55, 0.9, 0.6, 0.92, 0.58, 0.93, 0.57, 0.97]
     got = tl.classify_curve(losses)
     assert got == "oscillating", (
         f"a loss that jumps up and down between ~0.55 and ~0.95 for 10 steps was classified {got!r}; "

@@ -19,9 +19,10 @@ def _feature_mean(x: torch.Tensor) -> torch.Tensor:
 def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
     """Mean of ``x`` over dimension ``dim``, counting only positions where ``mask`` is True.
 
-    ``mask`` (bool or 0/1) has the leading dimensions of ``x`` up to and including ``dim``,
-    e.g. x[B, T, E], mask[B, T], dim=1 -> [B, E]. Values at padded positions, however large,
-    never change the result; a row with no valid position gives 0.
+    ``mask`` (bool or 0/1) has the leading dimensions of ``x``, at least up to and including
+    ``dim``: x[B, T, E], mask[B, T], dim=1 -> [B, E]; x[T, B, E], mask[T, B], dim=0 -> [B, E].
+    Values at padded positions, however large, never change the result; a row with no valid
+    position gives 0.
     """
     raise NotImplementedError("ch06a.1 masked_mean — see course/ch06a.md#padding-must-not-count")
 

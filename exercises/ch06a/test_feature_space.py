@@ -188,7 +188,8 @@ def test_svm_finds_the_widest_margin():
     assert abs(float(w[0]) - 0.5) < 0.1 and off < 0.1 and abs(float(b)) < 0.1, (
         f"train_linear_svm on points separated along axis 0 by the gap (-2, 2) gave "
         f"w[0]={float(w[0]):.3f}, max |w[1:]|={off:.3f}, b={float(b):.3f}; the maximum-margin "
-        "plane is w = (0.5, 0, ...), b = 0 — minimize 0.5*||w||^2 + C * sum of hinge losses"
+        "plane is w = (0.5, 0, ...), b = 0 — minimize 0.5*||w||^2 + C * sum of hinge losses, "
+        "with a step size that shrinks toward 0 (a constant step keeps jumping across the kink)"
     )
 
 

@@ -106,7 +106,9 @@ def test_broadcast_shape_error_names_the_clashing_sizes():
         sh.broadcast_shape((7, 11, 2), (13, 1))
     msg = str(info.value)
     assert (
-        re.search(r"\b11\b", msg) and re.search(r"\b13\b", msg) and re.search(r"dim", msg, re.I)
+        re.search(r"\b11\b", msg)
+        and re.search(r"\b13\b", msg)
+        and re.search(r"dim|axis", msg, re.I)
     ), f"the ValueError message {msg!r} should name the dimension that clashes and both sizes"
 
 
@@ -275,13 +277,20 @@ def test_first_divergence_properties():
         ([("x", (2, 3)), ("y", (3, 3)), ("z", (3,)), ("w", (1, 3))], None, "(name, shape) pairs"),
         ([("x", (2, 3)), ("y", (3, 1)), ("z", (3,)), ("w", (1, 3))], 1, "(name, shape) pairs"),
         ([(2, 3), (3, 3)], 2, "a trace longer than expected"),
+        (
+            [(2, 3), (9, 9)],
+            1,
+            "a trace longer than expected that differs before the expected list ends",
+        ),
+        ([(2, 3), (3, 3), (3,), (1, 3), (5,)], 4, "an expected op that never ran"),
     ]
     for expected, want, label in cases:
         got = sh.first_divergence(trace, expected)
         assert got == want, (
             f"first_divergence with {label} returned {got!r}, expected {want!r}: the index of the "
             "first op whose shape differs from the expected one (shape as a sequence of ints), "
-            "the shorter length if one list ends early, None if all agree"
+            "the shorter length if one list ends early with no difference before that, None if all "
+            "agree"
         )
 
 

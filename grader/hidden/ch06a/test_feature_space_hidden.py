@@ -136,6 +136,22 @@ def test_sequence_scores_default_head_ignores_padding():
         )
 
 
+@pytest.mark.task("ch06a.2")
+def test_sequence_scores_with_a_nonlinear_head():
+    torch.manual_seed(22)
+    head = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    x = torch.randn(4, 6, 6, generator=gen(22)) * 2
+    mask = lengths_mask([6, 2, 5, 1], 6)
+    with torch.no_grad():
+        got = fs.sequence_scores(x, mask, head)
+        want = loop_scores(x, mask, head)
+    assert tuple(got.shape) == (4,) and torch.allclose(got, want, atol=1e-5), (
+        "with a head that is not linear, sequence_scores must score every position first and "
+        "then average the valid positions' scores; averaging the features before the head is "
+        "only the same for a linear head"
+    )
+
+
 # ---- ch06a.3 hinge_loss ------------------------------------------------------------
 
 
