@@ -322,6 +322,12 @@ def test_checkpoint_round_trip_gives_identical_outputs_and_training(tmp_path):
             "the reloaded model's outputs differ from the saved model's: every registered "
             "parameter and buffer must travel through state_dict()"
         )
+    owned = {id(p) for group in opt2.param_groups for p in group["params"]}
+    assert all(id(p) in owned for p in model2.parameters()), (
+        "after load_checkpoint(path, model2, opt2) the optimizer no longer holds model2's "
+        "parameters: load_state_dict copies values into the existing tensors; assign=True (or "
+        "replacing the parameters) swaps in new tensors that the optimizer does not know"
+    )
     for m, o in ((model, opt), (model2, opt2)):
         o.zero_grad()
         F.cross_entropy(m(X), y).backward()
