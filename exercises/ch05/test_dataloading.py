@@ -84,6 +84,13 @@ class Started:
         it, self.it = self.it, None  # time_loader holds the only reference from here on
         return it
 
+    def close(self):
+        """Release and stop the workers if time_loader never started iterating."""
+        self.gate.go.set()
+        if self.it is not None:
+            self.it._shutdown_workers()
+            self.it = None
+
 
 def timed_with_workers(dataset, batch_size, workers):
     gate = StartingGate()
@@ -95,7 +102,11 @@ def timed_with_workers(dataset, batch_size, workers):
         persistent_workers=False,
         multiprocessing_context=CTX,
     )
-    return dl.time_loader(Started(loader, gate, workers), lambda b: None, len(loader))
+    started = Started(loader, gate, workers)
+    try:
+        return dl.time_loader(started, lambda b: None, len(loader))
+    finally:
+        started.close()
 
 
 @pytest.mark.task("ch05.1")
@@ -117,8 +128,12 @@ def test_waiting_for_slow_batches_is_wait_time():
 @pytest.mark.task("ch05.1")
 @pytest.mark.points(2)
 def test_consumer_work_is_compute_time_not_wait():
-    seen = []
-    timing = dl.time_loader(FakeLoader(4), sleeper(0.04, seen), 10)
+    # A busy machine can stall one run; a wait that includes consume never passes.
+    for _ in range(3):
+        seen = []
+        timing = dl.time_loader(FakeLoader(4), sleeper(0.04, seen), 10)
+        if timing.wait_s < 0.08:
+            break
     assert len(seen) == 4 and all(
         torch.equal(b, torch.full((2,), float(k))) for k, b in enumerate(seen)
     ), "consume should be called once with each batch, in the loader's order"
@@ -163,7 +178,7 @@ def test_workers_cut_the_wait_on_sleep_bound_data():
     )
     before = set(mp.active_children())
     ratios = []
-    for _ in range(3):  # best of three: a busy machine can delay one run
+    for _ in range(5):  # best of five: a busy machine can delay a run
         parallel = timed_with_workers(data, 2, 8)
         assert parallel.batches == 8, (
             f"with 8 workers time_loader saw {parallel.batches} batches, expected 8"
@@ -223,6 +238,7 @@ def test_pad_collate_pads_each_row_from_its_start():
     g = torch.Generator().manual_seed(1)
     lengths = [4, 2, 3, 1]  # B == T == 4: a time-major (T, B) result has the same shape
     seqs = [torch.randn(n, generator=g) for n in lengths]
+    seqs[1][-1] = 0.0  # a real zero (silence, a zero feature) is data, not padding
     batch = [(s, k % 2) for k, s in enumerate(seqs)]
     padded, lens, targets = dl.pad_collate(batch)
     expected = padded_reference(seqs)
@@ -234,8 +250,9 @@ def test_pad_collate_pads_each_row_from_its_start():
         "row b must be sequence b from position 0 followed by zeros (batch first: (B, T), not time-major (T, B))"
     )
     assert lens.dtype == torch.int64 and lens.tolist() == lengths, (
-        f"lengths came back as {lens.tolist()} ({lens.dtype}), expected {lengths} as int64: "
-        "record each sequence's length before padding makes them all equal"
+        f"lengths came back as {lens.tolist()} ({lens.dtype}), expected {lengths} as int64 "
+        "(sequence 1 ends in a real 0.0): record each sequence's length before padding, "
+        "not the rows' nonzero entries or their padded length"
     )
     assert torch.equal(targets, torch.tensor([0, 1, 0, 1])), (
         f"targets came back as {targets.tolist()}, expected [0, 1, 0, 1]: keep the batch order "

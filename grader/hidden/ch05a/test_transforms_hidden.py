@@ -42,6 +42,34 @@ def test_normalizer_on_four_channels_and_a_constant_channel():
     assert torch.allclose(stds, torch.ones(3), rtol=1e-2), (
         "after apply, every non-constant channel of the training data must have std ~1"
     )
+    moved = x.clone()
+    moved[:, 3] += 1.0  # later data in which the constant channel changes by one unit
+    shift = (norm.apply(moved)[:, 3] - out[:, 3]).abs().max().item()
+    assert shift == pytest.approx(1.0, rel=1e-3), (
+        f"a channel with zero spread in training must get std 1: a one-unit change in it later moved "
+        f"the normalized value by {shift:.3g} (an epsilon instead of std 1 blows any change up)"
+    )
+
+
+@pytest.mark.task("ch05a.1")
+def test_normalizer_on_features_and_signals():
+    g = torch.Generator().manual_seed(6)
+    scale, offset = torch.tensor([2.0, 0.5, 9.0]), torch.tensor([1.0, -4.0, 30.0])
+    for shape in ((200, 3), (20, 3, 10)):  # tabular (N, C) and signal (N, C, L) data
+        view = (1, 3) + (1,) * (len(shape) - 2)
+        x = torch.randn(*shape, generator=g) * scale.view(view) + offset.view(view)
+        out = tf.fit_normalizer(x).apply(x)
+        assert out.shape == x.shape, (
+            f"apply on {tuple(x.shape)} data returned {tuple(out.shape)}: the statistics (C,) must "
+            "broadcast as (1, C) plus one trailing 1 per trailing dim of (N, C, ...), not as (1, C, 1, 1)"
+        )
+        flat = out.transpose(0, 1).reshape(3, -1)
+        assert torch.allclose(flat.mean(dim=1), torch.zeros(3), atol=1e-4) and torch.allclose(
+            flat.std(dim=1), torch.ones(3), rtol=1e-2
+        ), (
+            f"fit_normalizer then apply on {tuple(x.shape)} data must give every channel mean ~0 and "
+            "std ~1: statistics per channel (dim 1) over N and all trailing dims"
+        )
 
 
 @pytest.mark.task("ch05a.1")
