@@ -47,7 +47,7 @@ class FakeGPU:
         self.ends.append(start + kernel)
         self.launches += 1
 
-    def synchronize(self):
+    def synchronize(self, device=None):  # accepts torch.cuda's optional device
         self.syncs += 1
         if self.ends:
             self.now = max(self.now, self.ends[-1])
@@ -74,7 +74,8 @@ def test_time_fn_reports_median_spread_and_first_call():
         + (
             "that is only the 0.5 ms launch — synchronize the device before reading the clock"
             if t.median_ms < 1
-            else "report the median (one slow call must not move it), not the mean"
+            else "report the median of the timed calls (one slow call must not move it), not the "
+            "mean or the fastest call"
         )
     )
     assert (t.p10_ms, t.p90_ms) == (pytest.approx(10.0, abs=1e-6), pytest.approx(30.0, abs=1e-6)), (
@@ -181,6 +182,11 @@ def test_profile_finds_the_matmul_and_limits_rows():
         f"4 matmuls of 256 x 256 dominate this function, yet the top row is {top.name!r} "
         f"({top.calls} calls): rank operators by the time they took, not by how often they ran"
     )
+    assert top.name != "aten::matmul", (
+        f"the top row is aten::matmul with {top.self_ms:.3f} ms, yet aten::matmul only dispatches to "
+        "aten::mm: report and rank *self* CPU time (self_cpu_time_total), which excludes the operators "
+        "an operator calls, not the total that includes them"
+    )
 
 
 # ---------------------------------------------------------------- ch09.4 estimate_activation_mb
@@ -242,16 +248,16 @@ class FakeMemory:
     def free(self, mb):
         self.allocated -= mb * self.MB
 
-    def synchronize(self):
+    def synchronize(self, device=None):  # accepts torch.cuda's optional device
         self.syncs += 1
 
-    def reset_peak_memory_stats(self):
+    def reset_peak_memory_stats(self, device=None):
         self.peak = self.allocated
 
-    def memory_allocated(self):
+    def memory_allocated(self, device=None):
         return self.allocated
 
-    def max_memory_allocated(self):
+    def max_memory_allocated(self, device=None):
         return self.peak
 
 

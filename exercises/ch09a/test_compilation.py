@@ -87,7 +87,9 @@ def test_compile_stats_sees_a_data_dependent_branch():
         "compile_stats(fn with `if tensor.sum() > 0:`, the same input twice) gave "
         f"graph_breaks={stats.graph_breaks}, graphs={stats.graphs}, recompiles={stats.recompiles}; expected "
         "1, 2, 0: a data-dependent branch breaks the graph in two (Dynamo files it under "
-        "counters['unimplemented'], not counters['graph_break']; torch._dynamo.explain counts it)"
+        "counters['unimplemented'], not counters['graph_break']; torch._dynamo.explain counts it). "
+        "The second graph is the resume function after the break, compiled on the first call: a "
+        "recompile is a later compilation of a frame already compiled, not graphs - 1"
     )
 
 
@@ -213,7 +215,9 @@ def scale_by(x, n):
     ids=["shape", "dtype", "python-int"],
 )
 def test_guard_reasons_names_the_argument_and_property(second, expected):
-    got = comp.guard_reasons(scale_by, (torch.ones(4, 4), 2), second, dynamic=False)
+    got = comp.guard_reasons(
+        scale_by, (torch.ones(4, 4), 2), second, backend="eager", dynamic=False
+    )
     pairs = [(r.argument, r.kind) for r in got]
     assert pairs == expected, (
         f"guard_reasons(x * n + 1, first=(ones(4, 4), 2), second=({tuple(second[0].shape)} "

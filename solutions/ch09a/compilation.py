@@ -134,10 +134,12 @@ def _classify(text: str) -> GuardReason:
 def guard_reasons(
     fn: Callable, first: Any, second: Any, **compile_kwargs: Any
 ) -> list[GuardReason]:
-    """Compile ``fn`` on the call ``first`` (an argument tuple), then call it with ``second``.
+    """Compile ``fn`` from a clean Dynamo cache on the call ``first`` (an argument tuple), then
+    call it with ``second``.
 
-    Returns one ``GuardReason`` per guard that failed on the second call (empty when the
-    compiled code was reused): which argument, and whether a shape, a dtype or a Python value.
+    ``compile_kwargs`` go to ``torch.compile`` (``backend`` defaults to "eager"). Returns one
+    ``GuardReason`` per guard that failed on the second call (empty when the compiled code was
+    reused): which argument, and whether a shape, a dtype or a Python value.
     """
     backend = compile_kwargs.pop("backend", "eager")
     torch.compiler.reset()

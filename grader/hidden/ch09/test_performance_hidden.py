@@ -37,7 +37,7 @@ class FakeGPU:
         self.ends.append(start + self.kernel_ms)
         self.launches += 1
 
-    def synchronize(self):
+    def synchronize(self, device=None):  # accepts torch.cuda's optional device
         if self.ends:
             self.now = max(self.now, self.ends[-1])
         self.ends.clear()
@@ -140,6 +140,12 @@ def test_profile_ranks_by_time_and_honours_n():
         "rows must aggregate calls per operator (aten::mm ran 30 times) and n only caps the number of rows; "
         f"got {[(r.name, r.calls) for r in many][:8]}"
     )
+    conv = {r.name: r.self_ms for r in many if "conv" in r.name.lower()}
+    assert "aten::conv2d" in conv and conv["aten::conv2d"] < max(conv.values()), (
+        "self time excludes the operators an operator calls: aten::conv2d only dispatches to the "
+        "convolution kernel, so its self time must be smaller than the kernel's; got "
+        f"{sorted(conv.items(), key=lambda kv: -kv[1])}"
+    )
 
 
 # ---------------------------------------------------------------- ch09.4 estimate_activation_mb
@@ -194,16 +200,16 @@ class FakeMemory:
     def free(self, mb):
         self.allocated -= mb * self.MB
 
-    def synchronize(self):
+    def synchronize(self, device=None):  # accepts torch.cuda's optional device
         pass
 
-    def reset_peak_memory_stats(self):
+    def reset_peak_memory_stats(self, device=None):
         self.peak = self.allocated
 
-    def memory_allocated(self):
+    def memory_allocated(self, device=None):
         return self.allocated
 
-    def max_memory_allocated(self):
+    def max_memory_allocated(self, device=None):
         return self.peak
 
 

@@ -162,10 +162,10 @@ def test_gate_other_size_compiles_fullgraph_and_matches():
     )
     torch.compiler.reset()
     compiled = torch.compile(gate, backend="eager", fullgraph=True)
-    for bias in (1.5, -1.5):
+    for bias in (1.5, -1.5, 0.0):  # 0.0: rows and columns whose means differ in sign
         with torch.no_grad():
             gate.lin.bias.fill_(bias)
-            x = torch.randn(7, 5)
+            x = torch.randn(7, 5) * (3.0 if bias == 0.0 else 1.0)
             h = gate.lin(x)
             kept = h.clamp(min=0) if h.mean() > 0 else h.clamp(max=0)
             torch.testing.assert_close(
@@ -174,8 +174,9 @@ def test_gate_other_size_compiles_fullgraph_and_matches():
                 atol=1e-6,
                 rtol=1e-5,
                 msg=lambda m: (
-                    "the compiled gate must keep the positive part when the batch mean is positive, the "
-                    f"negative part otherwise, and divide by the batch's largest |activation|: {m}"
+                    "the compiled gate must keep the positive part when the batch mean (one number "
+                    "for the whole batch, not per row or column) is positive, the negative part "
+                    f"otherwise, and divide by the batch's largest |activation|: {m}"
                 ),
             )
 
@@ -207,8 +208,15 @@ def uses_flag(x, flag):
     ids=["unused-int", "first-dim", "dynamic-true", "python-bool"],
 )
 def test_guard_reasons_reports_only_guards_that_failed(fn, first, second, kwargs, expected):
+    kwargs = {"backend": "eager", **kwargs}
     got = [(r.argument, r.kind) for r in comp.guard_reasons(fn, first, second, **kwargs)]
     assert got == expected, (
         f"guard_reasons must report exactly the guards Dynamo found failing on the second call "
         f"(none when the compiled code is reused, even if an input changed); expected {expected}, got {got}"
+    )
+    again = [(r.argument, r.kind) for r in comp.guard_reasons(fn, first, second, **kwargs)]
+    assert again == got, (
+        f"guard_reasons with the same arguments gave {got}, then {again} when called again: each call must "
+        "start from a clean Dynamo cache (torch.compiler.reset()), or graphs compiled by an earlier call "
+        "serve the second input and no guard fails"
     )
