@@ -1,6 +1,7 @@
 """Hidden tests for ch09b: other objects, configurations, seeds and noise levels than the
 public ones. Messages state the violated property, not the test."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -25,7 +26,7 @@ def sample(n, mean, sd, seed):
 def verdict(baseline, candidate) -> bool:
     """is_regression's answer, which must be a boolean (numpy's bool_ is fine)."""
     answer = rg.is_regression(baseline, candidate)
-    assert isinstance(answer, bool) or type(answer).__name__ == "bool_", (
+    assert isinstance(answer, (bool, np.bool_)), (
         f"is_regression returned {answer!r} ({type(answer).__name__}); it should return True or False"
     )
     return bool(answer)
@@ -167,6 +168,15 @@ def test_a_lucky_baseline_run_does_not_count():
         "the candidate matches the baseline's typical runs; only one exceptionally lucky baseline run is "
         "better — comparing against the best run, or one pair of runs, mistakes luck for a regression"
     )
+    for one_side, other_side in (({0: 0.5}, cand), (base, {10: 0.9})):
+        try:
+            rg.is_regression(one_side, other_side)
+        except ValueError:
+            continue
+        raise AssertionError(
+            "with a single run on one side is_regression must raise ValueError: one run cannot "
+            "measure that side's seed-to-seed noise"
+        )
 
 
 @pytest.mark.task("ch09b.4")
@@ -198,5 +208,6 @@ def test_measured_runs_of_a_real_change():
         "rerunning the same configuration with other seeds is not a regression"
     )
     assert verdict(base, slower), (
-        "a configuration that is worse on every seed by several standard deviations is a regression"
+        "a configuration whose mean metric is about five standard errors worse than the baseline's "
+        "(8 seeds a side) is a regression"
     )

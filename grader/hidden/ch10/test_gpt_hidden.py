@@ -37,6 +37,7 @@ class TableModel(nn.Module):
 
     def __init__(self, table, block_size):
         super().__init__()
+        self.unused = nn.Parameter(torch.zeros(()))  # so model.parameters() gives a device
         self.register_buffer("table", table)
         self.block_size = block_size
 
@@ -44,6 +45,22 @@ class TableModel(nn.Module):
         if idx.shape[1] > self.block_size:
             raise ValueError(f"{idx.shape[1]} positions exceed block_size {self.block_size}")
         return self.table[idx], None
+
+
+class WindowModel(nn.Module):
+    """Fixed logits that depend on the context: every position predicts (first token of the
+    window it was given + 1) mod vocab, almost surely."""
+
+    def __init__(self, vocab, block_size):
+        super().__init__()
+        self.unused = nn.Parameter(torch.zeros(()))  # so model.parameters() gives a device
+        self.vocab, self.block_size = vocab, block_size
+
+    def forward(self, idx, targets=None):
+        if idx.shape[1] > self.block_size:
+            raise ValueError(f"{idx.shape[1]} positions exceed block_size {self.block_size}")
+        logits = 40.0 * F.one_hot((idx[:, :1] + 1) % self.vocab, self.vocab).float()
+        return logits.expand(-1, idx.shape[1], -1), None
 
 
 # ---------------------------------------------------------------- ch10.1
@@ -143,7 +160,7 @@ def test_check_targets_on_short_and_text_windows():
 @pytest.mark.task("ch10.4")
 def test_attention_gradient_is_causal_everywhere():
     torch.manual_seed(4)
-    m = gpt.CausalSelfAttention(16, 4, 16)
+    m = gpt.CausalSelfAttention(16, 4, 16).eval()  # eval: dropout, if any, off
     x = torch.randn(1, 16, 16, requires_grad=True)
     out = m(x)
     for t in range(16):
@@ -160,7 +177,7 @@ def test_attention_gradient_is_causal_everywhere():
 @pytest.mark.task("ch10.4")
 def test_attention_keeps_batch_rows_apart():
     torch.manual_seed(5)
-    m = gpt.CausalSelfAttention(12, 3, 12)
+    m = gpt.CausalSelfAttention(12, 3, 12).eval()
     x = torch.randn(3, 12, 12)
     x2 = x.clone()
     x2[1:] = torch.randn(2, 12, 12)
@@ -176,7 +193,7 @@ def test_attention_keeps_batch_rows_apart():
 @pytest.mark.task("ch10.5")
 def test_block_gradient_is_causal_and_prefix_stable():
     torch.manual_seed(6)
-    blk = gpt.Block(12, 3, 12)
+    blk = gpt.Block(12, 3, 12).eval()
     x = torch.randn(2, 12, 12, requires_grad=True)
     out = blk(x)
     (g,) = torch.autograd.grad(out[:, 4].sum(), x)
@@ -189,13 +206,29 @@ def test_block_gradient_is_causal_and_prefix_stable():
     )
 
 
+@pytest.mark.task("ch10.5")
+def test_block_residual_stream_carries_its_input():
+    torch.manual_seed(9)
+    blk = gpt.Block(16, 4, 16).eval()
+    x = torch.randn(2, 10, 16)
+    out = blk(x)
+    shifted = blk(x + 3.0)
+    gap = (shifted - (out + 3.0)).abs().max().item()
+    assert gap < 1e-3, (
+        "adding a constant to every input entry must add the same constant to the Block's output: "
+        "in a pre-norm block each branch sees only a LayerNorm of the stream (which removes the "
+        "constant) and the residual path carries the input through untouched — no LayerNorm after "
+        f"the additions, no branch without its residual (max deviation {gap:.2e})"
+    )
+
+
 # ---------------------------------------------------------------- ch10.6
 
 
 @pytest.mark.task("ch10.6")
 def test_square_gpt_is_causal_and_calibrated_at_init():
     torch.manual_seed(7)
-    model = gpt.GPT(24, 24, 1, 2, 24)  # vocab == block == n_embd
+    model = gpt.GPT(24, 24, 1, 2, 24).eval()  # vocab == block == n_embd
     idx = torch.randint(24, (4, 24))
     logits, _ = model(idx)
     for cut in (1, 12, 23):
@@ -206,7 +239,7 @@ def test_square_gpt_is_causal_and_calibrated_at_init():
             "logits at a position change when only later tokens change: the model sees the future"
         )
     torch.manual_seed(8)
-    big = gpt.GPT(100, 16, 2, 4, 32)
+    big = gpt.GPT(100, 16, 2, 4, 32).eval()
     _, loss = big(torch.randint(100, (8, 16)), torch.randint(100, (8, 16)))
     assert abs(loss.item() - math.log(100)) < 0.5, (
         "the loss at initialization must be close to ln(vocab_size)"
@@ -273,6 +306,23 @@ def test_each_row_samples_from_its_own_last_token_past_the_block():
         )
 
 
+@pytest.mark.task("ch10.7")
+def test_generation_reads_the_last_block_size_tokens():
+    model = WindowModel(6, 4)
+    for prompt in ([[5, 0, 3, 1, 4, 2], [2, 2, 0, 5, 1, 3]], [[3, 1], [0, 4]]):
+        idx = torch.tensor(prompt)
+        out = gpt.generate(model, idx, 7, 1.0, torch.Generator().manual_seed(0))
+        want = idx.clone()
+        for _ in range(7):
+            window = want[:, -4:]  # the whole sequence while it is shorter than block_size
+            want = torch.cat([want, (window[:, :1] + 1) % 6], dim=1)
+        assert torch.equal(out, want), (
+            "generate must give the model the last block_size tokens of the sequence as its context "
+            "(all of it while shorter): a model whose prediction depends on the oldest token of that "
+            "window was fed a different window"
+        )
+
+
 # ---------------------------------------------------------------- ch10.8
 
 
@@ -311,4 +361,33 @@ def test_training_is_deterministic_per_seed():
     )
     assert a != c, (
         "two train_gpt runs with different seeds are identical: the seed must reach the model and the batches"
+    )
+
+
+@pytest.mark.task("ch10.8")
+@pytest.mark.timeout(60)
+def test_batches_come_from_the_right_split():
+    text = corpus()[:4000]
+    calls = []
+
+    def recording_batch(data, block_size, batch_size, generator=None):
+        calls.append(data.detach().clone())
+        starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator)
+        x = torch.stack([data[i : i + block_size] for i in starts.tolist()])
+        y = torch.stack([data[i + 1 : i + block_size + 1] for i in starts.tolist()])
+        return x, y
+
+    cfg = dict(steps=6, block_size=8, batch_size=4, n_layer=1, n_head=2, n_embd=16)
+    result = gpt.train_gpt(text, seed=2, batch_fn=recording_batch, **cfg)
+    tok = result.tokenizer
+    ids = torch.tensor(tok.encode(text), dtype=torch.long)
+    n_train = int(0.9 * len(ids))
+    train, val = ids[:n_train], ids[n_train:]
+    same = lambda a, b: a.shape == b.shape and torch.equal(a.long(), b)  # noqa: E731
+    assert len(calls) > 6 and all(same(d, train) for d in calls[:6]), (
+        "every training step must draw its batch with batch_fn from the training split (the first 90% of the tokens)"
+    )
+    assert all(same(d, val) for d in calls[6:]), (
+        "after training, val_loss must be measured on batches that batch_fn draws from the validation "
+        "split (the last 10% of the tokens), not the training split"
     )

@@ -1,0 +1,44 @@
+"""train_gpt draws its validation batches from the training split: val_loss then measures
+memorisation, not generalisation."""
+
+EXPECT = r"validation split"
+SELECT = "split or configuration or training"
+
+_train_gpt = train_gpt
+
+
+def train_gpt(
+    text,
+    steps=300,
+    block_size=32,
+    batch_size=16,
+    n_layer=2,
+    n_head=4,
+    n_embd=64,
+    lr=3e-3,
+    seed=0,
+    batch_fn=None,
+):
+    batch_fn = batch_fn or get_batch
+    tokenizer = CharTokenizer(text)
+    data = torch.tensor(tokenizer.encode(text), dtype=torch.long)
+    n_train = int(0.9 * len(data))
+    train_data, val_data = data[:n_train], data[n_train:]
+    torch.manual_seed(seed)
+    model = GPT(tokenizer.vocab_size, block_size, n_layer, n_head, n_embd)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    gen = torch.Generator().manual_seed(seed)
+    losses = []
+    for _ in range(steps):
+        x, y = batch_fn(train_data, block_size, batch_size, gen)
+        _, loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    with torch.no_grad():
+        val = [
+            model(*batch_fn(train_data, block_size, batch_size, gen))[1].item() for _ in range(8)
+        ]
+    return TrainResult(model, tokenizer, losses, sum(val) / len(val), val_data)
