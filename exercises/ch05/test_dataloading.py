@@ -112,8 +112,11 @@ def timed_with_workers(dataset, batch_size, workers):
 @pytest.mark.task("ch05.1")
 @pytest.mark.points(2)
 def test_waiting_for_slow_batches_is_wait_time():
-    loader = FakeLoader(4, fetch_s=0.03)
-    timing = dl.time_loader(loader, lambda b: None, 10)
+    # A busy machine can stall one run; compute that includes the wait never passes.
+    for _ in range(3):
+        timing = dl.time_loader(FakeLoader(4, fetch_s=0.03), lambda b: None, 10)
+        if timing.compute_s < 0.5 * timing.wait_s:
+            break
     assert timing.batches == 4, f"time_loader on a 4-batch loader reported {timing.batches} batches"
     assert timing.wait_s >= 0.12, (
         f"4 batches that each take 30 ms to arrive gave wait_s={timing.wait_s:.4f} s, expected >= 0.12 s: "
