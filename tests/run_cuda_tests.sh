@@ -4,9 +4,10 @@
 # the CUDA build of torch already installed on that machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python - <<'PY'
+PY="${PYTHON:-$(command -v python3 || command -v python)}"
+"$PY" - <<'PY'
 import torch
 assert torch.cuda.is_available(), "no CUDA device here: nothing to check"
 print("torch", torch.__version__, "on", torch.cuda.get_device_name(0))
 PY
-python -m pytest exercises grader/hidden --impl solutions -m cuda -v -p no:cacheprovider -rs "$@"
+"$PY" -m pytest exercises grader/hidden --impl solutions -m cuda -v -p no:cacheprovider -rs "$@"
