@@ -86,6 +86,13 @@ def test_tokenizer_round_trips_the_corpus():
     assert tok.decode(torch.tensor(ids[:50])) == text[:50], (
         "decode should also accept a 1-D tensor of ids (generate returns tensors): convert with int()"
     )
+    alphabet = "".join(sorted(set(text)))
+    assert tok.encode(alphabet) == list(range(tok.vocab_size)), (
+        f"CharTokenizer(corpus).encode(sorted characters) gave {tok.encode(alphabet)[:8]}...; the id of a "
+        "character is its index in the SORTED list of distinct characters — list(set(text)) has an "
+        "order that changes from one Python process to the next (hash randomization), so saved ids "
+        "would mean other characters after a restart"
+    )
     assert gpt.CharTokenizer(text).encode("the harbour") == tok.encode("the harbour"), (
         "two tokenizers built from the same text give different ids: build the vocabulary "
         "deterministically (e.g. sorted characters), or a saved model cannot be reused"

@@ -78,6 +78,9 @@ def test_tokenizer_on_other_text():
     assert tok.decode(ids) == text, (
         "decode(encode(text)) must give back the text, newlines and non-ASCII included"
     )
+    assert tok.encode("".join(sorted(set(text)))) == list(range(tok.vocab_size)), (
+        "ids must follow the sorted order of the distinct characters, so that they are the same in every process"
+    )
     assert tok.encode("") == [] and tok.decode([]) == "", (
         "the empty string must encode to [] and back"
     )
