@@ -19,6 +19,14 @@ CTX = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
 too_many_workers = pytest.mark.filterwarnings("ignore:This DataLoader will create")
 
 
+def forked(loader):
+    """The loader ``make_loader`` built, set to fork its workers: the module under test has a
+    private name that a spawned or forkserver worker (Python 3.14's default) cannot import."""
+    if CTX is not None and getattr(loader, "num_workers", 0) > 0:
+        loader.multiprocessing_context = CTX
+    return loader
+
+
 def epoch(loader):
     """All batches of one pass over ``loader``; its workers are shut down even if a worker fails."""
     it = iter(loader)
@@ -335,7 +343,7 @@ def test_augmentation_follows_the_loader_generator():
 def test_make_loader_is_reproducible_and_workers_differ():
     data = dl.AugmentedDataset(16)
     # Both loaders are built before either is used, as a script builds its train and val loaders.
-    loaders = [dl.make_loader(data, batch_size=4, num_workers=2, seed=11) for _ in range(2)]
+    loaders = [forked(dl.make_loader(data, batch_size=4, num_workers=2, seed=11)) for _ in range(2)]
     first, again = epoch(loaders[0]), epoch(loaders[1])
     order = [b[:, 0].long().tolist() for b in first]
     assert order == [b[:, 0].long().tolist() for b in again], (

@@ -17,6 +17,14 @@ CTX = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
 too_many_workers = pytest.mark.filterwarnings("ignore:This DataLoader will create")
 
 
+def forked(loader):
+    """The loader ``make_loader`` built, set to fork its workers: the module under test has a
+    private name that a spawned or forkserver worker (Python 3.14's default) cannot import."""
+    if CTX is not None and getattr(loader, "num_workers", 0) > 0:
+        loader.multiprocessing_context = CTX
+    return loader
+
+
 def epoch(loader):
     """All batches of one pass over ``loader``; its workers are shut down even if a worker fails."""
     it = iter(loader)
@@ -308,9 +316,9 @@ def test_each_epoch_draws_new_augmentation():
 @pytest.mark.timeout(60)
 def test_make_loader_order_follows_the_seed_and_covers_everything():
     data = dl.AugmentedDataset(12, dim=2)
-    a = torch.cat(epoch(dl.make_loader(data, batch_size=3, num_workers=2, seed=1)))
-    b = torch.cat(epoch(dl.make_loader(data, batch_size=3, num_workers=2, seed=2)))
-    c = torch.cat(epoch(dl.make_loader(data, batch_size=3, num_workers=2, seed=1)))
+    a = torch.cat(epoch(forked(dl.make_loader(data, batch_size=3, num_workers=2, seed=1))))
+    b = torch.cat(epoch(forked(dl.make_loader(data, batch_size=3, num_workers=2, seed=2))))
+    c = torch.cat(epoch(forked(dl.make_loader(data, batch_size=3, num_workers=2, seed=1))))
     assert sorted(a[:, 0].long().tolist()) == list(range(12)), (
         "one epoch must visit every sample exactly once"
     )
@@ -323,7 +331,7 @@ def test_make_loader_order_follows_the_seed_and_covers_everything():
 @pytest.mark.task("ch05.4")
 @pytest.mark.timeout(60)
 def test_make_loader_workers_exit_after_the_epoch():
-    loader = dl.make_loader(dl.AugmentedDataset(6), batch_size=2, num_workers=2, seed=0)
+    loader = forked(dl.make_loader(dl.AugmentedDataset(6), batch_size=2, num_workers=2, seed=0))
     before = set(mp.active_children())
     batches = list(loader)
     alive = set(mp.active_children()) - before
