@@ -60,7 +60,7 @@ class WindowModel(nn.Module):
         if idx.shape[1] > self.block_size:
             raise ValueError(f"{idx.shape[1]} positions exceed block_size {self.block_size}")
         logits = 40.0 * F.one_hot((idx[:, :1] + 1) % self.vocab, self.vocab).float()
-        return logits.expand(-1, idx.shape[1], -1), None
+        return logits.repeat(1, idx.shape[1], 1), None
 
 
 # ---------------------------------------------------------------- ch10.1
