@@ -7,11 +7,12 @@ import csv
 import json
 from pathlib import Path
 
+from harness import index
 from harness.target import REPO
 
 SOLUTION = (REPO / "solutions" / "ch00" / "training_loop.py").read_text()
 STUB = (REPO / "exercises" / "ch00" / "training_loop.py").read_text()
-CH00_MAX = 29
+CH00_MAX = index.chapter("ch00").max_points  # the index is checked against the tests' points
 
 
 def write_submission(
