@@ -8,6 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from exercises.ch01.test_shapes import (  # helpers shared with the public twin
+    loop_sq_dists,
+    trace_of_a_crash,
+)
 from harness.target import chapter_module
 
 sh = chapter_module("ch01", "shapes")
@@ -115,14 +119,6 @@ def test_broadcast_shape_error_names_the_clashing_sizes():
 # ---- ch01.2 pairwise_sq_dists ------------------------------------------------------
 
 
-def loop_sq_dists(x, y):
-    out = torch.empty(x.shape[0], y.shape[0], dtype=torch.float64)
-    for i in range(x.shape[0]):
-        for j in range(y.shape[0]):
-            out[i, j] = ((x[i].double() - y[j].double()) ** 2).sum()
-    return out
-
-
 def assert_dists(x, y, got, label):
     n, m = x.shape[0], y.shape[0]
     assert tuple(got.shape) == (n, m), (
@@ -226,18 +222,6 @@ def test_trace_shapes_sees_factories_and_multiple_outputs():
     assert shapes.count((4,)) >= 1, (
         f"an op returning several tensors must have its outputs recorded; trace shapes {shapes}"
     )
-
-
-def trace_of_a_crash(fn, *args):
-    try:
-        return sh.trace_shapes(fn, *args)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the point is that nothing escapes
-        pytest.fail(
-            f"trace_shapes let fn's crash escape ({type(exc).__name__}: {str(exc)[:100]}); catch "
-            "it and return the ops that completed before the crash: they are the evidence"
-        )
 
 
 @pytest.mark.task("ch01.4")

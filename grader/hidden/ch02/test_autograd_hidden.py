@@ -1,8 +1,6 @@
 """Hidden tests for ch02: other graphs, cuts, sizes and splits than the public ones, so a
 solution that only fits the public cases fails. Messages state the property, not the test."""
 
-import copy
-import inspect
 import os
 import re
 import warnings
@@ -11,6 +9,10 @@ import pytest
 import torch
 from torch import nn
 
+from exercises.ch02.test_autograd import (  # helpers shared with the public twin
+    full_batch_grad,
+    marked_lines,
+)
 from harness.target import chapter_module
 
 ag = chapter_module("ch02", "autograd")
@@ -18,15 +20,6 @@ ag = chapter_module("ch02", "autograd")
 HERE = os.path.basename(__file__)
 X = torch.tensor([1.0, 2.0, 3.0, 4.0])
 Y = 3.0 * X
-
-
-def marked_lines(fn) -> dict[str, int]:
-    lines, start = inspect.getsourcelines(fn)
-    return {
-        m.group(1): start + i
-        for i, line in enumerate(lines)
-        if (m := re.search(r"# cut: (\w+)", line))
-    }
 
 
 def points_at(cut, line: int) -> bool:
@@ -310,13 +303,6 @@ def test_two_stage_zero_and_one_step():
 
 
 # ---------------------------------------------------------------- ch02.4 accumulated_grad
-
-
-def full_batch_grad(model, loss_fn, batch):
-    clone = copy.deepcopy(model)
-    clone.zero_grad(set_to_none=True)
-    loss_fn(clone(batch[0]), batch[1]).backward()
-    return {n: p.grad.clone() for n, p in clone.named_parameters()}
 
 
 def matches(got, want) -> bool:

@@ -3,88 +3,24 @@ ones. Messages state the property, not the test."""
 
 import multiprocessing as mp
 import random
-import time
 
 import pytest
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from exercises.ch05.test_dataloading import (  # helpers shared with the public twin
+    CTX,
+    FakeLoader,
+    Started,
+    epoch,
+    forked,
+    sleeper,
+    too_many_workers,
+)
+from exercises.ch05.test_dataloading import StartingGate as Gate
 from harness.target import chapter_module
 
 dl = chapter_module("ch05", "dataloading")
-
-CTX = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-too_many_workers = pytest.mark.filterwarnings("ignore:This DataLoader will create")
-
-
-def forked(loader):
-    """The loader ``make_loader`` built, set to fork its workers: the module under test has a
-    private name that a spawned or forkserver worker (Python 3.14's default) cannot import."""
-    if CTX is not None and getattr(loader, "num_workers", 0) > 0:
-        loader.multiprocessing_context = CTX
-    return loader
-
-
-def epoch(loader):
-    """All batches of one pass over ``loader``; its workers are shut down even if a worker fails."""
-    it = iter(loader)
-    try:
-        return list(it)
-    finally:
-        getattr(it, "_shutdown_workers", lambda: None)()
-
-
-class FakeLoader:
-    def __init__(self, n, fetch_s=0.0, start_s=0.0):
-        self.n, self.fetch_s, self.start_s = n, fetch_s, start_s
-        self.pulled = 0
-
-    def __iter__(self):
-        time.sleep(self.start_s)
-        return self._batches()
-
-    def _batches(self):
-        for k in range(self.n):
-            time.sleep(self.fetch_s)
-            self.pulled += 1
-            yield torch.tensor([k])
-
-
-def sleeper(seconds):
-    return lambda batch: time.sleep(seconds)
-
-
-class Gate:
-    """Holds warmed-up workers until the timed iteration starts (start-up is paid once per epoch)."""
-
-    def __init__(self):
-        self.ready, self.go = CTX.Semaphore(0), CTX.Event()
-
-    def __call__(self, worker_id):
-        from multiprocessing.reduction import ForkingPickler
-
-        ForkingPickler.dumps(torch.zeros(4))
-        self.ready.release()
-        self.go.wait(30)
-
-
-class Started:
-    def __init__(self, loader, gate, workers):
-        self.gate, self.it = gate, iter(loader)
-        for _ in range(workers):
-            assert gate.ready.acquire(timeout=30), "DataLoader workers did not start within 30 s"
-
-    def __iter__(self):
-        self.gate.go.set()
-        it, self.it = self.it, None
-        return it
-
-    def close(self):
-        """Release and stop the workers if time_loader never started iterating."""
-        self.gate.go.set()
-        if self.it is not None:
-            self.it._shutdown_workers()
-            self.it = None
 
 
 @pytest.mark.task("ch05.1")

@@ -6,6 +6,10 @@ import math
 import pytest
 import torch
 
+from exercises.ch06a.test_feature_space import (  # helpers shared with the public twin
+    loop_masked_mean,
+    loop_scores,
+)
 from harness.target import chapter_module
 
 fs = chapter_module("ch06a", "feature_space")
@@ -18,14 +22,6 @@ def gen(seed):
 
 def lengths_mask(lengths, T):
     return torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]  # (B, T)
-
-
-def loop_masked_mean(x, mask):
-    rows = []
-    for b in range(x.shape[0]):
-        valid = [x[b, t] for t in range(x.shape[1]) if mask[b, t]]
-        rows.append(torch.stack(valid).mean(0) if valid else torch.zeros_like(x[b, 0]))
-    return torch.stack(rows)
 
 
 # ---- ch06a.1 masked_mean -----------------------------------------------------------
@@ -84,14 +80,6 @@ def test_masked_mean_empty_rows_and_gradients():
 
 
 # ---- ch06a.2 sequence_scores (repair) ----------------------------------------------
-
-
-def loop_scores(x, mask, head):
-    out = []
-    for b in range(x.shape[0]):
-        valid = [head(x[b, t]).reshape(()) for t in range(x.shape[1]) if mask[b, t]]
-        out.append(torch.stack(valid).mean())
-    return torch.stack(out)
 
 
 @pytest.mark.task("ch06a.2")

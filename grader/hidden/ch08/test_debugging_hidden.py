@@ -6,14 +6,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from exercises.ch08.test_debugging import pretrained  # helpers shared with the public twin
 from harness.target import chapter_module
 
 dbg = chapter_module("ch08", "debugging")
-
-
-def pretrained(seed=0, **sizes):
-    torch.manual_seed(seed)
-    return dbg.TransferNet(**sizes)
 
 
 def codes(findings):

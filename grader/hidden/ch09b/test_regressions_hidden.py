@@ -3,10 +3,10 @@ public ones. Messages state the violated property, not the test."""
 
 import re
 
-import numpy as np
 import pytest
 import torch
 
+from exercises.ch09b.test_regressions import sample, verdict  # helpers shared with the public twin
 from harness.target import chapter_module
 
 rg = chapter_module("ch09b", "regressions")
@@ -16,22 +16,6 @@ def config(**changes):
     return rg.RunConfig(
         **{**dict(n=96, d_in=6, hidden=12, lr=0.08, epochs=2, batch_size=16), **changes}
     )
-
-
-def sample(n, mean, sd, seed):
-    gen = torch.Generator().manual_seed(seed)
-    z = torch.randn(n, generator=gen, dtype=torch.float64)
-    z = (z - z.mean()) / z.std()
-    return [mean + sd * float(v) for v in z]
-
-
-def verdict(baseline, candidate) -> bool:
-    """is_regression's answer, which must be a boolean (numpy's bool_ is fine)."""
-    answer = rg.is_regression(baseline, candidate)
-    assert isinstance(answer, (bool, np.bool_)), (
-        f"is_regression returned {answer!r} ({type(answer).__name__}); it should return True or False"
-    )
-    return bool(answer)
 
 
 # ---------------------------------------------------------------- ch09b.1

@@ -1,7 +1,6 @@
 """Hidden tests for ch10: other sizes, seeds, data and edge cases than the public ones.
 Messages state the violated property, not the test."""
 
-import collections
 import math
 
 import pytest
@@ -9,6 +8,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from exercises.ch10.test_gpt import (  # helpers shared with the public twin
+    next_token_loss,
+    unigram_entropy,
+)
 from harness.target import chapter_module, course_file
 
 gpt = chapter_module("ch10", "gpt")
@@ -16,20 +19,6 @@ gpt = chapter_module("ch10", "gpt")
 
 def corpus() -> str:
     return course_file("data/ch10_corpus.txt").read_text()
-
-
-def unigram_entropy(text: str) -> float:
-    counts, n = collections.Counter(text), len(text)
-    return -sum(c / n * math.log(c / n) for c in counts.values())
-
-
-def next_token_loss(model, data, block_size):
-    n = (len(data) - 1) // block_size
-    x = data[: n * block_size].view(n, block_size)
-    y = data[1 : n * block_size + 1].view(n, block_size)
-    with torch.no_grad():
-        logits, _ = model(x)
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1)).item()
 
 
 class TableModel(nn.Module):
