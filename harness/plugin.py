@@ -58,18 +58,14 @@ def _set_threads() -> None:
     torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS") or 1)))
 
 
-def test_points(item: pytest.Item) -> int:
+def points_of(item: pytest.Item) -> int:
     marker = item.get_closest_marker("points")
     return int(marker.args[0]) if marker else 1
 
 
-def test_task(item: pytest.Item) -> str | None:
+def task_of(item: pytest.Item) -> str | None:
     marker = item.get_closest_marker("task")
     return str(marker.args[0]) if marker else None
-
-
-test_points.__test__ = False  # helpers, not tests
-test_task.__test__ = False
 
 
 @pytest.fixture(autouse=True)
@@ -125,10 +121,10 @@ def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
-    task_id = test_task(item)
+    task_id = task_of(item)
     if task_id and (call.when == "call" or report.outcome != "passed"):
         report.user_properties.append(("task", task_id))
-        report.user_properties.append(("points", test_points(item)))
+        report.user_properties.append(("points", points_of(item)))
     if report.failed and call.excinfo is not None:
         message = failure_message(call.excinfo, hidden=is_hidden(item))
         report.user_properties.append(("message", message))

@@ -29,15 +29,16 @@ class Outcome:
     to_dict = asdict
 
 
+MESSAGE_TAIL = 2000  # characters of a collection error kept
+
+
 class _Collector:
     def __init__(self) -> None:
         self.outcomes: list[Outcome] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call" and report.outcome == "passed":
-            return
-        if report.when == "teardown" and report.outcome == "passed":
-            return
+            return  # a setup or teardown that passed says nothing about the test
         props = dict(report.user_properties)
         outcome = report.outcome
         if report.failed and report.when != "call":
@@ -56,9 +57,6 @@ class _Collector:
             self.outcomes.append(
                 Outcome(report.nodeid, "error", None, 0, report.longreprtext[-MESSAGE_TAIL:])
             )
-
-
-MESSAGE_TAIL = 2000
 
 
 def _forget_test_modules() -> None:
