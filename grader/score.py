@@ -19,7 +19,7 @@ from pathlib import Path
 
 from grader import sandbox
 from harness import index
-from harness.plugin import NOT_GRADED_HERE
+from harness.plugin import NOT_GRADED_HERE, property_only
 
 
 @dataclass(frozen=True)
@@ -116,18 +116,6 @@ def collect_expected(chapters: list[index.Chapter]) -> list[TestSpec]:
         )
         for t in data["tests"]
     ]
-
-
-def property_only(message: str) -> str:
-    """A hidden test's message without pytest's assertion introspection (which can quote
-    the test's expressions): keep the lines before the first ``assert ...`` line."""
-    kept = []
-    for line in message.splitlines():
-        if line.lstrip().startswith(("assert ", "where ", "+ ", "- ", "+  where")):
-            break
-        kept.append(line)
-    text = "\n".join(kept).strip()
-    return text or "a hidden test's property does not hold (its message was withheld)"
 
 
 def score_test(spec: TestSpec, record: dict) -> TestResult:

@@ -92,6 +92,19 @@ def is_hidden(item: pytest.Item) -> bool:
     return "hidden" in item.path.parts
 
 
+def property_only(message: str) -> str:
+    """``message`` without pytest's assertion introspection, which can quote a test's
+    expressions and inputs: the lines before the first ``assert ...``/``where ...`` line."""
+    kept = []
+    for line in message.splitlines():
+        if line.lstrip().startswith(("assert ", "+ ", "- ", "where ")):
+            break
+        kept.append(line)
+    return "\n".join(kept).strip() or (
+        "a hidden test's property does not hold (its message was withheld)"
+    )
+
+
 def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
     """The observed failure in the test's own words, without the test's source code.
 
@@ -102,13 +115,7 @@ def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
     if isinstance(exc, AssertionError):
         text = str(exc) or "assertion failed"
         if hidden:
-            text = (
-                text.split("\nassert ")[0]
-                if not text.startswith("assert ")
-                else (
-                    "a hidden test's assertion failed (it states no property: report this to the course staff)"
-                )
-            )
+            text = property_only(text)
     elif isinstance(exc, NotImplementedError):
         text = f"TODO: implement {exc}"
     elif isinstance(exc, target.TargetImportError):
