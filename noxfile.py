@@ -1,4 +1,5 @@
-"""Developer sessions: `nox -s tests`, `nox -s lint`, `nox -s demo`, `nox -s bench`.
+"""Developer sessions: `nox -s tests`, `nox -s lint`, `nox -s demo`, `nox -s bench`,
+`nox -s mutants [-- chNN ...]`.
 
 Every install goes through constraints.txt, which pins the CPU build of torch this
 course is measured on (an unpinned torch pulls a multi-GB CUDA build).
@@ -37,3 +38,10 @@ def demo(session: nox.Session) -> None:
     """The main job: grade the bundled demo submissions into out/ (pass other args to override)."""
     session.install(*INSTALL)
     session.run("python", "-m", "grader", "grade", *(session.posargs or ["--out", "out"]))
+
+
+@nox.session
+def mutants(session: nox.Session) -> None:
+    """Mutation testing of the reference solutions: per chapter, killed / survived / equivalent."""
+    session.install(*INSTALL)
+    session.run("python", "tests/mutants.py", *session.posargs)

@@ -100,8 +100,6 @@ def grade_one(sub: collect.Submission, plan: Plan, specs: Future, tmp: Path) -> 
         sub.files, plan.chapters, specs, plan.limits, tmp_root=tmp
     )
     notes = list(sub.notes)
-    if facts["forged_lines"]:
-        notes.append(f"{facts['forged_lines']} unsigned lines on the results channel were ignored")
     if facts["unexpected_results"]:
         notes.append(f"{facts['unexpected_results']} results for unknown tests were ignored")
     if facts["runs"] > 1:

@@ -8,6 +8,7 @@ could not run (charged with the reason). Nothing here decides points (see ``scor
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from concurrent.futures import Future
@@ -24,7 +25,9 @@ MAX_CRASHES_PER_CHAPTER = 5
 @dataclass
 class Record:
     outcome: str  # passed | failed | error | skipped | crashed | timeout | not_run
-    message: str
+    message: str  # the full message (for a hidden test: instructor-only)
+    category: str = ""  # todo | import | timeout | crash | raised | assert | skipped | error
+    statement: str = ""  # the property the test checks, in the test's own words
     duration: float = 0.0
 
     to_dict = asdict
@@ -38,8 +41,8 @@ def chapter_of(nodeid: str) -> str:
 def _crash_message(run: sandbox.RunResult, limits: Limits) -> tuple[str, str]:
     if run.killed == "test_timeout":
         return "timeout", (
-            f"the test did not finish within {limits.test_timeout:g} s and ignored the "
-            "timeout signal, so its process was killed (an endless loop, or a very slow call)"
+            f"the test did not finish within {limits.test_timeout:g} s, so it was stopped "
+            "(an endless loop, or a very slow call)"
         )
     if run.killed == "wall":
         return "timeout", (
@@ -48,14 +51,16 @@ def _crash_message(run: sandbox.RunResult, limits: Limits) -> tuple[str, str]:
     code = run.returncode
     how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited ({code})"
     return "crashed", (
-        f"the test process {how} during this test, before it could report "
-        "(os._exit, sys.exit from a thread, a crash in native code, or running out of memory)"
+        f"the grader's test process {how} during this test (what your code sent back may "
+        "have been too large for it)"
     )
 
 
 def _neutral(message: str, root: Path) -> str:
-    """Messages without the sandbox's random path, so equal failures read equal."""
-    return message.replace(f"{root}/impl", "your submission").replace(str(root), "the sandbox")
+    """Messages without the sandbox's paths, so equal failures read equal."""
+    message = re.sub(rf"{re.escape(str(root))}/students/[\w.-]+/impl", "your submission", message)
+    message = message.replace("/sandbox/impl", "your submission")
+    return message.replace(str(root), "the sandbox")
 
 
 def _ids(specs) -> list[str]:
@@ -69,7 +74,7 @@ def grade_submission(
     limits: Limits,
     tmp_root: Path | None = None,
 ) -> tuple[dict[str, Record], dict]:
-    """Records for every expected test, and run facts (restarts, forged lines).
+    """Records for every expected test, and run facts (restarts, seconds).
 
     ``specs`` is the list of expected tests, or a Future of it: while it is still being
     collected, the first run runs every test in the files and the parent sorts the
@@ -78,7 +83,7 @@ def grade_submission(
     records: dict[str, Record] = {}
     conflicts: set[str] = set()
     crashes: dict[str, int] = {}
-    facts = {"runs": 0, "forged_lines": 0, "unexpected_results": 0, "seconds": 0.0}
+    facts = {"runs": 0, "unexpected_results": 0, "seconds": 0.0}
     deadline = time.monotonic() + limits.wall
     pending = isinstance(specs, Future) and not specs.done()
     expected = None if pending else _ids(specs)
@@ -98,7 +103,6 @@ def grade_submission(
         finally:
             sandbox.remove(root)
         facts["runs"] += 1
-        facts["forged_lines"] += run.forged
         facts["seconds"] += run.seconds
         if expected is None:
             expected = _ids(specs)
@@ -119,6 +123,8 @@ def grade_submission(
                 records[nodeid] = Record(
                     str(event.get("outcome")),
                     _neutral(str(event.get("message", "")), root)[:4000],
+                    str(event.get("category", "")),
+                    str(event.get("statement", ""))[:500],
                     float(event.get("duration") or 0.0),
                 )
         remaining = [n for n in remaining if n not in records]
@@ -132,7 +138,7 @@ def grade_submission(
             break
         blamed = run.started if run.started in remaining else remaining[0]
         outcome, message = _crash_message(run, limits)
-        records[blamed] = Record(outcome, message)
+        records[blamed] = Record(outcome, message, "timeout" if outcome == "timeout" else "crash")
         chapter = chapter_of(blamed)
         crashes[chapter] = crashes.get(chapter, 0) + 1
         if crashes[chapter] >= MAX_CRASHES_PER_CHAPTER:

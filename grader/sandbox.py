@@ -1,43 +1,25 @@
-"""Run one submission's tests in a fresh directory, in a process that is not the
-grader's, under limits, and bring back the signed per-test events.
+"""Run one submission's tests once: build its sandbox, start the trusted test process
+(``grader.verdict``) under a watchdog, and bring back its per-test events.
 
-What is defended, and how:
+The sandbox of a submission holds, per chapter and phase (``ch02-public``,
+``ch02-hidden``), exactly what that chapter's student process may see:
 
-- Only ``impl/chNN/<module>.py`` comes from the submission (see ``collect``); the tests,
-  ``harness/`` and ``course/`` are fresh copies; pytest runs with ``--noconftest``,
-  plugin autoload off, ``-c`` pointing at our own empty ini, and no cache.
-- As root, the worker runs as an unprivileged uid of its own (one per concurrent job,
-  held with a lock file) inside new mount and PID namespaces (``unshare``): it cannot
-  write the sandbox, the journal or the outputs, cannot see the grader's processes, and
-  every process it starts dies with it. ``RLIMIT_NPROC`` bounds forks; ``RLIMIT_AS``
-  bounds memory; ``RLIMIT_FSIZE`` bounds file size.
-- Without root (or without ``unshare``/``setpriv``) it falls back to the same user in a
-  new session: the sandbox is made read-only, the process group is killed at the end,
-  but a determined submission can then write anything this user can (say so in CI).
-- Results travel on an inherited pipe as lines signed with a secret the worker reads
-  from stdin before any submission code runs; stdout and stderr are only a capped log.
-  The parent scores only the tests it collected itself (``score``), so forged lines on
-  stdout or files in the sandbox count for nothing.
-- Timeouts: pytest-timeout's ``signal`` method fails a hung test; a test that defeats it
-  is killed by the parent's watchdog (per-test limit + grace) and the run resumes with
-  the remaining tests; a wall-clock limit bounds the whole submission.
+    students/ch02-public/impl/ch02/autograd.py           the submitted module
+    students/ch02-public/exercises/ch02/test_autograd.py  probes only (harness.strip)
+    students/ch02-public/course/data/ch02_*               the chapter's data, if any
+    students/ch02-hidden/...                              the same, plus the hidden probes
 
-Not defended: code inside the pytest process can, with enough effort, read the secret
-from memory, patch pytest's reporting and forge its own results; it can also use CPU
-time up to the limits and read files other users may read. Grading is evidence of
-behaviour under honest effort, not proof against a determined attacker.
+The public phase never holds a hidden file, so nothing the student's code could read
+in a hidden phase can come back in the visible report of a public test. The trusted
+process reads the real test files from the repository; it never imports the
+submission (see ``grader/verdict.py`` and ``grader/isolate.py`` for who runs what).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import functools
-import hashlib
-import hmac
 import json
 import os
-import secrets
 import shutil
 import signal
 import subprocess
@@ -48,35 +30,37 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import index
+from grader import isolate
+from harness import index, strip
 from harness.target import REPO
 
-WORKER = Path(__file__).with_name("worker.py")
-UID_BASE, UID_COUNT = 61000, 1000
-LOCK_DIR = Path(tempfile.gettempdir()) / "grader-uids"
 LOG_TAIL = 4000
+VERDICT = Path(__file__).with_name("verdict.py")
+HARNESS_FILES = ("harness/*.py", "grader/isolate.py", "grader/verdict.py", "grader/sandbox.py")
 
 
 @dataclass(frozen=True)
 class Limits:
-    test_timeout: float = 60.0  # seconds per test (pytest-timeout, signal method)
-    grace: float = 15.0  # extra seconds before the parent kills a test that ignores it
+    test_timeout: float = 60.0  # seconds per test (the calls into the student's code)
+    grace: float = 15.0  # extra seconds before the watchdog kills a test that overruns
     wall: float = 900.0  # seconds for the whole submission, all restarts included
-    memory_mb: int = 4096  # RLIMIT_AS of the worker
-    nproc: int = 64  # processes and threads of the worker's uid
-    fsize_mb: int = 256  # largest file the worker may write
+    memory_mb: int = 4096  # address space of a student process
+    nproc: int = 64  # processes and threads of a student process's uid
+    fsize_mb: int = 256  # largest file a student process may write
+    tmp_mb: int = 256  # its private /tmp (memory)
+    shm_mb: int = 256  # its private /dev/shm (memory; DataLoader workers use it)
     threads: int = 1  # torch / OpenMP threads
+    import_timeout: float = 0.0  # seconds to import a student module (0: test_timeout)
 
 
 @dataclass
 class RunResult:
-    """What one worker process reported before it ended."""
+    """What one trusted test process reported before it ended."""
 
     events: list[dict] = field(default_factory=list)
-    forged: int = 0  # lines that did not verify
     started: str | None = None  # the test that was running when the process ended
     finished: bool = False  # the session reached its end
-    killed: str | None = None  # why the parent killed it, if it did
+    killed: str | None = None  # why the grader killed it, if it did
     returncode: int | None = None
     log_tail: str = ""
     seconds: float = 0.0
@@ -88,7 +72,7 @@ class RunResult:
 @contextlib.contextmanager
 def parent_dir():
     """A temporary folder for sandboxes: enterable by the sandbox users, never listable,
-    so a submission cannot find another one's sandbox."""
+    so a student process cannot find another submission's sandbox."""
     with tempfile.TemporaryDirectory(prefix="grader-") as tmp:
         os.chmod(tmp, 0o311)
         yield Path(tmp)
@@ -98,175 +82,117 @@ def chapter_files(chapter: index.Chapter) -> list[Path]:
     return [p for p in (chapter.public_tests, chapter.hidden_tests) if p.exists()]
 
 
-def support_files(chapters: list[index.Chapter]) -> list[Path]:
-    """Everything besides the submission the chosen chapters' tests need, as paths in
-    REPO: the harness, their index files, their data (``course/data/chNN_*``), their tests."""
-    files = sorted((REPO / "harness").glob("*.py"))
+def data_files(chapter: index.Chapter) -> list[Path]:
     data = REPO / "course" / "data"
+    if not data.is_dir():
+        return []
+    files = []
+    for p in sorted(data.iterdir()):
+        if p.name.startswith(f"{chapter.id}_") or p.name == chapter.id:
+            files += sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p]
+    return [p for p in files if not p.is_symlink()]
+
+
+def support_files(chapters: list[index.Chapter]) -> list[Path]:
+    """Everything besides the submission that decides the grades (for the journal's key)."""
+    files = sorted(p for pattern in HARNESS_FILES for p in REPO.glob(pattern))
     for chapter in chapters:
         files.append(REPO / "course" / f"{chapter.id}.toml")
-        if data.is_dir():
-            mine = [
-                p
-                for p in data.iterdir()
-                if p.name.startswith(f"{chapter.id}_") or p.name == chapter.id
-            ]
-            for p in sorted(mine):
-                files += sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p]
-        files += chapter_files(chapter)
+        files += data_files(chapter) + chapter_files(chapter)
     return [p for p in files if p.is_file() and not p.is_symlink()]
 
 
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
 def build(root: Path, chapters: list[index.Chapter], impl_files: dict[str, bytes]) -> Path:
-    """A fresh sandbox at ``root``: our files plus ``impl/<relpath>`` from the submission."""
-    for path in support_files(chapters):
-        dest = root / path.relative_to(REPO)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, dest)
-    shutil.copyfile(WORKER, root / "worker.py")
-    (root / "pytest.ini").write_text("[pytest]\n")
-    (root / "impl").mkdir()
-    for rel, data in impl_files.items():
-        dest = root / "impl" / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
-    for sub in ("work", "run"):
+    """A fresh sandbox at ``root`` for one submission (see the module doc)."""
+    for chapter in chapters:
+        tests = {p.relative_to(REPO).as_posix(): p for p in chapter_files(chapter)}
+        for phase in ("public", "hidden"):
+            folder = root / "students" / f"{chapter.id}-{phase}"
+            folder.mkdir(parents=True)
+            for rel, text in strip.student_side(tests, hidden=phase == "hidden").items():
+                _write(folder / rel, text.encode())
+            for p in data_files(chapter):
+                _write(folder / p.relative_to(REPO), p.read_bytes())
+            rel = f"{chapter.id}/{chapter.module}.py"
+            (folder / "impl" / chapter.id).mkdir(parents=True)
+            if rel in impl_files:
+                _write(folder / "impl" / rel, impl_files[rel])
+    for sub in ("run", "work"):
         (root / sub).mkdir()
+    (root / "run" / "pytest.ini").write_text("[pytest]\n")
+    _lock_down(root)
     return root
 
 
-def worker_config(root: Path, chapters: list[index.Chapter], tests: list[str], limits: Limits):
+def _lock_down(root: Path) -> None:
+    """Student folders read-only to everyone; ``run/`` only for the grader."""
+    for dirpath, _, filenames in os.walk(root / "students"):
+        for name in filenames:
+            os.chmod(Path(dirpath) / name, 0o444)
+        os.chmod(dirpath, 0o555)
+    os.chmod(root / "students", 0o711)
+    os.chmod(root / "work", 0o711)
+    os.chmod(root / "run", 0o700)
+    os.chmod(root, 0o711)
+
+
+def preload(chapters: list[index.Chapter]) -> list[str]:
+    """Modules the trusted process imports before forking student processes, so no
+    student process pays for them again (the chapters' index says which)."""
+    names = ["numpy", "matplotlib", "matplotlib.pyplot"]
+    for chapter in chapters:
+        names += [n for n in chapter.preload if n not in names]
+    return names
+
+
+def verdict_config(root: Path, chapters: list[index.Chapter], tests, limits: Limits) -> dict:
     return {
-        "test_files": [str(root / p.relative_to(REPO)) for c in chapters for p in chapter_files(c)],
-        "ini": str(root / "pytest.ini"),
-        "rootdir": str(root),
-        "impl": str(root / "impl"),
+        "test_files": [str(p) for c in chapters for p in chapter_files(c)],
+        "ini": str(root / "run" / "pytest.ini"),
+        "rootdir": str(REPO),
         "tests": tests,
         "test_timeout": limits.test_timeout,
+        "import_timeout": limits.import_timeout or limits.test_timeout,
         "threads": limits.threads,
-        "memory_bytes": limits.memory_mb << 20,
-        "fsize_bytes": limits.fsize_mb << 20,
-        "nofile": 1024,
+        "preload": preload(chapters),
+        "students": {
+            f"{c.id}-{phase}": str(root / "students" / f"{c.id}-{phase}")
+            for c in chapters
+            for phase in ("public", "hidden")
+        },
+        "modules": {c.id: c.module for c in chapters},
+        "log": str(root / "run" / "student.log"),
+        "work": str(root / "work"),
+        "isolation": {
+            "mode": isolate.mode(),
+            "memory_mb": limits.memory_mb,
+            "nproc": limits.nproc,
+            "fsize_mb": limits.fsize_mb,
+            "tmp_mb": limits.tmp_mb,
+            "shm_mb": limits.shm_mb,
+            "threads": limits.threads,
+        },
     }
 
 
-# ---- who runs it -------------------------------------------------------------------
-
-
-@functools.cache
-def isolation() -> str:
-    """``namespace`` (root with unshare/setpriv) or ``session`` (same user, new session);
-    ``GRADER_ISOLATION=session`` forces the weaker one (to test it)."""
-    if (
-        os.environ.get("GRADER_ISOLATION") == "session"
-        or os.geteuid() != 0
-        or not (shutil.which("unshare") and shutil.which("setpriv"))
-    ):
-        return "session"
-    probe = subprocess.run(
-        ["unshare", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "true"],
-        capture_output=True,
-        timeout=30,
-    )
-    if probe.returncode == 0:
-        return "namespace"
-    print(
-        "warning: running as root without namespaces (unshare failed): submissions run as "
-        "root, and nothing bounds their processes or the files they touch",
-        file=sys.stderr,
-    )
-    return "session"
-
-
-class UidSlot:
-    """An unprivileged uid held exclusively (across processes) through a lock file."""
-
-    def __init__(self) -> None:
-        LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
-        for uid in range(UID_BASE, UID_BASE + UID_COUNT):
-            fd = os.open(LOCK_DIR / str(uid), os.O_CREAT | os.O_RDWR, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            self.uid, self._fd = uid, fd
-            return
-        raise RuntimeError("no free sandbox uid")
-
-    def release(self) -> None:
-        os.close(self._fd)
-
-
-def _hidden_ancestor(path: Path) -> Path | None:
-    """The highest ancestor of ``path`` that other users cannot traverse, if any."""
-    for parent in reversed(path.parents):
-        if parent != Path("/") and not os.stat(parent).st_mode & 0o001:
-            return parent
-    return None
-
-
-def _namespace_prefix(uid: int, stage: Path) -> list[str]:
-    """Command prefix: new mount+PID namespaces, the interpreter made reachable, setpriv."""
-    script = ["set -e"]
-    hidden = {_hidden_ancestor(Path(p).resolve()) for p in (sys.base_prefix, sys.prefix)}
-    hidden |= {_hidden_ancestor(Path(sys.executable).resolve())}
-    for n, top in enumerate(sorted(h for h in hidden if h)):
-        # Keep the one child on the interpreter's path, hide the rest of ``top``.
-        keep = {
-            Path(p).resolve().relative_to(top).parts[0]
-            for p in (sys.base_prefix, sys.prefix, sys.executable)
-            if Path(p).resolve().is_relative_to(top)
-        }
-        for m, name in enumerate(sorted(keep)):
-            script.append(f"mkdir -p {stage}/{n}-{m} && mount --bind {top / name} {stage}/{n}-{m}")
-        script.append(f"mount -t tmpfs -o mode=0755,size=1m tmpfs {top}")
-        for m, name in enumerate(sorted(keep)):
-            script.append(f"mkdir {top / name} && mount --move {stage}/{n}-{m} {top / name}")
-    script.append(f'exec setpriv --reuid={uid} --regid={uid} --clear-groups --no-new-privs "$@"')
-    return [
-        "unshare",
-        "--mount",
-        "--pid",
-        "--fork",
-        "--kill-child",
-        "--mount-proc",
-        "--propagation",
-        "private",
-        "sh",
-        "-c",
-        "\n".join(script),
-        "sh",
-    ]
-
-
-def _lock_down(root: Path, owner_uid: int | None) -> None:
-    """The sandbox is read-only to the worker; ``work/`` is its only writable place."""
-    work = root / "work"
-    for dirpath, _, filenames in os.walk(root):
-        d = Path(dirpath)
-        if d == work or work in d.parents:
-            continue
-        for name in filenames:
-            os.chmod(d / name, 0o444)
-        os.chmod(d, 0o555)
-    if owner_uid is not None:
-        os.chown(work, owner_uid, owner_uid)
-        os.chmod(work, 0o700)
-
-
-def _session_nproc(margin: int) -> int:
-    """Without a uid of its own, the limit counts all of this user's threads: add a margin."""
-    uid, count = os.getuid(), 0
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            text = status.read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-        if fields.get("Uid", "").split()[:1] == [str(uid)]:
-            count += int(fields.get("Threads", "1"))
-    return count + margin
+def trusted_env(threads: int) -> dict:
+    env = {
+        key: os.environ[key]
+        for key in ("PATH", "HOME", "LANG", "CUDA_VISIBLE_DEVICES", "XDG_CACHE_HOME")
+        if key in os.environ
+    }
+    return env | {
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg",
+        "OMP_NUM_THREADS": str(threads),
+        "MKL_NUM_THREADS": str(threads),
+    }
 
 
 # ---- running it ---------------------------------------------------------------------
@@ -279,14 +205,12 @@ def _reader(fd: int, lines: list, done: threading.Event) -> None:
     done.set()
 
 
-def _verify(raw: bytes, key: bytes) -> dict | None:
+def _parse(raw: bytes) -> dict | None:
     try:
-        outer = json.loads(raw)
-        body, mac = outer["body"], outer["mac"]
-        good = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
-        return json.loads(body) if hmac.compare_digest(good, mac) else None
-    except (ValueError, KeyError, TypeError, AttributeError):
+        event = json.loads(raw)
+    except ValueError:
         return None
+    return event if isinstance(event, dict) else None
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -297,52 +221,28 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def run_once(
-    root: Path, chapters: list[index.Chapter], tests: list[str], limits: Limits, deadline: float
+    root: Path,
+    chapters: list[index.Chapter],
+    tests: list[str] | None,
+    limits: Limits,
+    deadline: float,
 ) -> RunResult:
-    """Run ``tests`` in the sandbox at ``root`` once; return what came back."""
-    mode = isolation()
-    slot = UidSlot() if mode == "namespace" else None
-    config = worker_config(root, chapters, tests, limits)
-    config["nproc"] = limits.nproc if slot else _session_nproc(limits.nproc)
+    """Run ``tests`` (None: all in the files) in the sandbox at ``root`` once."""
+    config = verdict_config(root, chapters, tests, limits)
     read_fd, write_fd = os.pipe()
     config["fd"] = write_fd
     (root / "run" / "config.json").write_text(json.dumps(config))
-    _lock_down(root, slot.uid if slot else None)
-    key = secrets.token_hex(32).encode()
-    work = root / "work"
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(work),
-        "TMPDIR": str(work),
-        "MPLCONFIGDIR": str(work),
-        "MPLBACKEND": "Agg",
-        "USER": "student",
-        "LOGNAME": "student",
-        "LANG": "C.UTF-8",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "OMP_NUM_THREADS": str(limits.threads),
-        "MKL_NUM_THREADS": str(limits.threads),
-        "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
-    }
-    if "CUDA_VISIBLE_DEVICES" not in os.environ:
-        env.pop("CUDA_VISIBLE_DEVICES")
-    cmd = [sys.executable, "-E", "-s", str(root / "worker.py"), str(root / "run" / "config.json")]
-    if slot:
-        stage = root / "stage"
-        stage.mkdir()
-        cmd = _namespace_prefix(slot.uid, stage) + cmd
-    log = tempfile.TemporaryFile()
     result = RunResult()
     started_at = time.monotonic()
+    log = tempfile.TemporaryFile()
     try:
         proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
+            [sys.executable, "-E", "-s", "-m", "grader.verdict", str(root / "run" / "config.json")],
+            stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            cwd=work,
-            env=env,
+            cwd=REPO,
+            env=trusted_env(limits.threads),
             pass_fds=(write_fd,),
             start_new_session=True,
         )
@@ -351,11 +251,6 @@ def run_once(
     lines: list = []
     eof = threading.Event()
     threading.Thread(target=_reader, args=(read_fd, lines, eof), daemon=True).start()
-    try:
-        proc.stdin.write(key + b"\n")
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
     seen, test_started = 0, started_at
     while True:
         try:
@@ -366,15 +261,15 @@ def run_once(
         while seen < len(lines):
             at, raw = lines[seen]
             seen += 1
-            event = _verify(raw, key)
-            if event and event.get("ev") == "start":
+            event = _parse(raw) or {}
+            if event.get("ev") == "start":
                 result.started, test_started = event.get("nodeid"), at
-            elif event and event.get("ev") == "result":
+            elif event.get("ev") == "result":
                 result.started = None
         now = time.monotonic()
         if now > deadline:
             result.killed = "wall"
-        elif result.started and now - test_started > limits.test_timeout + limits.grace:
+        elif result.started and now - test_started > 2 * limits.test_timeout + limits.grace:
             result.killed = "test_timeout"
         if result.killed:
             _kill_group(proc)
@@ -383,15 +278,12 @@ def run_once(
             break
     result.returncode = proc.returncode
     _kill_group(proc)
-    eof.wait(timeout=5)  # a stray holder of the pipe cannot outlive the namespace
-    if slot:
-        slot.release()
+    eof.wait(timeout=5)
     result.seconds = time.monotonic() - started_at
     result.started = None
     for _, raw in lines:
-        event = _verify(raw, key)
+        event = _parse(raw)
         if event is None:
-            result.forged += 1
             continue
         result.events.append(event)
         if event.get("ev") == "start":
@@ -409,7 +301,7 @@ def run_once(
 
 
 def remove(root: Path) -> None:
-    """Delete a sandbox, whatever the worker left in it."""
+    """Delete a sandbox, whatever was left in it."""
     for dirpath, dirnames, _ in os.walk(root):
         for name in dirnames:
             try:

@@ -10,7 +10,6 @@ skip is a failure (a submission must not be able to skip its way out of a test).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -19,7 +18,8 @@ from pathlib import Path
 
 from grader import sandbox
 from harness import index
-from harness.plugin import NOT_GRADED_HERE, property_only
+from harness.plugin import NOT_GRADED_HERE
+from harness.target import REPO
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class TestSpec:
     points: int
     cuda: bool
     hidden: bool
+    statement: str = ""  # the property it checks, in the test's own words
 
     to_dict = asdict
 
@@ -40,7 +41,8 @@ class TestResult:
     spec: TestSpec
     status: str  # passed | failed | not_graded
     score: int
-    output: str
+    output: str  # what the student sees
+    detail: str = ""  # the full failure message (differs from output for hidden tests)
 
     @property
     def max_score(self) -> int:
@@ -72,30 +74,35 @@ class CollectError(RuntimeError):
 
 
 def collect_expected(chapters: list[index.Chapter]) -> list[TestSpec]:
-    """List the chosen chapters' public and hidden tests in a trusted subprocess."""
+    """List the chosen chapters' public and hidden tests in a trusted subprocess (our
+    own test files from the repository; no submission takes part)."""
     with tempfile.TemporaryDirectory(prefix="grader-collect-") as tmp:
-        root = sandbox.build(Path(tmp) / "sb", chapters, {})
-        config = sandbox.worker_config(root, chapters, [], sandbox.Limits())
-        config["collect_out"] = str(root / "run" / "collected.json")
-        (root / "run" / "config.json").write_text(json.dumps(config))
-        env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "MPLBACKEND": "Agg"}
-        env["OMP_NUM_THREADS"] = "1"
+        ini = Path(tmp) / "pytest.ini"
+        ini.write_text("[pytest]\n")
+        config = {
+            "test_files": [str(p) for c in chapters for p in sandbox.chapter_files(c)],
+            "ini": str(ini),
+            "rootdir": str(REPO),
+            "collect_out": str(Path(tmp) / "collected.json"),
+        }
+        (Path(tmp) / "config.json").write_text(json.dumps(config))
         proc = subprocess.run(
             [
                 sys.executable,
                 "-E",
                 "-s",
-                str(root / "worker.py"),
-                str(root / "run" / "config.json"),
+                "-m",
+                "grader.verdict",
+                str(Path(tmp) / "config.json"),
                 "--collect",
             ],
-            cwd=root / "work",
-            env=env,
+            cwd=REPO,
+            env=sandbox.trusted_env(1),
             capture_output=True,
             text=True,
             timeout=600,
         )
-        out = root / "run" / "collected.json"
+        out = Path(config["collect_out"])
         if proc.returncode != 0 or not out.exists():
             raise CollectError(
                 f"collecting the tests failed:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
@@ -113,12 +120,30 @@ def collect_expected(chapters: list[index.Chapter]) -> list[TestSpec]:
             points=t["points"],
             cuda=t["cuda"],
             hidden=t["nodeid"].startswith(hidden_prefix),
+            statement=t.get("statement", ""),
         )
         for t in data["tests"]
     ]
 
 
+# What a hidden test's visible report says besides its statement: fixed words, never
+# anything the student's code produced (a hidden-phase process may have read the
+# hidden probes, so nothing it wrote is shown to the student).
+HIDDEN_CATEGORY = {
+    "todo": "not implemented yet",
+    "import": "your module could not be imported (the public tests show why)",
+    "timeout": "your code did not finish in time",
+    "crash": "your code ended its process",
+    "raised": "your code raised an error",
+    "assert": "does not hold",
+    "error": "could not run",
+    "skipped": "was skipped, which counts as a failure",
+}
+
+
 def score_test(spec: TestSpec, record: dict) -> TestResult:
+    """Points and the student-visible output of one test (the full message of a hidden
+    test stays in ``TestResult.detail``, for the instructor)."""
     outcome, message = record.get("outcome"), record.get("message") or ""
     if outcome == "passed":
         return TestResult(spec, "passed", spec.points, "")
@@ -128,9 +153,17 @@ def score_test(spec: TestSpec, record: dict) -> TestResult:
         message = f"skipped, which counts as a failure: {message}"
     elif outcome == "error" and not message:
         message = "the test errored before it could check anything"
-    if spec.hidden:
-        message = property_only(message)
-    return TestResult(spec, "failed", 0, message.strip() or f"test {outcome}")
+    detail = message.strip() or f"test {outcome}"
+    if not spec.hidden:
+        return TestResult(spec, "failed", 0, detail, detail)
+    category = record.get("category") or ("skipped" if outcome == "skipped" else "error")
+    if outcome in ("timeout", "crashed"):
+        category = "timeout" if outcome == "timeout" else "crash"
+    if outcome == "not_run":
+        category = "error"
+    statement = spec.statement or record.get("statement") or spec.name
+    visible = f"{statement.rstrip('.')} — {HIDDEN_CATEGORY.get(category, 'does not hold')}"
+    return TestResult(spec, "failed", 0, visible, detail)
 
 
 def score_student(student: str, specs: list[TestSpec], entry: dict) -> StudentResult:

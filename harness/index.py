@@ -49,6 +49,7 @@ class Chapter:
     title: str
     module: str
     tasks: tuple[Task, ...]
+    preload: tuple[str, ...] = ()  # modules the grader imports once before the chapter's tests
 
     @property
     def public_tests(self) -> Path:
@@ -85,7 +86,9 @@ def chapters() -> dict[str, Chapter]:
     for path in sorted(COURSE.glob("ch*.toml"), key=lambda p: _chapter_key(p.stem)):
         data = tomllib.loads(path.read_text())
         tasks = tuple(Task(**t) for t in data.get("task", []))
-        found[data["chapter"]] = Chapter(data["chapter"], data["title"], data["module"], tasks)
+        found[data["chapter"]] = Chapter(
+            data["chapter"], data["title"], data["module"], tasks, tuple(data.get("preload", ()))
+        )
     return found
 
 

@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import pytest
 
-from harness import index, target
+from harness import index, probe, target
 
 NOT_GRADED_HERE = "not graded here: needs CUDA"
 MESSAGE_LIMIT = 2000
@@ -86,6 +86,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
         if not torch.cuda.is_available():
             pytest.skip(NOT_GRADED_HERE)
+    marker = item.get_closest_marker("timeout")
+    probe.current().begin_test(
+        item.nodeid, float(marker.args[0]) if marker and marker.args else None
+    )
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    probe.current().end_test()
 
 
 def is_hidden(item: pytest.Item) -> bool:
@@ -105,6 +113,22 @@ def property_only(message: str) -> str:
     )
 
 
+def failure_category(exc: BaseException) -> str:
+    """What kind of failure: todo, import, timeout, crash, raised (the student's code
+    raised) or assert (a test's check did not hold)."""
+    if isinstance(exc, NotImplementedError):
+        return "todo"
+    if isinstance(exc, target.TargetImportError):
+        return "import"
+    if isinstance(exc, probe.StudentTimeout):
+        return "timeout"
+    if isinstance(exc, probe.StudentCrashed):
+        return "crash"
+    if isinstance(exc, AssertionError) and not isinstance(exc, probe.StudentError):
+        return "assert"
+    return "raised"
+
+
 def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
     """The observed failure in the test's own words, without the test's source code.
 
@@ -112,14 +136,17 @@ def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
     the test's own expressions and inputs) is dropped: only the stated property remains.
     """
     exc = excinfo.value
-    if isinstance(exc, AssertionError):
+    category = failure_category(exc)
+    if category == "assert":
         text = str(exc) or "assertion failed"
         if hidden:
             text = property_only(text)
-    elif isinstance(exc, NotImplementedError):
+    elif category == "todo":
         text = f"TODO: implement {exc}"
-    elif isinstance(exc, target.TargetImportError):
+    elif category in ("import", "timeout", "crash"):
         text = str(exc)
+    elif isinstance(exc, probe.StudentError):
+        text = f"your code raised {exc.describe()}"
     else:
         text = excinfo.exconly()
     return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + " [...]"
@@ -135,8 +162,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if report.failed and call.excinfo is not None:
         message = failure_message(call.excinfo, hidden=is_hidden(item))
         report.user_properties.append(("message", message))
-        if call.excinfo.errisinstance((NotImplementedError, target.TargetImportError)):
-            # One line instead of a wall of traceback: the stub is simply not done yet.
+        report.user_properties.append(("detail", failure_message(call.excinfo)))
+        report.user_properties.append(("category", failure_category(call.excinfo.value)))
+        if call.excinfo.errisinstance(
+            (NotImplementedError, target.TargetImportError, probe.StudentError)
+        ):
+            # One line instead of a wall of traceback: the stub is simply not done yet, or
+            # the student's code ran in another process (its traceback is not here).
             report.longrepr = message
     return report
 

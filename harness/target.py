@@ -24,7 +24,9 @@ REPO = Path(__file__).resolve().parent.parent
 NAMED_TARGETS = {"exercises": REPO / "exercises", "solutions": REPO / "solutions"}
 
 _root: Path = NAMED_TARGETS["exercises"]
+_course: Path = REPO / "course"
 _cache: dict[tuple[Path, float], ModuleType] = {}
+_forbidden: str | None = None
 
 
 class TargetImportError(Exception):
@@ -53,12 +55,29 @@ def current_root() -> Path:
     return _root
 
 
+def forbid_loading(reason: str) -> None:
+    """From now on no student module may be imported in this process (the grader's
+    trusted side, where tests reach the student's code only through probes)."""
+    global _forbidden
+    _forbidden = reason
+
+
+def set_course_root(path: Path) -> None:
+    """Where ``course_file`` looks (the sandbox's copy of the chapter's data)."""
+    global _course
+    _course = Path(path)
+
+
 def module_path(chapter: str, module: str) -> Path:
     return _root / chapter / f"{module}.py"
 
 
 def load(chapter: str, module: str) -> ModuleType:
     """Import ``<root>/<chapter>/<module>.py`` under a private name; cached per file version."""
+    if _forbidden:
+        raise RuntimeError(
+            f"course bug: {chapter}/{module}.py was touched outside a probe ({_forbidden})"
+        )
     path = module_path(chapter, module)
     if not path.is_file():
         raise TargetImportError(
@@ -88,7 +107,9 @@ class ChapterModule:
     """A lazy stand-in for the module under test: attribute access imports it on demand.
 
     Import problems therefore fail each test with one clear sentence instead of
-    breaking collection of the whole test file.
+    breaking collection of the whole test file. Inside a probe an attribute is the
+    student's own object; in a test body it is reached through ``harness.probe``'s
+    transport (plain data in and out), so the same test runs split in the grader.
     """
 
     def __init__(self, chapter: str, module: str) -> None:
@@ -96,6 +117,11 @@ class ChapterModule:
         self._module = module
 
     def __getattr__(self, attr: str):
+        from harness import probe
+
+        return probe.current().attr(self._chapter, self._module, attr, lambda: self._live(attr))
+
+    def _live(self, attr: str):
         mod = load(self._chapter, self._module)
         try:
             return getattr(mod, attr)
@@ -116,7 +142,45 @@ def chapter_module(chapter: str, module: str) -> ChapterModule:
 
 def course_file(relpath: str) -> Path:
     """A file the course ships for tests and readings, e.g. ``course_file("data/ch10_corpus.txt")``."""
-    path = REPO / "course" / relpath
+    path = _course / relpath
     if not path.exists():
-        raise FileNotFoundError(f"course file {relpath!r} is missing from {REPO / 'course'}")
+        raise FileNotFoundError(f"course file {relpath!r} is missing from {_course}")
     return path
+
+
+class ReferenceModule:
+    """The reference solution, for hidden tests that compare the submission with it on
+    generated inputs. It runs on the trusted side only (never beside student code), and
+    exists wherever hidden tests do (the grader, a full checkout; never a student release).
+    """
+
+    def __init__(self, chapter: str, module: str) -> None:
+        self._chapter = chapter
+        self._module = module
+
+    def __getattr__(self, attr: str):
+        from harness import probe
+
+        if isinstance(probe.current(), probe.StudentSide):
+            raise RuntimeError(
+                "course bug: the reference solution is never used beside student code"
+            )
+        path = NAMED_TARGETS["solutions"] / self._chapter / f"{self._module}.py"
+        key = (path, path.stat().st_mtime)
+        mod = _references.get(key)
+        if mod is None:
+            name = f"_reference_{self._chapter}_{self._module}_{len(_references)}"
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[name] = mod
+            spec.loader.exec_module(mod)
+            _references[key] = mod
+        return getattr(mod, attr)
+
+
+_references: dict[tuple[Path, float], ModuleType] = {}
+
+
+def reference_module(chapter: str, module: str) -> ReferenceModule:
+    """The reference solution of ``chapter``'s module (trusted side; hidden tests only)."""
+    return ReferenceModule(chapter, module)

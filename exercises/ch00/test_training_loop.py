@@ -1,9 +1,15 @@
 """Public tests for ch00 — run with `pytest exercises/ch00` (add `--impl solutions` to
 see the reference pass)."""
 
+import io
+import struct
+import tempfile
+from pathlib import Path
+
 import pytest
 import torch
 
+from harness.probe import probe
 from harness.target import chapter_module
 
 tl = chapter_module("ch00", "training_loop")
@@ -116,11 +122,40 @@ def test_classify_an_oscillating_curve():
     )
 
 
+@probe
+def plotted(losses):
+    """plot_losses into a fresh folder: the bytes of the file it wrote (None if none)."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "curve.png"
+        tl.plot_losses(losses, out)
+        return out.read_bytes() if out.is_file() else None
+
+
+def png_problem(data: bytes | None) -> str | None:
+    """Why ``data`` is not a plotted PNG (None when it is one): the file must exist,
+    decode as a PNG of a sensible size and show more than one colour."""
+    if data is None:
+        return "no file was written at the given path"
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 33:
+        return f"the file is not a PNG (it starts with {data[:8]!r})"
+    width, height = struct.unpack(">II", data[16:24])
+    if not (50 <= width <= 5000 and 50 <= height <= 5000):
+        return f"the PNG is {width}x{height} pixels; a learning curve needs a real figure"
+    import matplotlib.pyplot as plt
+
+    try:
+        pixels = plt.imread(io.BytesIO(data))
+    except Exception as exc:  # noqa: BLE001 - any decoding failure means "not a PNG"
+        return f"the file does not decode as a PNG ({type(exc).__name__})"
+    if pixels.reshape(-1, pixels.shape[-1]).std(0).max() == 0:
+        return "the PNG is a single flat colour: nothing was drawn"
+    return None
+
+
 @pytest.mark.task("ch00.4")
-def test_plot_losses_writes_a_png(tmp_path):
-    out = tmp_path / "curve.png"
-    tl.plot_losses([4.0, 2.0, 1.0, 0.5], out)
-    assert out.exists() and out.stat().st_size > 1000, (
-        f"plot_losses should write a PNG at {out}; found {'nothing' if not out.exists() else f'{out.stat().st_size} bytes'}"
+def test_plot_losses_writes_a_png():
+    problem = png_problem(plotted([4.0, 2.0, 1.0, 0.5]))
+    assert problem is None, (
+        f"plot_losses([4, 2, 1, 0.5], path): {problem}; draw the curve with matplotlib "
+        "(headless: matplotlib.use('Agg')) and savefig to the path you were given"
     )
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", "the file plot_losses wrote is not a PNG"

@@ -1,0 +1,421 @@
+"""Start the processes the student's code runs in, and nothing else.
+
+``run_spawner`` is a small server forked from the trusted test process before it
+loads any test (so it holds no test, no reference answer, no solution). On request it
+starts one student process for one chapter and phase, with the pipes it is handed,
+and reports when it ends. Three ways, best first (``mode()``):
+
+- ``namespace`` (root, ``unshare`` allowed): new mount, PID, network, IPC and UTS
+  namespaces; a root of its own holding only the system's and Python's files (read
+  only), the chapter's sandbox folder at ``/sandbox`` (read only), and private ``/tmp``
+  and ``/dev/shm`` of bounded size that vanish with it; no network at all; an
+  unprivileged uid no other live sandbox holds; every process it starts dies with it.
+- ``uid`` (root, namespaces refused, e.g. inside a Gradescope container): an
+  unprivileged uid of its own, the limits, a private working folder, a process-group
+  kill. It can read what any user may read.
+- ``session`` (not root): the same user in a new session with the limits. Weakest;
+  for a self-learner checking their own work.
+
+Every student process gets ``PR_SET_PDEATHSIG``: it dies when the process that started
+it dies, so a grader killed with SIGKILL leaves nothing running.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import functools
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+UID_BASE, UID_COUNT = 61000, 1000
+LOCK_DIR = Path(tempfile.gettempdir()) / "grader-uids"
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+DEVICES = ("null", "zero", "full", "random", "urandom")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(src: str | None, dst: str, fstype: str | None, flags: int, data: str | None = None):
+    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+    _check(
+        _libc.mount(enc(src), enc(dst), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+        f"mount {dst}",
+    )
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when the thread that started it ends."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+@functools.cache
+def mode() -> str:
+    """``namespace``, ``uid`` or ``session`` (see the module doc). ``GRADER_ISOLATION``
+    forces a weaker one (to test it)."""
+    forced = os.environ.get("GRADER_ISOLATION")
+    if os.geteuid() != 0:
+        return "session"
+    if forced in ("uid", "session"):
+        return forced
+    if not shutil.which("unshare"):
+        return "uid"
+    probe = subprocess.run(
+        ["unshare", "--mount", "--pid", "--net", "--ipc", "--fork", "--kill-child", "true"],
+        capture_output=True,
+        timeout=30,
+    )
+    return "namespace" if probe.returncode == 0 else "uid"
+
+
+DESCRIPTION = {
+    "namespace": "isolation: own namespaces (private filesystem, no network, own uid), "
+    "limits on memory, processes and file size",
+    "uid": "isolation: an unprivileged uid of its own and limits, but no namespaces "
+    "(refused here): it could read files any user may read",
+    "session": "isolation: the grader's own user in a new session, with limits (the "
+    "grader does not run as root here)",
+}
+
+
+# ---- uids ------------------------------------------------------------------------------
+
+
+def _uids_in_use() -> set[int]:
+    uids = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            for line in status.read_text().splitlines():
+                if line.startswith("Uid:"):
+                    uids.add(int(line.split()[1]))
+                    break
+        except (OSError, ValueError, IndexError):
+            continue
+    return uids
+
+
+class UidSlot:
+    """An unprivileged uid held exclusively through a lock file (across graders) and
+    owned by no live process (an orphan of a killed grader keeps its uid out of use)."""
+
+    def __init__(self) -> None:
+        LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
+        busy = _uids_in_use()
+        for uid in range(UID_BASE, UID_BASE + UID_COUNT):
+            if uid in busy:
+                continue
+            fd = os.open(LOCK_DIR / str(uid), os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.uid, self._fd = uid, fd
+            return
+        raise RuntimeError("no free sandbox uid")
+
+    def release(self) -> None:
+        os.close(self._fd)
+
+
+# ---- one student process -----------------------------------------------------------
+
+
+def _limit(settings: dict, nproc: int) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for res, value in (
+        (resource.RLIMIT_AS, settings["memory_mb"] << 20),
+        (resource.RLIMIT_NPROC, nproc),
+        (resource.RLIMIT_FSIZE, settings["fsize_mb"] << 20),
+        (resource.RLIMIT_NOFILE, 1024),
+    ):
+        resource.setrlimit(res, (value, value))
+
+
+def _drop_to(uid: int) -> None:
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    die_with_parent()  # a change of credentials clears it
+
+
+def _keep_fds(keep: dict[int, int]) -> None:
+    """Make ``keep`` (target fd -> current fd) the only open descriptors."""
+    moved = {}
+    for dst, src in keep.items():
+        moved[dst] = os.dup(src)
+    for fd in range(0, 1024):
+        if fd not in moved.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    for dst, src in moved.items():
+        os.dup2(src, dst)
+        os.close(src)
+
+
+def _host_paths() -> list[Path]:
+    """What the student's root needs from the host besides its own folder: the system
+    and the Python installation (a virtual environment inside the repository brings
+    only itself, never the repository)."""
+    wanted = [Path(p) for p in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")]
+    wanted += [Path(sys.base_prefix), Path(sys.prefix)]
+    found: list[Path] = []
+    for p in sorted({w for w in wanted if w.exists()}, key=lambda q: len(q.parts)):
+        if not any(p.is_relative_to(f) for f in found if not f.is_symlink()):
+            found.append(p)
+    return found
+
+
+def _build_root(newroot: Path, folder: Path, settings: dict) -> None:
+    """Mounts of the student's root (in a new mount namespace)."""
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    newroot.mkdir(parents=True, exist_ok=True)
+    _mount("tmpfs", str(newroot), "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=755")
+    for host in _host_paths():
+        inside = newroot / host.relative_to("/")
+        if host.is_symlink() and str(host.parent) == "/":
+            inside.symlink_to(os.readlink(host))
+            continue
+        inside.mkdir(parents=True, exist_ok=True)
+        _mount(str(host), str(inside), None, MS_BIND | MS_REC)
+        _mount(None, str(inside), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    etc = newroot / "etc"
+    etc.mkdir(exist_ok=True)
+    for name in ("ld.so.cache", "localtime"):
+        if Path("/etc", name).exists():
+            shutil.copyfile(Path("/etc", name), etc / name, follow_symlinks=True)
+    uid = settings.get("uid") or 65534
+    (etc / "passwd").write_text(
+        f"root:x:0:0::/:/bin/false\nstudent:x:{uid}:{uid}::/tmp:/bin/false\n"
+    )
+    (etc / "group").write_text(f"root:x:0:\nstudent:x:{uid}:\n")
+    (etc / "hosts").write_text("127.0.0.1 localhost\n")
+    sandbox = newroot / "sandbox"
+    sandbox.mkdir()
+    _mount(str(folder), str(sandbox), None, MS_BIND | MS_REC)
+    _mount(None, str(sandbox), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    dev = newroot / "dev"
+    dev.mkdir()
+    _mount("tmpfs", str(dev), "tmpfs", MS_NOSUID, "size=64k,mode=755")
+    for name in DEVICES:
+        (dev / name).touch()
+        _mount(f"/dev/{name}", str(dev / name), None, MS_BIND)
+    for gpu in sorted(Path("/dev").glob("nvidia*")):
+        if gpu.is_char_device():
+            (dev / gpu.name).touch()
+            _mount(str(gpu), str(dev / gpu.name), None, MS_BIND)
+    (dev / "fd").symlink_to("/proc/self/fd")
+    (dev / "shm").mkdir()
+    _mount(
+        "tmpfs",
+        str(dev / "shm"),
+        "tmpfs",
+        MS_NOSUID | MS_NODEV,
+        f"size={settings['shm_mb']}m,mode=1777",
+    )
+    (newroot / "tmp").mkdir()
+    _mount(
+        "tmpfs",
+        str(newroot / "tmp"),
+        "tmpfs",
+        MS_NOSUID | MS_NODEV,
+        f"size={settings['tmp_mb']}m,mode=1777",
+    )
+    (newroot / "proc").mkdir()
+    _mount(None, str(newroot), None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _student_env(home: str) -> None:
+    for key in list(os.environ):
+        if key not in ("PATH", "LANG", "CUDA_VISIBLE_DEVICES"):
+            del os.environ[key]
+    os.environ.update(
+        HOME=home,
+        TMPDIR=home,
+        MPLCONFIGDIR=home,
+        MPLBACKEND="Agg",
+        USER="student",
+        LOGNAME="student",
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    tempfile.tempdir = None
+
+
+def _serve(folder: str, settings: dict) -> None:
+    """The last step in every mode: a clean sys.path, then answer probe calls."""
+    import torch
+
+    from harness import beside, target
+
+    prefixes = (sys.prefix, sys.base_prefix)
+    sys.path[:] = [folder] + [p for p in sys.path if p and p.startswith(prefixes)]
+    target.set_course_root(Path(folder) / "course")
+    torch.set_num_threads(int(settings.get("threads", 1)))
+    beside.serve(3, 4, Path(folder), Path(folder) / "impl")
+
+
+def _namespaced_child(folder: Path, work: Path, settings: dict, uid: int) -> None:
+    """In the forked child: namespaces, root, then the student process as PID 1."""
+    die_with_parent()
+    _check(
+        _libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
+        "unshare",
+    )
+    newroot = work / "root"
+    _build_root(newroot, folder, settings | {"uid": uid})
+    pid = os.fork()
+    if pid == 0:
+        die_with_parent()
+        _mount("proc", str(newroot / "proc"), "proc", MS_NOSUID | MS_NODEV)
+        os.chroot(newroot)
+        os.chdir("/tmp")
+        _limit(settings, settings["nproc"])
+        _drop_to(uid)
+        _student_env("/tmp")
+        _serve("/sandbox", settings)
+        os._exit(0)
+    for fd in (3, 4, 5):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def _plain_child(folder: Path, work: Path, settings: dict, uid: int | None) -> None:
+    die_with_parent()
+    os.setsid()
+    work.mkdir(mode=0o700)
+    if uid is not None:
+        os.chown(work, uid, uid)
+    os.chdir(work)
+    nproc = settings["nproc"] if uid is not None else _session_nproc(settings["nproc"])
+    _limit(settings, nproc)
+    if uid is not None:
+        _drop_to(uid)
+    _student_env(str(work))
+    _serve(str(folder), settings)
+    os._exit(0)
+
+
+def _session_nproc(margin: int) -> int:
+    """Without a uid of its own, the limit counts all of this user's threads: add a margin."""
+    uid, count = os.getuid(), 0
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+        if fields.get("Uid", "").split()[:1] == [str(uid)]:
+            count += int(fields.get("Threads", "1"))
+    return count + margin
+
+
+# ---- the spawner ---------------------------------------------------------------------
+
+
+def run_spawner(sock: socket.socket, settings: dict) -> None:
+    """Serve spawn requests on ``sock`` until it closes; report every child's end.
+
+    Request: ``{"op": "spawn", "folder": ..., "work": ...}`` with three descriptors
+    (requests to read, replies to write, the log). Reply ``{"pid": ...}`` or
+    ``{"error": ...}``; later ``{"exited": pid, "code": ...}`` (negative: the signal).
+    """
+    die_with_parent()
+    kind = settings["mode"]
+    children: dict[int, UidSlot | None] = {}
+    while True:
+        ready, _, _ = select.select([sock], [], [], 0.05)
+        _reap(sock, children)
+        if not ready:
+            continue
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 65536, 3)
+        except OSError:
+            break
+        if not data:
+            break
+        request = json.loads(data)
+        slot = None
+        try:
+            slot = UidSlot() if kind in ("namespace", "uid") else None
+            uid = slot.uid if slot else None
+            folder, work = Path(request["folder"]), Path(request["work"])
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    _keep_fds({3: fds[0], 4: fds[1], 1: fds[2], 2: fds[2]})
+                    null = os.open(os.devnull, os.O_RDONLY)
+                    os.dup2(null, 0)
+                    os.close(null)
+                    if kind == "namespace":
+                        _namespaced_child(folder, work, settings, uid)
+                    else:
+                        _plain_child(folder, work, settings, uid)
+                except BaseException as exc:  # noqa: BLE001
+                    try:
+                        os.write(2, f"student process setup failed: {exc!r}\n".encode())
+                    finally:
+                        os._exit(70)
+                os._exit(0)
+            children[pid] = slot
+            reply = {"pid": pid}
+        except Exception as exc:  # noqa: BLE001 - report to the trusted side, keep serving
+            if slot:
+                slot.release()
+            reply = {"error": repr(exc)}
+        finally:
+            for fd in fds:
+                os.close(fd)
+        sock.send(json.dumps(reply).encode())
+    for pid in children:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    os._exit(0)
+
+
+def _reap(sock: socket.socket, children: dict) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        slot = children.pop(pid, None)
+        if slot:
+            slot.release()
+        try:
+            sock.send(
+                json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode()
+            )
+        except OSError:
+            pass

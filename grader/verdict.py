@@ -1,0 +1,519 @@
+"""The trusted side of a grading run: the tests' assertions, with the student's code
+in other processes.
+
+    python -m grader.verdict CONFIG             # run the tests, stream results
+    python -m grader.verdict CONFIG --collect   # list the tests (no student code at all)
+
+One pytest session over the chosen chapters' public and hidden test files, from the
+repository itself. No submission code ever runs in this process: ``harness.target``
+refuses to load a student module here, and every probe call goes to a student process
+(``SplitTransport``) started by the spawner (``grader.isolate``), which is forked before
+any test file is imported. What comes back is decoded by ``harness.wire`` — plain data
+only — and judged here. Results go to the grader as JSON lines on an inherited pipe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import struct
+import sys
+import time
+from pathlib import Path
+
+MAX_REPLY_BYTES = 256 << 20
+
+
+# ---- the student processes, seen from here ---------------------------------------------
+
+
+class SpawnerClient:
+    """Asks the spawner for student processes and learns how they ended."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.exits: dict[int, int] = {}
+
+    def _receive(self, timeout: float) -> dict | None:
+        ready, _, _ = select.select([self.sock], [], [], max(0.0, timeout))
+        if not ready:
+            return None
+        data = self.sock.recv(65536)
+        if not data:
+            raise RuntimeError("the grader's spawner ended")
+        return json.loads(data)
+
+    def spawn(self, folder: Path, work: Path, log_fd: int) -> StudentProcess:
+        to_student_r, to_student_w = os.pipe()
+        from_student_r, from_student_w = os.pipe()
+        try:
+            request = {"op": "spawn", "folder": str(folder), "work": str(work)}
+            socket.send_fds(
+                self.sock, [json.dumps(request).encode()], [to_student_r, from_student_w, log_fd]
+            )
+        finally:
+            os.close(to_student_r)
+            os.close(from_student_w)
+        while True:
+            msg = self._receive(60)
+            if msg is None:
+                raise RuntimeError("the grader's spawner did not answer")
+            if "exited" in msg:
+                self.exits[msg["exited"]] = msg["code"]
+                continue
+            if "error" in msg:
+                os.close(to_student_w)
+                os.close(from_student_r)
+                raise RuntimeError(f"could not start a student process: {msg['error']}")
+            return StudentProcess(msg["pid"], to_student_w, from_student_r, self)
+
+    def exit_code(self, pid: int, timeout: float = 5.0) -> int | None:
+        deadline = time.monotonic() + timeout
+        while pid not in self.exits:
+            msg = self._receive(deadline - time.monotonic())
+            if msg is None:
+                return None
+            if "exited" in msg:
+                self.exits[msg["exited"]] = msg["code"]
+        return self.exits.pop(pid)
+
+
+class Gone(Exception):
+    """The student process ended (EOF) or ran out of time; ``timed_out`` says which."""
+
+    def __init__(self, timed_out: bool, code: int | None) -> None:
+        self.timed_out, self.code = timed_out, code
+
+
+class StudentProcess:
+    def __init__(self, pid: int, to_fd: int, from_fd: int, client: SpawnerClient) -> None:
+        self.pid, self.to_fd, self.from_fd, self.client = pid, to_fd, from_fd, client
+        self.alive = True
+        os.set_blocking(to_fd, False)
+
+    def ask(self, request, deadline: float):
+        """Send one request and return the decoded reply, or raise ``Gone``."""
+        from harness import wire
+
+        payload = wire.encode(request)
+        self._write(struct.pack(">Q", len(payload)) + payload, deadline)
+        head = self._read(8, deadline)
+        (size,) = struct.unpack(">Q", head)
+        if size > MAX_REPLY_BYTES:
+            self.kill()
+            raise wire.WireError(f"your code sent back more than {MAX_REPLY_BYTES >> 20} MiB")
+        return wire.decode(self._read(size, deadline))
+
+    def _write(self, data: bytes, deadline: float) -> None:
+        view = memoryview(data)
+        while view:
+            _, ready, _ = select.select([], [self.to_fd], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                self._gone(timed_out=True)
+            try:
+                view = view[os.write(self.to_fd, view) :]
+            except BlockingIOError:
+                continue
+            except BrokenPipeError:
+                self._gone(timed_out=False)
+
+    def _read(self, n: int, deadline: float) -> bytes:
+        chunks, left = [], n
+        while left:
+            ready, _, _ = select.select(
+                [self.from_fd], [], [], max(0.0, deadline - time.monotonic())
+            )
+            if not ready:
+                self._gone(timed_out=True)
+            chunk = os.read(self.from_fd, min(left, 1 << 20))
+            if not chunk:
+                self._gone(timed_out=False)
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _gone(self, timed_out: bool):
+        self.kill()
+        raise Gone(timed_out, self.client.exit_code(self.pid))
+
+    def kill(self) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        for fd in (self.to_fd, self.from_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(self.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def how_it_ended(code: int | None) -> str:
+    if code is None:
+        return "it did not say how"
+    if code < 0 or code >= 128:
+        sig = -code if code < 0 else code - 128
+        extra = " (SIGKILL: out of memory, or stopped)" if sig == 9 else ""
+        return f"killed by signal {sig}{extra}"
+    return f"exit code {code}"
+
+
+class SplitTransport:
+    """``harness.probe``'s transport on the grader's trusted side (see module doc)."""
+
+    name = "split"
+    MAX_FAILURES = 5  # a chapter whose code ends or hangs its process this often is not retried
+
+    def __init__(self, client: SpawnerClient, config: dict) -> None:
+        self.client = client
+        self.config = config
+        self.folders = {k: Path(v) for k, v in config["students"].items()}
+        self.modules = config["modules"]  # chapter -> module name
+        self.test_timeout = float(config["test_timeout"])
+        self.import_timeout = float(config.get("import_timeout") or self.test_timeout)
+        self.log_fd = os.open(config["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.work = Path(config["work"])
+        self.spawned = 0
+        self.process: StudentProcess | None = None
+        self.key: str | None = None
+        self.broken: dict[str, BaseException] = {}  # chapter -> the error every call gets
+        self.failures: dict[str, int] = {}
+        self.nodeid, self.deadline, self.limit = "", 0.0, self.test_timeout
+
+    def begin_test(self, nodeid: str, timeout: float | None) -> None:
+        self.nodeid = nodeid
+        self.limit = float(timeout or self.test_timeout)
+        self.deadline = time.monotonic() + self.limit
+
+    def end_test(self) -> None:
+        pass
+
+    def close(self) -> None:
+        if self.process:
+            self.process.kill()
+        self.process = None
+
+    def _key(self) -> tuple[str, str]:
+        path = self.nodeid.split("::")[0]
+        chapter = Path(path).parent.name
+        phase = "hidden" if path.startswith("grader/hidden/") else "public"
+        return chapter, phase
+
+    def _start(self, chapter: str, phase: str) -> StudentProcess:
+        from harness.probe import StudentCrashed, StudentTimeout, rebuilt_error
+        from harness.target import TargetImportError
+
+        key = f"{chapter}-{phase}"
+        if self.key != key or not (self.process and self.process.alive):
+            self.close()
+            self.spawned += 1
+            work = self.work / f"p{self.spawned}"
+            self.process = self.client.spawn(self.folders[key], work, self.log_fd)
+            self.key = key
+            module = self.modules[chapter]
+            request = {"op": "import", "chapter": chapter, "module": module}
+            try:
+                reply = self.process.ask(request, time.monotonic() + self.import_timeout)
+            except Gone as gone:
+                self.process = None
+                if gone.timed_out:
+                    err = StudentTimeout(
+                        "ImportTimeout",
+                        f"importing {chapter}/{module}.py did not finish within "
+                        f"{self.import_timeout:g} s: code at module level loops or computes too "
+                        "long (put it inside a function)",
+                    )
+                else:
+                    err = StudentCrashed(
+                        "ImportCrash",
+                        f"importing {chapter}/{module}.py ended its process "
+                        f"({how_it_ended(gone.code)}): module-level code must not exit or crash",
+                    )
+                self.broken[chapter] = err
+                raise err from None
+            if not reply.get("ok"):
+                info = reply.get("error") or {}
+                if str(info.get("type", "")).endswith("TargetImportError"):
+                    err = TargetImportError(str(info.get("message", ""))[:600])
+                else:
+                    err = rebuilt_error(
+                        info.get("type", "?"), info.get("base"), info.get("message", "")
+                    )
+                self.broken[chapter] = err
+                self.close()
+                raise err
+        return self.process
+
+    def inside(self):
+        raise RuntimeError("course bug: nothing runs inside a probe on the trusted side")
+
+    def call(self, p, args: tuple, kwargs: dict):
+        from harness.target import REPO
+
+        request = {
+            "op": "call",
+            "file": p.file.relative_to(REPO).as_posix(),
+            "name": p.name,
+            "args": tuple(args),
+            "kwargs": dict(kwargs),
+        }
+        return self._ask(request)
+
+    def attr(self, chapter: str, module: str, name: str, live):
+        """``chapter_module(...).name`` in a test body: a remote call, or a plain copy."""
+        if not self.nodeid:
+            raise RuntimeError(
+                f"course bug: {chapter}/{module}.py's {name} was reached outside a test"
+            )
+        answer = self._ask({"op": "attr", "chapter": chapter, "module": module, "name": name})
+        if isinstance(answer, dict) and answer.get("callable") is True:
+            return RemoteCall(self, chapter, module, name)
+        return answer.get("value") if isinstance(answer, dict) else None
+
+    def _ask(self, request: dict):
+        from harness.probe import StudentCrashed, StudentTimeout, rebuilt_error
+
+        chapter, phase = self._key()
+        if chapter in self.broken:
+            raise self.broken[chapter]
+        if self.failures.get(chapter, 0) >= self.MAX_FAILURES:
+            raise StudentCrashed(
+                "NotRun",
+                f"not run: {chapter}'s code ended or hung its process {self.MAX_FAILURES} "
+                "times, so the rest of the chapter was not retried",
+            )
+        process = self._start(chapter, phase)
+        try:
+            reply = process.ask(request, self.deadline)
+        except Gone as gone:
+            self.process = None
+            self.failures[chapter] = self.failures.get(chapter, 0) + 1
+            if gone.timed_out:
+                raise StudentTimeout(
+                    "Timeout",
+                    f"your code did not return within the test's {self.limit:g} s, so its "
+                    "process was stopped (an endless loop, a wait that never ends, or a very "
+                    "slow call)",
+                ) from None
+            raise StudentCrashed(
+                "Crash",
+                f"your code ended its process during this call ({how_it_ended(gone.code)}): "
+                "os._exit, sys.exit from a thread, a crash in native code, or running out of "
+                "memory",
+            ) from None
+        if reply.get("ok"):
+            return reply.get("value")
+        info = reply.get("error") or {}
+        raise rebuilt_error(
+            info.get("type", "?"), info.get("base"), info.get("message", ""), info.get("where", ())
+        )
+
+
+class RemoteCall:
+    """A student's function or class, called from a test body with plain data."""
+
+    def __init__(self, transport: SplitTransport, chapter: str, module: str, name: str) -> None:
+        self._t, self._where = transport, (chapter, module, name)
+
+    def __call__(self, *args, **kwargs):
+        chapter, module, name = self._where
+        request = {
+            "op": "attr_call",
+            "chapter": chapter,
+            "module": module,
+            "name": name,
+            "args": tuple(args),
+            "kwargs": dict(kwargs),
+        }
+        return self._t._ask(request)
+
+    def __getattr__(self, attr: str):
+        raise AttributeError(
+            f"{self._where[1]}.{self._where[2]}.{attr}: a test body only calls the student's "
+            "functions with plain data; reach deeper (methods, live objects) inside a @probe"
+        )
+
+
+# ---- pytest plugins ----------------------------------------------------------------------
+
+
+def _statement(item) -> str:
+    """The property a test checks, in its own words: its docstring's first paragraph,
+    else its name read as a sentence."""
+    doc = (getattr(getattr(item, "function", None), "__doc__", None) or "").strip()
+    if doc:
+        return " ".join(doc.split("\n\n")[0].split())
+    return item.name.removeprefix("test_").replace("_", " ")
+
+
+class Reporter:
+    """Keep only the wanted tests and report each one, in JSON lines, when it finishes."""
+
+    def __init__(self, fd: int, wanted: list[str] | None) -> None:
+        self.fd = fd
+        self.wanted = None if wanted is None else set(wanted)
+        self.phases: dict[str, list] = {}
+        self.statements: dict[str, str] = {}
+
+    def send(self, **event) -> None:
+        data = (json.dumps(event) + "\n").encode()
+        while data:
+            data = data[os.write(self.fd, data) :]
+
+    def pytest_configure(self, config) -> None:
+        config.addinivalue_line("markers", "timeout(seconds): the test's time limit")
+
+    def pytest_collection_modifyitems(self, session, config, items) -> None:
+        if self.wanted is not None:
+            keep = [item for item in items if item.nodeid in self.wanted]
+            dropped = [item for item in items if item.nodeid not in self.wanted]
+            items[:] = keep
+            if dropped:
+                config.hook.pytest_deselected(items=dropped)
+        for item in items:
+            self.statements[item.nodeid] = _statement(item)
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            text = report.longreprtext.strip().splitlines()
+            self.send(ev="collect_error", nodeid=report.nodeid, message="\n".join(text[-3:]))
+
+    def pytest_runtest_logstart(self, nodeid, location) -> None:
+        self.phases[nodeid] = []
+        self.send(ev="start", nodeid=nodeid)
+
+    def pytest_runtest_logreport(self, report) -> None:
+        self.phases.setdefault(report.nodeid, []).append(report)
+
+    def pytest_runtest_logfinish(self, nodeid, location) -> None:
+        outcome, message, category, duration = "passed", "", "", 0.0
+        for report in self.phases.pop(nodeid, []):
+            duration += report.duration
+            props = dict(report.user_properties)
+            if report.failed and outcome in ("passed", "skipped"):
+                outcome = "failed" if report.when == "call" else "error"
+                message = str(props.get("detail") or props.get("message") or report.longreprtext)
+                category = str(props.get("category", "error"))
+            elif report.skipped and outcome == "passed":
+                outcome, category = "skipped", "skipped"
+                message = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""
+        self.send(
+            ev="result",
+            nodeid=nodeid,
+            outcome=outcome,
+            message=message[:4000],
+            category=category,
+            statement=self.statements.get(nodeid, ""),
+            duration=duration,
+        )
+
+    def pytest_sessionfinish(self, session, exitstatus) -> None:
+        self.send(ev="done", exitstatus=int(exitstatus))
+
+
+class Lister:
+    """The trusted collect-only run: the tests and their markers."""
+
+    def __init__(self) -> None:
+        self.tests: list[dict] = []
+        self.errors: list[str] = []
+
+    def pytest_configure(self, config) -> None:
+        config.addinivalue_line("markers", "timeout(seconds): the test's time limit")
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.errors.append(f"{report.nodeid}: {report.longreprtext[-2000:]}")
+
+    def pytest_collection_finish(self, session) -> None:
+        for item in session.items:
+            task = item.get_closest_marker("task")
+            points = item.get_closest_marker("points")
+            self.tests.append(
+                {
+                    "nodeid": item.nodeid,
+                    "name": item.name,
+                    "task": str(task.args[0]) if task else None,
+                    "points": int(points.args[0]) if points else 1,
+                    "cuda": item.get_closest_marker("cuda") is not None,
+                    "statement": _statement(item),
+                }
+            )
+
+
+def pytest_args(config: dict) -> list[str]:
+    return [
+        *config["test_files"],
+        "--noconftest",
+        "-p",
+        "harness.plugin",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:stepwise",
+        "-c",
+        config["ini"],
+        "--rootdir",
+        config["rootdir"],
+        "--import-mode=importlib",
+        "-q",
+    ]
+
+
+# ---- main ----------------------------------------------------------------------------------
+
+
+def main(argv: list[str]) -> int:
+    with open(argv[0]) as f:
+        config = json.load(f)
+    sys.path.insert(0, config["rootdir"])
+    import pytest
+
+    if "--collect" in argv:
+        lister = Lister()
+        code = pytest.main([*pytest_args(config), "--collect-only"], plugins=[lister])
+        with open(config["collect_out"], "w") as f:
+            json.dump({"tests": lister.tests, "errors": lister.errors, "exit": int(code)}, f)
+        return 0
+
+    from grader import isolate
+
+    isolate.die_with_parent()
+    import importlib
+
+    import torch
+
+    torch.set_num_threads(int(config.get("threads", 1)))
+    for name in config.get("preload", []):  # paid once here, not in every student process
+        importlib.import_module(name)
+    from harness import beside, probe, target, wire  # noqa: F401 - the spawner's children need them
+
+    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    results_fd = int(config["fd"])
+    pid = os.fork()
+    if pid == 0:  # the spawner: forked before any test file is imported
+        parent.close()
+        os.close(results_fd)
+        isolate.run_spawner(child, config["isolation"])
+        os._exit(0)
+    child.close()
+    target.forbid_loading("the grader's trusted side reaches student code only through probes")
+    transport = SplitTransport(SpawnerClient(parent), config)
+    probe.use(transport)
+    try:
+        pytest.main(pytest_args(config), plugins=[Reporter(results_fd, config["tests"])])
+    finally:
+        transport.close()
+        parent.close()
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

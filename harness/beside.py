@@ -1,0 +1,137 @@
+"""The student's side of a split test run: answer probe calls, report nothing else.
+
+The grader starts this in a process of its own beside the student's module (see
+``grader/isolate.py``). It reads requests on one pipe and writes replies on another,
+each a length-prefixed ``harness.wire`` frame:
+
+    {"op": "import", "chapter": "ch02", "module": "autograd"}      -> {"ok": True}
+    {"op": "call", "file": "exercises/ch02/test_autograd.py",
+     "name": "reachable", "args": (...), "kwargs": {...}}          -> {"ok": True, "value": ...}
+    {"op": "attr", "chapter": ..., "module": ..., "name": "f"}     -> {"ok": True, "value":
+                                                     {"callable": True} or {"value": ...}}
+    {"op": "attr_call", "chapter": ..., "module": ..., "name": "f",
+     "args": (...), "kwargs": {...}}                               -> {"ok": True, "value": ...}
+
+A failure is ``{"ok": False, "error": {type, base, message, where}}`` (see
+``harness.probe.error_report``). The process holds no secret and decides nothing: what
+it sends back is only data for the tests to judge, and whatever the student's code
+does to this process can change only that data.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import struct
+import sys
+import types
+from pathlib import Path
+
+from harness import probe, target, wire
+
+
+def read_exact(fd: int, n: int) -> bytes | None:
+    chunks, left = [], n
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def write_frame(fd: int, payload: bytes) -> None:
+    data = memoryview(struct.pack(">Q", len(payload)) + payload)
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def read_frame(fd: int) -> bytes | None:
+    head = read_exact(fd, 8)
+    if head is None:
+        return None
+    return read_exact(fd, struct.unpack(">Q", head)[0])
+
+
+class ProbeFiles:
+    """The stripped test files under ``root``, imported on first use.
+
+    Public test files are registered under their dotted names (``exercises.ch02.
+    test_autograd``), so a hidden file's ``from exercises.ch02.test_autograd import x``
+    finds this stripped copy and never a file elsewhere.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.loaded: dict[str, types.ModuleType] = {}
+
+    def module(self, rel: str) -> types.ModuleType:
+        if rel in self.loaded:
+            return self.loaded[rel]
+        path = self.root / rel
+        if ".." in Path(rel).parts or not path.is_file():
+            raise FileNotFoundError(f"no probe file {rel!r} here")
+        dotted = rel.removesuffix(".py").replace("/", ".")
+        parts = dotted.split(".")
+        for k in range(1, len(parts)):  # namespace parents, pointing here only
+            name = ".".join(parts[:k])
+            pkg = types.ModuleType(name)
+            pkg.__path__ = [str(self.root.joinpath(*parts[:k]))]
+            sys.modules[name] = pkg
+        spec = importlib.util.spec_from_file_location(dotted, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[dotted] = mod
+        spec.loader.exec_module(mod)
+        self.loaded[rel] = mod
+        return mod
+
+    def preload(self) -> None:
+        """Public files first: hidden files import from them."""
+        files = sorted(p.relative_to(self.root).as_posix() for p in self.root.rglob("test_*.py"))
+        for rel in sorted(files, key=lambda r: r.startswith("grader/")):
+            self.module(rel)
+
+
+def handle(request, files: ProbeFiles, impl: Path):
+    op = request.get("op") if isinstance(request, dict) else None
+    if op == "import":
+        target.load(str(request["chapter"]), str(request["module"]))
+        return None
+    args, kwargs = request.get("args", ()), request.get("kwargs", {})
+    if op == "call":
+        fn = getattr(files.module(str(request["file"])), str(request["name"]))
+        if not isinstance(fn, probe.Probe):
+            raise TypeError(f"{request['name']} is not a probe")
+        return fn.fn(*args, **kwargs)
+    if op in ("attr", "attr_call"):
+        mod = target.chapter_module(str(request["chapter"]), str(request["module"]))
+        value = getattr(mod, str(request["name"]))
+        if op == "attr_call":
+            return value(*args, **kwargs)
+        return {"callable": True} if callable(value) else {"value": value}
+    raise ValueError(f"unknown request {op!r}")
+
+
+def serve(rfd: int, wfd: int, root: Path, impl: Path) -> None:
+    """Answer requests until the other side closes the pipe, then exit."""
+    target.set_root(impl)
+    probe.use(probe.StudentSide())
+    files = ProbeFiles(root)
+    while True:
+        frame = read_frame(rfd)
+        if frame is None:
+            break
+        try:
+            value = handle(wire.decode(frame), files, impl)
+            reply = wire.encode({"ok": True, "value": value})
+        except BaseException as exc:  # noqa: BLE001 - student code may raise anything
+            report = probe.error_report(exc, impl)
+            if isinstance(exc, wire.NotPlainData):
+                report["message"] = f"the tests cannot read what your code returned: {exc}"[
+                    : probe.MESSAGE_LIMIT
+                ]
+            reply = wire.encode({"ok": False, "error": report})
+        write_frame(wfd, reply)
+    sys.stdout.flush()
+    os._exit(0)

@@ -1,0 +1,261 @@
+"""Mutation testing of the reference solutions (a maintenance tool, not a test).
+
+    python tests/mutants.py ch00 [ch02 ...] [--jobs 2] [--timeout 60] [--json OUT] [--show]
+    nox -s mutants -- ch00
+
+For each chapter, every mutation cosmic-ray's operators make of ``solutions/chNN/
+<module>.py`` (an operator swapped, a number changed, a comparison flipped, a loop that
+never runs, ...) is run against the chapter's public and hidden tests. A mutant is
+*killed* when some test fails, *survived* when all pass. Survivors are either a missing
+test or an equivalent mutant: the latter are listed, each with a one-line argument, in
+``grader/bugzoo/chNN/equivalent_mutants.toml``::
+
+    [[mutant]]
+    key = "plot_losses: fig, ax = plt.subplots(figsize=(5, 3.2)) => ...(figsize=(6, 3.2))"
+    why = "the figure's size is not part of the contract"
+
+Why cosmic-ray: it mutates source text and exposes its operators as a library, so each
+mutant runs through our own loader (a folder shaped like ``exercises/``, ``--impl``) in
+a process forked from one that already imported torch, instead of paying an import per
+mutant. Each mutant's run is a fork, so a mutant that hangs is simply killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import select
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+@dataclass
+class Mutant:
+    key: str  # "definition: original line => mutated line" (+ " #k" when repeated)
+    operator: str
+    occurrence: int
+    code: str
+    outcome: str = ""  # killed | survived | timeout | equivalent
+    killed_by: str = ""
+
+
+def mutants_of(source: str) -> list[Mutant]:
+    """Every distinct mutant cosmic-ray's argument-free operators make of ``source``."""
+    import cosmic_ray.plugins as plugins
+    from cosmic_ray.ast import ast_nodes, get_ast
+    from cosmic_ray.ast.ast_query import ASTQuery
+    from cosmic_ray.mutating import mutate_code
+
+    found, seen_code, seen_keys = [], set(), {}
+    original = _behaviour(source)
+    module = get_ast(source)
+    nodes = list(ast_nodes(module))
+    lines = source.splitlines()
+    for name in sorted(plugins.operator_names()):
+        op_class = plugins.get_operator(name)
+        if op_class.arguments():
+            continue
+        op = op_class()
+        positions = [(node, start) for node in nodes for start, _ in op.mutation_positions(node)]
+        for occurrence, (node, start) in enumerate(positions):
+            code = mutate_code(source, op, occurrence)
+            if code is None or code == source or code in seen_code:
+                continue
+            if _behaviour(code) == original:
+                continue  # only an annotation, a docstring or an error's wording changed
+            seen_code.add(code)
+            changed = [
+                ln[1:]
+                for ln in difflib.unified_diff(lines, code.splitlines(), lineterm="", n=0)
+                if ln.startswith("+") and not ln.startswith("+++")
+            ]
+            before = lines[start[0] - 1].strip() if start[0] - 1 < len(lines) else "?"
+            after = " / ".join(c.strip() for c in changed) or "(line removed)"
+            definition = ASTQuery(node).get_definition_name() or "<module>"
+            key = f"{definition}: {before} => {after}"
+            seen_keys[key] = seen_keys.get(key, 0) + 1
+            if seen_keys[key] > 1:
+                key += f" #{seen_keys[key]}"
+            found.append(Mutant(key, name, occurrence, code))
+    return found
+
+
+def _behaviour(source: str) -> str | None:
+    """``source``'s AST without what cannot change behaviour: annotations (lazy under
+    ``from __future__ import annotations``), docstrings and the text of raised errors."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            node.returns = None
+            for a in [*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs]:
+                a.annotation = None
+            for a in (node.args.vararg, node.args.kwarg):
+                if a is not None:
+                    a.annotation = None
+        if isinstance(node, ast.AnnAssign):
+            node.annotation = ast.Constant(None)
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            for sub in ast.walk(node.exc):
+                if isinstance(sub, ast.Call):
+                    sub.args = [
+                        ast.Constant("") if isinstance(a, ast.JoinedStr | ast.Constant) else a
+                        for a in sub.args
+                    ]
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                body[0] = ast.Pass()
+    return ast.dump(tree)
+
+
+def equivalents(chapter) -> dict[str, str]:
+    path = chapter.bugzoo / "equivalent_mutants.toml"
+    if not path.exists():
+        return {}
+    data = tomllib.loads(path.read_text())
+    return {m["key"]: m["why"] for m in data.get("mutant", [])}
+
+
+def _run_mutant(chapter, mutant: Mutant, workdir: Path, timeout: float, write_fd: int) -> None:
+    """In a forked child: the chapter's tests against the mutant; report on ``write_fd``."""
+    import pytest
+
+    from harness.runner import run_tests
+
+    root = workdir / "impl"
+    (root / chapter.id).mkdir(parents=True)
+    (root / chapter.id / f"{chapter.module}.py").write_text(mutant.code)
+    paths = [p for p in (chapter.public_tests, chapter.hidden_tests) if p.exists()]
+    outcomes = run_tests(paths, root, ["-x", "--timeout", str(timeout)])
+    failed = [o for o in outcomes if o.outcome in ("failed", "error")]
+    report = {"killed": bool(failed) or not outcomes, "by": failed[0].nodeid if failed else ""}
+    os.write(write_fd, json.dumps(report).encode())
+    del pytest
+
+
+def run_chapter(chapter_id: str, jobs: int, timeout: float, show: bool) -> dict:
+    from harness import index
+
+    chapter = index.chapter(chapter_id)
+    for name in chapter.preload:
+        __import__(name)
+    source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
+    mutants = mutants_of(source)
+    known = equivalents(chapter)
+    pending = list(mutants)
+    running: dict[int, tuple[Mutant, int, float, tempfile.TemporaryDirectory]] = {}
+    started = time.monotonic()
+    while pending or running:
+        while pending and len(running) < jobs:
+            mutant = pending.pop(0)
+            tmp = tempfile.TemporaryDirectory(prefix=f"mutant-{chapter.id}-")
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(r)
+                try:
+                    _run_mutant(chapter, mutant, Path(tmp.name), timeout, w)
+                finally:
+                    os._exit(0)
+            os.close(w)
+            running[pid] = (mutant, r, time.monotonic(), tmp)
+        fds = {entry[1]: pid for pid, entry in running.items()}
+        ready, _, _ = select.select(list(fds), [], [], 0.2)
+        now = time.monotonic()
+        for pid, (mutant, r, t0, tmp) in list(running.items()):
+            if r in ready:
+                data = b""
+                while chunk := os.read(r, 65536):
+                    data += chunk
+                os.waitpid(pid, 0)
+                report = json.loads(data) if data else {"killed": True, "by": "(the run crashed)"}
+                mutant.outcome = "killed" if report["killed"] else "survived"
+                mutant.killed_by = report["by"]
+            elif now - t0 > 4 * timeout:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                mutant.outcome, mutant.killed_by = "killed", "(hung: killed)"
+            else:
+                continue
+            os.close(r)
+            tmp.cleanup()
+            del running[pid]
+    for m in mutants:
+        if m.outcome == "survived" and m.key in known:
+            m.outcome = "equivalent"
+    keys = {m.key for m in mutants}
+    stale = sorted(
+        k
+        for k in known
+        if k not in keys or k not in {m.key for m in mutants if m.outcome == "equivalent"}
+    )
+    counts = {o: sum(m.outcome == o for m in mutants) for o in ("killed", "survived", "equivalent")}
+    effective = len(mutants) - counts["equivalent"]
+    score = counts["killed"] / effective if effective else 1.0
+    summary = {
+        "chapter": chapter.id,
+        "generated": len(mutants),
+        **counts,
+        "score": round(score, 4),
+        "seconds": round(time.monotonic() - started, 1),
+        "survivors": [m.key for m in mutants if m.outcome == "survived"],
+        "stale_equivalents": stale,
+    }
+    if show:
+        for m in mutants:
+            if m.outcome == "survived":
+                print(f"--- survived: {m.key}  [{m.operator}]", file=sys.stderr)
+    return summary | {"mutants": [asdict(m) | {"code": None} for m in mutants]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapters", nargs="*", help="default: every chapter")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--timeout", type=float, default=60, help="seconds per test")
+    parser.add_argument("--json", type=Path, help="write every mutant's outcome here")
+    parser.add_argument("--show", action="store_true", help="list survivors on stderr")
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    from harness import index
+
+    chosen = args.chapters or list(index.chapters())
+    results = []
+    print("| chapter | generated | killed | survived | equivalent | score | s |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for chapter in chosen:
+        r = run_chapter(chapter, args.jobs, args.timeout, args.show)
+        results.append(r)
+        print(
+            f"| {r['chapter']} | {r['generated']} | {r['killed']} | {r['survived']} | "
+            f"{r['equivalent']} | {r['score']:.1%} | {r['seconds']:.0f} |",
+            flush=True,
+        )
+        for key in r["survivors"]:
+            print(f"  survived: {key}", file=sys.stderr)
+        for key in r["stale_equivalents"]:
+            print(f"  listed as equivalent but not a surviving mutant: {key}", file=sys.stderr)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
