@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from harness.probe import probe
 from harness.target import chapter_module
 
 dbg = chapter_module("ch08", "debugging")
@@ -29,20 +30,74 @@ def codes(findings):
     return {f.code for f in findings}
 
 
+def where(findings, code):
+    return sorted(f.where for f in findings if f.code == code)
+
+
+def mlp(seed, d_in=8, width=32, d_out=4):
+    """A small MLP, the same from the same seed on either side of a split run."""
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(d_in, width), nn.ReLU(), nn.Linear(width, d_out))
+
+
 # ---------------------------------------------------------------- ch08.1 build_transfer_setup
+
+
+@probe
+def flat_and_repaired(seed, n, task_seed, broken_steps, repaired_steps):
+    """The book's broken setup trained broken_steps steps, and build_transfer_setup of the
+    same pretrained model trained repaired_steps steps: both loss curves."""
+    batch = dbg.make_task(n, seed=task_seed)
+    model, opt = books_broken_setup(pretrained(seed))
+    flat = dbg.train_steps(model, opt, F.cross_entropy, batch, broken_steps)
+    model, opt = dbg.build_transfer_setup(pretrained(seed))
+    return flat, dbg.train_steps(model, opt, F.cross_entropy, batch, repaired_steps)
+
+
+@probe
+def transfer_setup(seed, sizes, task_seed, steps):
+    """build_transfer_setup of a pretrained TransferNet(**sizes), then `steps` training
+    steps with the optimizer it returned. Observations: the old and the new head's weight,
+    whether the head is an nn.Linear and requires grad, what the optimizer holds (by
+    identity, counted beside the model), its type and lr, and the features before and
+    after training with their requires_grad flags."""
+    original = pretrained(seed, **sizes)
+    old_head = original.head.weight.detach().clone()
+    old_features = [p.detach().clone() for p in original.features.parameters()]
+    model, opt = dbg.build_transfer_setup(original)
+    held = [id(p) for group in opt.param_groups for p in group["params"]]
+    head = {id(p) for p in model.head.parameters()}
+    features = {id(p) for p in model.features.parameters()}
+    seen = {
+        "old_head": old_head,
+        "new_head": model.head.weight.detach().clone(),
+        "head_is_linear": isinstance(model.head, nn.Linear),
+        "head_trainable": all(p.requires_grad for p in model.head.parameters()),
+        "held": len(set(held)),
+        "held_of_head": len(set(held) & head),
+        "head_size": len(head),
+        "held_of_features": len(set(held) & features),
+        "optimizer": type(opt).__name__,
+        "lrs": [group["lr"] for group in opt.param_groups],
+        "features_before": old_features,
+    }
+    d_in, n_classes = sizes.get("d_in", 8), sizes.get("n_classes", 4)
+    batch = dbg.make_task(64, seed=task_seed, d_in=d_in, n_classes=n_classes)
+    with torch.no_grad():
+        seen["loss_before"] = F.cross_entropy(model(batch[0]), batch[1]).item()
+    seen["losses"] = dbg.train_steps(model, opt, F.cross_entropy, batch, steps)
+    seen["features_after"] = [p.detach().clone() for p in model.features.parameters()]
+    seen["features_frozen"] = [not p.requires_grad for p in model.features.parameters()]
+    return seen
 
 
 @pytest.mark.task("ch08.1")
 @pytest.mark.points(3)
 def test_the_books_flat_loss_and_the_repair():
-    batch = dbg.make_task(256, seed=1)
-    model, opt = books_broken_setup(pretrained())
-    flat = dbg.train_steps(model, opt, F.cross_entropy, batch, 200)
+    flat, losses = flat_and_repaired(0, 256, 1, 200, 100)
     assert round(flat[0], 6) == round(flat[-1], 6), (
         f"the book's setup should not learn at all: loss {flat[0]:.6f} -> {flat[-1]:.6f} after 200 steps"
     )
-    model, opt = dbg.build_transfer_setup(pretrained())
-    losses = dbg.train_steps(model, opt, F.cross_entropy, batch, 100)
     assert losses[-1] < 0.75 * losses[0], (
         f"100 steps after build_transfer_setup the loss went {losses[0]:.6f} -> {losses[-1]:.6f}: "
         "the book's flat curve. The optimizer was built before the head was replaced, so it holds "
@@ -53,43 +108,93 @@ def test_the_books_flat_loss_and_the_repair():
 @pytest.mark.task("ch08.1")
 @pytest.mark.points(2)
 def test_repaired_setup_trains_exactly_the_new_head():
-    original = pretrained(3)
-    old_weight = original.head.weight.detach().clone()
-    old_features = {n: p.detach().clone() for n, p in original.features.named_parameters()}
-    model, opt = dbg.build_transfer_setup(original)
-    assert (
-        isinstance(model.head, nn.Linear)
-        and model.head.weight.shape == old_weight.shape
-        and not torch.equal(model.head.weight.detach(), old_weight)
-    ), (
+    seen = transfer_setup(3, {}, 4, 20)
+    fresh = (
+        seen["head_is_linear"]
+        and seen["new_head"].shape == seen["old_head"].shape
+        and not torch.equal(seen["new_head"], seen["old_head"])
+    )
+    assert fresh, (
         "build_transfer_setup should give the model a fresh nn.Linear head of the same shape for "
         "the new task (newly initialized, not the pretrained head's weights)"
     )
-    held = {id(p) for group in opt.param_groups for p in group["params"]}
-    head = {id(p) for p in model.head.parameters()}
-    assert held == head, (
-        f"the optimizer holds {len(held)} tensors, of which {len(held & head)} are the new head's "
-        f"{len(head)}: it should hold exactly the parameters that train — frozen feature weights "
-        "never get a gradient, and the old head is no longer part of the model"
+    assert seen["held"] == seen["held_of_head"] == seen["head_size"], (
+        f"the optimizer holds {seen['held']} tensors, of which {seen['held_of_head']} are the new "
+        f"head's {seen['head_size']}: it should hold exactly the parameters that train — frozen "
+        "feature weights never get a gradient, and the old head is no longer part of the model"
     )
-    dbg.train_steps(model, opt, F.cross_entropy, dbg.make_task(64, seed=4), 20)
-    for n, p in model.features.named_parameters():
-        assert not p.requires_grad and torch.equal(p, old_features[n]), (
-            f"features.{n} changed or requires grad after training: the pretrained features must "
-            "stay frozen (requires_grad False)"
-        )
+    unchanged = all(
+        torch.equal(a, b) for a, b in zip(seen["features_before"], seen["features_after"])
+    )
+    assert all(seen["features_frozen"]) and unchanged, (
+        f"after training, the features require grad {[not f for f in seen['features_frozen']]} "
+        f"and {'are unchanged' if unchanged else 'changed'}: the pretrained features must stay "
+        "frozen (requires_grad False on each of their parameters)"
+    )
 
 
 # ---------------------------------------------------------------- ch08.2 diagnose
 
 
+def books_bug(steps_seed=2):
+    model, opt = books_broken_setup(pretrained())
+    return model, opt, F.cross_entropy, dbg.make_task(128, seed=steps_seed)
+
+
+def healthy_sgd():
+    model = pretrained(6)
+    return (
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        F.cross_entropy,
+        dbg.make_task(128, seed=5),
+    )
+
+
+def healthy_transfer():
+    model = pretrained(7)
+    for p in model.features.parameters():
+        p.requires_grad_(False)
+    model.head = nn.Linear(32, 4)
+    opt = torch.optim.SGD(model.head.parameters(), lr=0.1)
+    return model, opt, F.cross_entropy, dbg.make_task(128, seed=5)
+
+
+class InfiniteLoss:
+    """Cross-entropy plus +inf: the loss is inf while every gradient stays finite."""
+
+    def __call__(self, out, y):
+        return F.cross_entropy(out, y) + float("inf")
+
+
+def overflowing_loss():
+    model = pretrained(11)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    return model, opt, InfiniteLoss(), dbg.make_task(64, seed=12)
+
+
+SETUPS = {
+    "book's bug": books_bug,
+    "healthy SGD": healthy_sgd,
+    "healthy transfer": healthy_transfer,
+    "loss is +inf": overflowing_loss,
+}
+
+
+@probe
+def diagnosed(setup, steps):
+    """diagnose on a freshly built setup (SETUPS): its findings, and how many parameters the
+    model has (counted beside it)."""
+    model, opt, loss_fn, batch = SETUPS[setup]()
+    return dbg.diagnose(model, opt, loss_fn, batch, steps), len(list(model.parameters()))
+
+
 @pytest.mark.task("ch08.2")
 @pytest.mark.points(3)
 def test_diagnose_names_the_books_bug():
-    model, opt = books_broken_setup(pretrained())
-    findings = dbg.diagnose(model, opt, F.cross_entropy, dbg.make_task(128, seed=2), 10)
-    missing = [f.where for f in findings if f.code == "not_in_optimizer"]
-    assert sorted(missing) == ["head.bias", "head.weight"], (
+    findings, _ = diagnosed("book's bug", 10)
+    missing = where(findings, "not_in_optimizer")
+    assert missing == ["head.bias", "head.weight"], (
         f"diagnose on the book's setup reported not_in_optimizer for {missing}, expected "
         "['head.bias', 'head.weight']: compare the model's trainable named_parameters() with the "
         "optimizer's param_groups by identity (id), not by shape or value"
@@ -103,35 +208,51 @@ def test_diagnose_names_the_books_bug():
 @pytest.mark.task("ch08.2")
 @pytest.mark.points(2)
 def test_diagnose_is_silent_on_healthy_setups():
-    batch = dbg.make_task(128, seed=5)
-    model = pretrained(6)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    findings = dbg.diagnose(model, opt, F.cross_entropy, batch, 30)
-    unheld = [f.where for f in findings if f.code == "not_in_optimizer"]
+    findings, n_params = diagnosed("healthy SGD", 30)
+    unheld = where(findings, "not_in_optimizer")
     copies = (
         " — every parameter looks unregistered, as when model and optimizer are deep-copied one "
         "at a time: copy them together (one deepcopy call, one memo) so the copied optimizer "
         "holds the copied model's parameters"
-        if len(unheld) == len(list(model.parameters()))
+        if len(unheld) == n_params
         else ""
     )
     assert findings == [], (
         f"diagnose on a fully trainable model with SGD reported {findings}: a healthy run "
         f"(every parameter in the optimizer, reached, moving, loss falling) has no findings{copies}"
     )
-    model = pretrained(7)
-    for p in model.features.parameters():
-        p.requires_grad_(False)
-    model.head = nn.Linear(32, 4)
-    opt = torch.optim.SGD(model.head.parameters(), lr=0.1)
-    findings = dbg.diagnose(model, opt, F.cross_entropy, batch, 30)
+    findings, _ = diagnosed("healthy transfer", 30)
     assert findings == [], (
         f"diagnose on a correct transfer setup (features frozen and outside the optimizer) "
         f"reported {findings}: a frozen parameter that the optimizer does not hold is intended"
     )
 
 
+@pytest.mark.task("ch08.2")
+def test_diagnose_reports_an_infinite_loss():
+    findings, _ = diagnosed("loss is +inf", 4)
+    assert "loss" in where(findings, "nonfinite"), (
+        f"a loss of +inf at every step (finite gradients) gave the findings {findings}; expected "
+        "nonfinite at 'loss': inf is non-finite as well as nan — test with math.isfinite or "
+        "torch.isfinite, not only isnan"
+    )
+    assert "loss_constant" not in codes(findings), (
+        "a loss that is inf at every step is non-finite, not constant: only finite losses can "
+        "be compared (inf - inf is nan)"
+    )
+
+
 # ---------------------------------------------------------------- ch08.3 overfit_one_batch
+
+
+@probe
+def overfitted(seed, x, y, steps):
+    """overfit_one_batch on this file's mlp(seed): the losses it returned and the trained
+    model's predictions on x."""
+    model = mlp(seed, d_in=x.shape[1], d_out=4 if not y.is_floating_point() else y.shape[1])
+    losses = dbg.overfit_one_batch(model, (x, y), steps)
+    with torch.no_grad():
+        return losses, model(x)
 
 
 @pytest.mark.task("ch08.3")
@@ -139,22 +260,23 @@ def test_diagnose_is_silent_on_healthy_setups():
 def test_a_healthy_model_memorizes_eight_examples():
     g = torch.Generator().manual_seed(8)
     x, y = torch.randn(8, 8, generator=g), torch.randint(0, 4, (8,), generator=g)
-    model = pretrained(9)
-    start = F.cross_entropy(model(x), y).item()
-    losses = dbg.overfit_one_batch(model, (x, y), 100)
+    with torch.no_grad():
+        start = F.cross_entropy(mlp(9)(x), y).item()
+    losses, out = overfitted(9, x, y, 100)
     assert len(losses) == 100, f"overfit_one_batch(model, batch, 100) returned {len(losses)} losses"
     held = [k for k, v in enumerate(losses) if isinstance(v, torch.Tensor) and v.requires_grad]
     assert not held, (
         f"overfit_one_batch returned {len(held)} losses that are tensors still attached to their "
         "step's graph (keeping every graph alive): record numbers, loss.item() or float(loss)"
     )
-    assert losses[0] == pytest.approx(start, rel=1e-5), (
-        f"losses[0] = {losses[0]:.5f} but the untrained model's loss is {start:.5f}: record each "
-        "step's loss before its update"
+    assert float(losses[0]) == pytest.approx(start, rel=1e-5), (
+        f"losses[0] = {float(losses[0]):.5f} but the untrained model's loss is {start:.5f}: record "
+        "each step's loss before its update"
     )
-    pred = model(x).argmax(dim=1)
-    assert losses[-1] < 0.05 and torch.equal(pred, y), (
-        f"after 100 steps on 8 examples the loss is {losses[-1]:.4f} and {int((pred == y).sum())}/8 "
-        "are right: a healthy model should memorize one small batch (train the model in place, "
-        "full batch, with a step size that makes progress — e.g. Adam at 1e-2)"
+    pred = out.argmax(dim=1)
+    assert float(losses[-1]) < 0.05 and torch.equal(pred, y), (
+        f"after 100 steps on 8 examples the loss is {float(losses[-1]):.4f} and "
+        f"{int((pred == y).sum())}/8 are right: a healthy model should memorize one small batch "
+        "(train the model in place, full batch, with a step size that makes progress — e.g. "
+        "Adam at 1e-2)"
     )

@@ -1,106 +1,244 @@
 """Hidden tests for ch04: other shapes of the registration bug, other sizes and edge
-cases than the public ones. Messages state the property, not the test.
+cases than the public ones, and comparisons with the reference on generated models.
+Messages state the property, not the test.
 
 PYTEST_DONT_REWRITE: a failure shows only the message, never the assertion's source."""
+
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from harness.target import chapter_module
+from exercises.ch04.test_modules import (
+    batchnorm_trace,
+    fit_steps,
+    load_into,
+    modes_of_the_blocks,
+    registration,
+    running_norm_trace,
+    unquote,
+)
+from harness.probe import because, probe
+from harness.target import chapter_module, reference_module
+
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from harness.evidence import first_difference
+    from harness.generated import examples, given, st
+except ImportError:  # (probes never use them)
+    pass
 
 md = chapter_module("ch04", "modules")
-
-
-def unquote(paths):
-    return sorted(p.replace("'", "").replace('"', "") for p in paths)
+ref = reference_module("ch04", "modules")
 
 
 # ---------------------------------------------------------------- ch04.1
 
 
+@probe
+def blocks_after_one_step(depth, seed):
+    """A Classifier(depth=depth): for each block, whether it received a gradient, whether an
+    SGD step over model.parameters() changed it, and whether model.zero_grad() cleared it."""
+    torch.manual_seed(seed)
+    model = md.Classifier(depth=depth)
+    x, y = torch.randn(32, 2), torch.randint(0, 2, (32,))
+    F.cross_entropy(model(x), y).backward()
+    blocks = list(model.encoder.blocks)
+    got_grad = [all(p.grad is not None for p in b.parameters()) for b in blocks]
+    before = [[p.detach().clone() for p in b.parameters()] for b in blocks]
+    torch.optim.SGD(model.parameters(), lr=0.1).step()
+    moved = [
+        any(not torch.equal(p, q) for p, q in zip(b.parameters(), old))
+        for b, old in zip(blocks, before)
+    ]
+    model.zero_grad(set_to_none=True)
+    cleared = [all(p.grad is None for p in b.parameters()) for b in blocks]
+    return {"got_grad": got_grad, "moved": moved, "cleared": cleared}
+
+
+@probe
+def reload_outputs(sizes, seed, steps):
+    """Train a Classifier(**sizes) a few Adam steps, load its state_dict into a fresh one
+    built from another seed: both models' outputs on a batch."""
+    torch.manual_seed(seed)
+    d_in = sizes.get("d_in", 2)
+    x = torch.randn(16, d_in)
+    y = torch.randint(0, sizes.get("n_classes", 2), (16,))
+    model = md.Classifier(**sizes)
+    fit_steps(model, torch.optim.Adam(model.parameters(), lr=1e-2), x, y, steps)
+    torch.manual_seed(seed + 1)
+    fresh = md.Classifier(**sizes)
+    fresh.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        return model(x), fresh(x)
+
+
+def classifier_count(d_in, hidden, depth, n_classes):
+    return (
+        d_in * hidden
+        + hidden
+        + depth * (hidden * hidden + hidden)
+        + hidden * n_classes
+        + (n_classes)
+    )
+
+
 @pytest.mark.task("ch04.1")
 def test_other_sizes_register_every_block():
-    model = md.Classifier(d_in=3, hidden=8, depth=5, n_classes=4)
-    n = sum(p.numel() for p in model.parameters())
-    assert n == 3 * 8 + 8 + 5 * (8 * 8 + 8) + 8 * 4 + 4, (
-        "every block of every Encoder size must be registered and counted by parameters()"
+    """Every block of an Encoder of any size is counted by parameters() and saved in state_dict()."""
+    sizes = {"d_in": 3, "hidden": 8, "depth": 5, "n_classes": 4}
+    seen = registration(sizes)
+    n = classifier_count(**sizes)
+    assert seen["parameters"] == n, (
+        f"Classifier({sizes}) exposes {seen['parameters']} parameters, the network uses {n}: "
+        "every block must be registered (a plain Python list is not)"
     )
-    state = model.state_dict()
-    assert sum(t.numel() for t in state.values()) == n and len(state) == 2 + 2 * 5 + 2, (
-        "every block's weight and bias must appear in state_dict()"
+    assert seen["saved"] == n and len(seen["keys"]) == 2 + 2 * 5 + 2, (
+        f"state_dict() of Classifier({sizes}) has {len(seen['keys'])} keys holding "
+        f"{seen['saved']} numbers: every block's weight and bias must be saved"
     )
 
 
 @pytest.mark.task("ch04.1")
 def test_zero_grad_and_gradients_reach_every_block():
-    model = md.Classifier(depth=4)
-    x = torch.randn(32, 2)
-    F.cross_entropy(model(x), torch.randint(0, 2, (32,))).backward()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    before = [b.linear.weight.detach().clone() for b in model.encoder.blocks]
-    opt.step()
-    moved = [not torch.equal(b.linear.weight, w) for b, w in zip(model.encoder.blocks, before)]
-    assert all(moved), (
-        "an optimizer built from model.parameters() must update every block; blocks outside "
-        "the module tree keep their gradients but are never stepped"
+    """An optimizer over model.parameters() updates every block, and zero_grad() clears every block."""
+    seen = blocks_after_one_step(4, 0)
+    assert len(seen["got_grad"]) == 4 and all(seen["got_grad"]), (
+        f"after backward, blocks with gradients: {seen['got_grad']}: every block is on the path"
     )
-    model.zero_grad(set_to_none=True)
-    assert all(b.linear.weight.grad is None for b in model.encoder.blocks), (
-        "model.zero_grad() must reach every block"
+    assert all(seen["moved"]), (
+        f"an SGD step over model.parameters() moved the blocks {seen['moved']}: blocks outside "
+        "the module tree (a plain list) keep their gradients but are never stepped"
+    )
+    assert all(seen["cleared"]), (
+        f"model.zero_grad() cleared the blocks {seen['cleared']}: it must reach every block"
     )
 
 
 @pytest.mark.task("ch04.1")
 def test_no_blocks_and_train_eval_propagate():
-    empty = md.Classifier(depth=0)
-    assert sum(p.numel() for p in empty.parameters()) == 2 * 16 + 16 + 16 * 2 + 2, (
-        "an Encoder of depth 0 is the stem alone"
+    """An Encoder of depth 0 is the stem alone; eval()/train() reach every block of other depths."""
+    seen = registration({"depth": 0})
+    assert seen["parameters"] == classifier_count(2, 16, 0, 2), (
+        f"Classifier(depth=0) has {seen['parameters']} parameters: an Encoder of depth 0 is the "
+        "stem alone"
     )
-    model = md.Classifier(depth=2).eval()
-    assert all(not m.training for m in model.encoder.blocks), (
-        "model.eval() must reach every block (only registered submodules are switched)"
+    after_eval, after_train = modes_of_the_blocks({"depth": 2, "hidden": 4})
+    assert len(after_eval) == 3 and not any(after_eval) and all(after_train), (
+        f"training flags after eval(): {after_eval}, after train(): {after_train}: only "
+        "registered submodules are switched"
+    )
+
+
+@pytest.mark.task("ch04.1")
+@pytest.mark.parametrize(
+    "sizes",
+    [{"depth": 1}, {"d_in": 3, "hidden": 5, "depth": 4, "n_classes": 3}, {"hidden": 2, "depth": 6}],
+)
+def test_a_reloaded_classifier_of_other_sizes_is_identical(sizes):
+    """A fresh Classifier loaded from a trained one's state_dict gives identical outputs."""
+    out, out2 = reload_outputs(sizes, 11, 5)
+    assert torch.equal(out, out2), (
+        f"Classifier({sizes}) reloaded from a trained state_dict differs from the trained one "
+        f"({first_difference(out2, out)}): every block the forward uses must be registered and "
+        "saved"
     )
 
 
 # ---------------------------------------------------------------- ch04.2
 
 
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 4)
+        self.heads = {"cls": nn.Linear(4, 3), "box": nn.Linear(4, 4)}
+        self.register_buffer("ok_buffer", torch.zeros(4))
+        self.center = torch.zeros(4)
+        self.scales = (nn.Parameter(torch.ones(4)), nn.Parameter(torch.zeros(4)))
+        self.note = "plain strings and numbers are fine"
+        self.width = 4
+
+
+class Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(3, 3), nn.Linear(3, 3)])
+        self.register_buffer("stat", torch.zeros(3))
+        self.order = [self.layers[1], self.layers[0]]  # a view of registered modules
+        self.lookup = {"w": self.layers[0].weight, "s": (self.stat,)}  # registered tensors
+        self.me = [self.layers]  # a registered container module
+
+
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stages = [[nn.Linear(2, 2)], [nn.Linear(2, 2), nn.Linear(2, 2)]]
+
+
+def deep_paths():
+    model = nn.Module()
+    model.body = nn.ModuleDict({"enc": nn.Sequential(Inner())})
+    model.extra = [torch.zeros(2)]  # on the root itself: no prefix, no leading dot
+    return model
+
+
+class Keeper(nn.Module):
+    """Unregistered modules that hold state of their own, and a copy of a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.register_buffer("mean", torch.zeros(2))
+        self.mean_copy = self.mean.clone()  # equal to the buffer, but another tensor
+        self.helpers = [Scratch(), Scratch()]
+        object.__setattr__(self, "teacher", Scratch())  # kept out of _modules on purpose
+
+
+class Scratch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.table = torch.ones(2)
+        self.more = [torch.zeros(1)]
+
+
+HIDDEN_PATIENTS = {
+    "heads": lambda: nn.Sequential(nn.Linear(4, 4), Heads()),
+    "tied": Tied,
+    "deep paths": deep_paths,
+    "keeper": lambda: nn.Sequential(nn.Identity(), nn.Sequential(Keeper())),
+}
+
+
+@probe
+def unregistered_in(patient):
+    """unregistered_state of a freshly built patient (HIDDEN_PATIENTS)."""
+    return md.unregistered_state(HIDDEN_PATIENTS[patient]())
+
+
 @pytest.mark.task("ch04.2")
 @pytest.mark.points(2)
 def test_other_shapes_of_the_registration_bug():
-    class Heads(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.trunk = nn.Linear(4, 4)
-            self.heads = {"cls": nn.Linear(4, 3), "box": nn.Linear(4, 4)}
-            self.register_buffer("ok_buffer", torch.zeros(4))
-            self.center = torch.zeros(4)
-            self.scales = (nn.Parameter(torch.ones(4)), nn.Parameter(torch.zeros(4)))
-            self.note = "plain strings and numbers are fine"
-            self.width = 4
-
-    outer = nn.Sequential(nn.Linear(4, 4), Heads())
-    got = unquote(md.unregistered_state(outer))
+    """Modules in a plain dict, a tensor that should be a buffer and parameters in a tuple are all reported."""
+    got = unquote(unregistered_in("heads"))
     want = sorted(["1.heads[cls]", "1.heads[box]", "1.center", "1.scales[0]", "1.scales[1]"])
     assert got == want, (
         "unregistered_state must report, with their dotted paths, modules in a plain dict, a "
-        "tensor that should be a buffer and parameters in a tuple — and nothing that is "
-        f"registered or is not a tensor or module (expected {want})"
+        "tensor that should be a buffer and parameters in a tuple (an nn.Parameter is "
+        "registered only when assigned directly) — and nothing that is registered or is not a "
+        f"tensor or module (expected {want}, got {got})"
     )
 
 
 @pytest.mark.task("ch04.2")
 def test_aliases_of_registered_objects_are_not_reported():
-    class Tied(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.layers = nn.ModuleList([nn.Linear(3, 3), nn.Linear(3, 3)])
-            self.order = [self.layers[1], self.layers[0]]  # a view of registered modules
-            self.lookup = {"w": self.layers[0].weight}  # a registered parameter, by name
-
-    got = md.unregistered_state(Tied())
+    """Containers that only point at registered modules, parameters and buffers are not reported."""
+    got = unregistered_in("tied")
     assert got == [], (
         "objects that are registered elsewhere in the model are saved and moved with it; only "
         f"objects PyTorch does not know about should be reported (got {got})"
@@ -109,28 +247,126 @@ def test_aliases_of_registered_objects_are_not_reported():
 
 @pytest.mark.task("ch04.2")
 def test_nested_lists_and_deep_paths():
-    class Inner(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.stages = [[nn.Linear(2, 2)], [nn.Linear(2, 2), nn.Linear(2, 2)]]
-
-    model = nn.Module()
-    model.body = nn.ModuleDict({"enc": nn.Sequential(Inner())})
-    model.extra = [torch.zeros(2)]  # on the root itself: no prefix, no leading dot
-    got = unquote(md.unregistered_state(model))
+    """Lists inside lists are searched, and paths start at the root (no prefix for the root's own attributes)."""
+    got = unquote(unregistered_in("deep paths"))
     want = ["body.enc.0.stages[0][0]", "body.enc.0.stages[1][0]", "body.enc.0.stages[1][1]"]
     want = sorted(want + ["extra[0]"])
     assert got == want, (
         "lists inside lists must be searched, and paths must start from the root model (an "
-        f"attribute of the root itself has no prefix) (expected {want})"
+        f"attribute of the root itself has no prefix) (expected {want}, got {got})"
+    )
+
+
+@pytest.mark.task("ch04.2")
+def test_unregistered_modules_are_reported_once_and_copies_by_identity():
+    """An unregistered module is reported once (not searched inside); a tensor equal to a buffer is still unregistered."""
+    got = unquote(unregistered_in("keeper"))
+    want = sorted(["1.0.mean_copy", "1.0.helpers[0]", "1.0.helpers[1]", "1.0.teacher"])
+    assert got == want, (
+        f"expected {want}, got {got}: an unregistered module (in a list, or kept out of "
+        "_modules) is reported once by its own path and not searched inside; registration is "
+        "by identity, so a clone of a buffer is not registered"
+    )
+
+
+# A generated module tree, as plain data:
+#   node  = list of attributes, each an item
+#   item  = ("sub", node)    a registered submodule     ("param",) a registered parameter
+#           ("buffer", bool) a (persistent?) buffer      ("tensor",) a plain tensor attribute
+#           ("hidden",)      a module kept out of _modules with object.__setattr__
+#           ("value", v)     a plain number / string / None
+#           ("list" | "tuple" | "dict", [entries])  a plain container; entries are
+#           ("tensor",), ("module",), ("value", v), ("alias",) (the node's latest
+#           registered object, when it has one) or containers again
+LEAVES = st.sampled_from(
+    [("tensor",), ("module",), ("value", 3), ("value", "s"), ("value", None), ("alias",)]
+)
+CONTAINERS = st.recursive(
+    LEAVES,
+    lambda inner: st.tuples(
+        st.sampled_from(["list", "tuple", "dict"]), st.lists(inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+ATTRIBUTES = st.one_of(
+    st.sampled_from([("param",), ("buffer", True), ("buffer", False), ("tensor",), ("hidden",)]),
+    st.just(("value", 1.5)),
+    st.tuples(st.sampled_from(["list", "tuple", "dict"]), st.lists(CONTAINERS, max_size=3)),
+)
+TREES = st.recursive(
+    st.lists(ATTRIBUTES, max_size=4),
+    lambda inner: st.lists(st.one_of(ATTRIBUTES, st.tuples(st.just("sub"), inner)), max_size=4),
+    max_leaves=10,
+)
+
+
+def build_entry(entry, latest):
+    kind = entry[0]
+    if kind == "tensor":
+        return torch.zeros(2)
+    if kind == "module":
+        return nn.Linear(1, 1)
+    if kind == "value":
+        return entry[1]
+    if kind == "alias":
+        return latest[-1] if latest else 0
+    items = [build_entry(e, latest) for e in entry[1]]
+    if kind == "list":
+        return items
+    if kind == "tuple":
+        return tuple(items)
+    return {(f"k{i}" if i % 2 == 0 else i): item for i, item in enumerate(items)}
+
+
+def build_tree(node):
+    """The nn.Module a generated tree describes (same structure every time)."""
+    module = nn.Module()
+    latest = []
+    for i, item in enumerate(node):
+        name, kind = f"a{i}", item[0]
+        if kind == "sub":
+            value = build_tree(item[1])
+            setattr(module, name, value)
+            latest.append(value)
+        elif kind == "param":
+            setattr(module, name, nn.Parameter(torch.zeros(2)))
+            latest.append(getattr(module, name))
+        elif kind == "buffer":
+            module.register_buffer(name, torch.zeros(2), persistent=item[1])
+            latest.append(getattr(module, name))
+        elif kind == "hidden":
+            object.__setattr__(module, name, nn.Linear(1, 1))
+        else:
+            setattr(module, name, build_entry(item, latest))
+    return module
+
+
+@probe
+def unregistered_in_tree(tree):
+    """unregistered_state of the module a generated tree describes."""
+    return md.unregistered_state(build_tree(tree))
+
+
+@pytest.mark.task("ch04.2")
+@pytest.mark.points(2)
+@examples(40)
+@given(tree=TREES)
+def test_unregistered_state_agrees_with_the_reference_on_generated_models(tree):
+    """On generated module trees (containers at any depth, aliases, buffers) the reported paths are the reference's."""
+    got = unquote(unregistered_in_tree(tree))
+    want = unquote(ref.unregistered_state(build_tree(tree)))
+    assert got == want, (
+        f"on the generated model {tree} unregistered_state returned {got} (quotes removed), "
+        f"expected {want}: search every registered module's plain attributes, inside lists, "
+        "tuples and dicts at any depth; skip objects registered anywhere in the model; report "
+        "an unregistered object once"
     )
 
 
 # ---------------------------------------------------------------- ch04.3
 
 
-@pytest.mark.task("ch04.3")
-def test_coverage_with_groups_shared_and_frozen_parameters():
+def groups_shared_frozen():
     model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3), nn.Linear(3, 3))
     model[2].weight = model[0].weight  # tied: one tensor, registered once
     model[1].requires_grad_(False)  # frozen on purpose
@@ -138,110 +374,369 @@ def test_coverage_with_groups_shared_and_frozen_parameters():
     opt = torch.optim.SGD(
         [{"params": [model[0].weight, model[0].bias]}, {"params": [stray], "lr": 0.01}], lr=0.1
     )
-    missing, foreign = md.optimizer_coverage(model, opt)
-    assert sorted(missing) == ["2.bias"], (
+    return model, opt
+
+
+def moved_to_float64():
+    model = nn.Linear(2, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.to(torch.float64)  # in-place conversion keeps the same Parameter objects
+    return model, opt
+
+
+def registered_twice():
+    model = nn.Module()
+    model.enc = nn.Linear(3, 3)
+    model.dec = model.enc  # one module under two names: its tensors are the model's once
+    model.out = nn.Linear(3, 3)
+    return model, torch.optim.SGD(model.out.parameters(), lr=0.1)
+
+
+def shared_storage():
+    model = nn.Linear(3, 3)
+    views = [p.detach().requires_grad_() for p in model.parameters()]  # same memory, new tensors
+    return model, torch.optim.SGD(views + [model.bias], lr=0.1)
+
+
+def frozen_but_held():
+    model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3))
+    model[0].requires_grad_(False)
+    stray = torch.zeros(2, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a duplicate in one group only warns
+        opt = torch.optim.SGD([*model.parameters(), stray, stray], lr=0.1)
+    return model, opt
+
+
+COVERAGE_SETUPS = {
+    "groups, shared, frozen": groups_shared_frozen,
+    "moved to float64": moved_to_float64,
+    "registered twice": registered_twice,
+    "shared storage": shared_storage,
+    "frozen but held": frozen_but_held,
+}
+
+
+@probe
+def coverage_in(setup):
+    """optimizer_coverage of a freshly built (model, optimizer) setup (COVERAGE_SETUPS)."""
+    model, opt = COVERAGE_SETUPS[setup]()
+    return md.optimizer_coverage(model, opt)
+
+
+@pytest.mark.task("ch04.3")
+def test_coverage_with_groups_shared_and_frozen_parameters():
+    """missing lists trainable tensors no group holds, once per tensor; foreign counts any group's strangers."""
+    coverage = coverage_in("groups, shared, frozen")
+    assert sorted(coverage.missing) == ["2.bias"], (
         "missing must list the trainable parameters no param group holds, once per tensor "
-        "(a tied weight is one tensor) and not the frozen ones"
+        f"(a tied weight is one tensor) and not the frozen ones (got {coverage.missing})"
     )
-    assert foreign == 1, (
-        "foreign must count the tensors held by any param group that are not the model's"
+    assert coverage.foreign == 1, (
+        "foreign must count the tensors held by any param group that are not the model's "
+        f"(got {coverage.foreign})"
     )
 
 
 @pytest.mark.task("ch04.3")
 def test_coverage_after_moving_to_another_dtype():
-    model = nn.Linear(2, 2)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    model.to(torch.float64)  # in-place conversion keeps the same Parameter objects
-    assert tuple(md.optimizer_coverage(model, opt)) == ([], 0), (
-        "Module.to() converts parameters in place, so the optimizer still owns them"
+    """Module.to() converts parameters in place, so the optimizer still owns them."""
+    assert tuple(coverage_in("moved to float64")) == ([], 0), (
+        "Module.to() converts parameters in place, so the optimizer still owns them: ([], 0)"
+    )
+
+
+@pytest.mark.task("ch04.3")
+def test_a_module_registered_under_two_names_is_missing_once():
+    """A module registered under two names holds its tensors once: each missing tensor is named once."""
+    missing, foreign = coverage_in("registered twice")
+    names = sorted(n.split(".", 1)[1] for n in missing if "." in n)
+    assert len(missing) == 2 and names == ["bias", "weight"] and foreign == 0, (
+        f"model.enc and model.dec are one Linear that no group holds; got missing={missing}, "
+        f"foreign={foreign}: name each missing tensor once (named_parameters() does), however "
+        "many names it is registered under"
+    )
+
+
+@pytest.mark.task("ch04.3")
+def test_tensors_sharing_a_parameters_memory_are_not_the_parameter():
+    """A detached view shares the parameter's memory but is another tensor: by identity it does not count."""
+    missing, foreign = coverage_in("shared storage")
+    assert sorted(missing) == ["weight"] and foreign == 2, (
+        f"an optimizer over p.detach() views of weight and bias plus the real bias gave "
+        f"missing={missing}, foreign={foreign}; expected ['weight'] and 2: a view shares the "
+        "memory (data_ptr) but gradients land on the parameter, never on the view — compare by "
+        "identity"
+    )
+
+
+@pytest.mark.task("ch04.3")
+def test_frozen_held_parameters_are_the_models_and_duplicates_count_once():
+    """A frozen model parameter the optimizer holds is not foreign; a stranger held twice is one tensor."""
+    coverage = coverage_in("frozen but held")
+    assert coverage.missing == [] and coverage.foreign == 1, (
+        f"got missing={coverage.missing}, foreign={coverage.foreign}; expected [] and 1: a "
+        "frozen parameter of the model is still the model's, and foreign counts distinct tensors"
     )
 
 
 # ---------------------------------------------------------------- ch04.4
 
 
+@probe
+def running_norm_graph(num_features, seed):
+    """Three training steps of md.RunningNorm after a Linear: whether the running statistics
+    require grad or carry a grad_fn afterwards, and whether they hold a .grad."""
+    torch.manual_seed(seed)
+    norm = md.RunningNorm(num_features)
+    lin = nn.Linear(num_features, num_features)
+    for _ in range(3):
+        out = norm(lin(torch.randn(8, num_features)))
+        (out * torch.randn(8, num_features)).sum().backward()
+    stats = (norm.running_mean, norm.running_var)
+    return {
+        "requires_grad": [t.requires_grad for t in stats],
+        "has_grad_fn": [t.grad_fn is not None for t in stats],
+        "has_grad": [t.grad is not None for t in stats],
+    }
+
+
+@probe
+def running_norm_reloaded(num_features, momentum, seed):
+    """Train a float64 md.RunningNorm on three batches, load its state_dict into a fresh one:
+    both eval-mode outputs, then both outputs after one more training batch each."""
+    g = torch.Generator().manual_seed(seed)
+    norm = md.RunningNorm(num_features, momentum=momentum).to(torch.float64)
+    for _ in range(3):
+        norm(torch.randn(6, num_features, generator=g, dtype=torch.float64) * 4 - 1)
+    fresh = md.RunningNorm(num_features, momentum=momentum).to(torch.float64)
+    fresh.load_state_dict(norm.state_dict())
+    norm.eval()
+    fresh.eval()
+    x = torch.randn(4, num_features, generator=g, dtype=torch.float64)
+    evaluated = norm(x), fresh(x)
+    norm.train()
+    fresh.train()
+    batch = torch.randn(5, num_features, generator=g, dtype=torch.float64)
+    norm(batch)
+    fresh(batch)
+    norm.eval()
+    fresh.eval()
+    return {"eval": evaluated, "after_training": (norm(x), fresh(x))}
+
+
+def assert_trace_matches(ours, want, what, atol):
+    for step in range(len(want["out"])):
+        assert torch.allclose(ours["out"][step], want["out"][step], atol=atol), (
+            f"{what}: training output at batch {step} differs from BatchNorm1d(affine=False) "
+            f"({first_difference(ours['out'][step], want['out'][step], atol=atol)})"
+        )
+        got_grad = ours["grad"][step]
+        assert got_grad is not None and torch.allclose(got_grad, want["grad"][step], atol=atol), (
+            f"{what}: the input gradient at batch {step} differs from BatchNorm's: the batch "
+            "statistics are part of the graph in training mode"
+        )
+        for stat in ("mean", "var"):
+            assert torch.allclose(ours[stat][step], want[stat][step], atol=atol), (
+                f"{what}: running_{stat} after batch {step} differs from BatchNorm's "
+                f"({first_difference(ours[stat][step], want[stat][step], atol=atol)}): "
+                "running = (1 - momentum) * running + momentum * batch statistic (unbiased "
+                "variance), starting from mean 0 and variance 1"
+            )
+    assert torch.allclose(ours["eval_out"], want["eval_out"], atol=atol), (
+        f"{what}: eval-mode output differs from BatchNorm's: normalise with the running "
+        "statistics and eps"
+    )
+    assert ours["eval_grad"] is not None and torch.allclose(
+        ours["eval_grad"], want["eval_grad"], atol=atol
+    ), f"{what}: the eval-mode input gradient differs from BatchNorm's (1 / sqrt(var + eps))"
+    assert torch.equal(ours["eval_mean"], ours["mean"][-1]) and torch.equal(
+        ours["eval_var"], ours["var"][-1]
+    ), f"{what}: an eval-mode forward changed the running statistics"
+    assert not ours["stats_require_grad"], (
+        f"{what}: the running statistics require grad: they are bookkeeping, updated under "
+        "torch.no_grad(), never part of the graph"
+    )
+
+
 @pytest.mark.task("ch04.4")
 def test_running_norm_does_not_keep_the_graph():
-    norm = md.RunningNorm(3)
-    lin = nn.Linear(3, 3)
-    for _ in range(3):
-        out = norm(lin(torch.randn(8, 3)))
-        out.pow(2).sum().backward()
-    assert not norm.running_mean.requires_grad and norm.running_mean.grad_fn is None, (
-        "the running statistics must be updated without recording a graph (torch.no_grad or "
-        "detach), or each step drags the previous steps' graph along"
+    """The running statistics are updated outside the graph: no grad, no grad_fn, no .grad."""
+    seen = running_norm_graph(3, 0)
+    assert not any(seen["requires_grad"]) and not any(seen["has_grad_fn"]), (
+        f"after three training steps the running statistics require grad {seen['requires_grad']} "
+        f"/ carry a grad_fn {seen['has_grad_fn']}: update them without recording a graph "
+        "(torch.no_grad or detach), or each step drags the previous steps' graph along"
     )
+    assert not any(seen["has_grad"]), "the running statistics must never receive a gradient"
 
 
 @pytest.mark.task("ch04.4")
 def test_running_norm_float64_and_state_round_trip():
-    g = torch.Generator().manual_seed(8)
-    norm = md.RunningNorm(5, momentum=0.5).to(torch.float64)
-    ref = nn.BatchNorm1d(5, affine=False, momentum=0.5).to(torch.float64)
-    for _ in range(3):
-        x = torch.randn(6, 5, generator=g, dtype=torch.float64) * 4 - 1
-        norm(x)
-        ref(x)
-    assert norm.running_var.dtype == torch.float64, "statistics must follow .to(dtype)"
-    assert torch.allclose(norm.running_var, ref.running_var, rtol=1e-10), (
-        "the running statistics must follow BatchNorm's update rule in float64 too"
+    """A float64 RunningNorm follows BatchNorm; one loaded from its state_dict behaves identically."""
+    args = (5, 0.5, [6, 6, 6], 8)
+    ours = running_norm_trace(*args, to64=True)
+    want = batchnorm_trace(*args, to64=True)
+    assert ours["mean"][-1].dtype == torch.float64 and ours["out"][-1].dtype == torch.float64, (
+        "after .to(torch.float64) the statistics and outputs must be float64 (.to() moves buffers)"
     )
-    fresh = md.RunningNorm(5, momentum=0.5).to(torch.float64)
-    fresh.load_state_dict(norm.state_dict())
-    fresh.eval()
-    norm.eval()
-    x = torch.randn(4, 5, generator=g, dtype=torch.float64)
-    assert torch.equal(fresh(x), norm(x)), (
-        "a RunningNorm loaded from another's state_dict must normalise identically in eval mode"
+    assert_trace_matches(ours, want, "float64, momentum 0.5", atol=1e-9)
+    seen = running_norm_reloaded(4, 0.3, 9)
+    a, b = seen["eval"]
+    assert torch.equal(a, b), (
+        "a RunningNorm loaded from another's state_dict must normalise identically in eval "
+        f"mode ({first_difference(b, a)}): the statistics are saved and restored"
     )
+    a, b = seen["after_training"]
+    assert torch.equal(a, b), (
+        "after loading and one more training batch each, the two RunningNorms must agree: the "
+        "loaded statistics are the ones that keep being updated"
+    )
+
+
+@pytest.mark.task("ch04.4")
+def test_running_norm_defaults_are_batchnorms():
+    """With default momentum and eps RunningNorm matches BatchNorm1d's defaults (0.1, 1e-5)."""
+    args = (4, 0.1, [8, 3, 2], 12)
+    ours = running_norm_trace(*args)
+    assert_trace_matches(ours, batchnorm_trace(*args), "defaults", atol=1e-5)
+
+
+@pytest.mark.task("ch04.4")
+@pytest.mark.points(2)
+@examples(15)
+@given(
+    num_features=st.integers(1, 6),
+    momentum=st.sampled_from([0.05, 0.3, 0.9, 1.0]),
+    eps=st.sampled_from([1e-5, 0.1, 2.0]),
+    sizes=st.lists(st.integers(2, 9), min_size=1, max_size=4),
+    seed=st.integers(0, 1000),
+)
+def test_running_norm_matches_batchnorm_on_generated_runs(num_features, momentum, eps, sizes, seed):
+    """On generated sizes, batch sizes (2 included), momenta and eps, outputs, gradients and statistics are BatchNorm1d's."""
+    with because("RunningNorm raised on a generated run (batch of 2 rows, or 1 feature?)"):
+        ours = running_norm_trace(num_features, momentum, sizes, seed, eps=eps, to64=True)
+    want = batchnorm_trace(num_features, momentum, sizes, seed, eps=eps, to64=True)
+    what = f"{num_features} features, momentum {momentum}, eps {eps}, batches {sizes}"
+    assert_trace_matches(ours, want, what, atol=1e-9)
 
 
 # ---------------------------------------------------------------- ch04.5
 
 
-@pytest.mark.task("ch04.5")
-@pytest.mark.points(2)
-def test_checkpoint_carries_buffers_and_is_a_snapshot(tmp_path):
-    torch.manual_seed(4)
+@probe
+def checkpoint_snapshot(seed):
+    """Save a Linear + RunningNorm model (statistics moved, eval mode) with extras, change the
+    model afterwards, load the file into a fresh model: the extras, the outputs at save time
+    and the reloaded model's outputs."""
+    torch.manual_seed(seed)
     model = nn.Sequential(nn.Linear(3, 3), md.RunningNorm(3))
     model(torch.randn(10, 3) * 5)  # training mode: moves the running statistics
     model.eval()
-    probe = torch.randn(4, 3)
-    saved = model(probe).detach().clone()
-    path = tmp_path / "c.pt"
-    md.save_checkpoint(path, model, step=7, note="after warmup")
-    with torch.no_grad():  # changes after saving must not leak into the checkpoint
-        model[0].weight.add_(1.0)
-        model[1].running_mean.add_(1.0)
-    fresh = nn.Sequential(nn.Linear(3, 3), md.RunningNorm(3))
-    extra = md.load_checkpoint(path, fresh)
-    assert extra == {"step": 7, "note": "after warmup"}, (
-        "load_checkpoint must return the saved extras"
-    )
+    x = torch.randn(4, 3)
+    saved = model(x).detach().clone()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "c.pt"
+        md.save_checkpoint(path, model, step=7, note="after warmup")
+        with torch.no_grad():  # changes after saving must not leak into the checkpoint
+            model[0].weight.add_(1.0)
+            model[1].running_mean.add_(1.0)
+        fresh = nn.Sequential(nn.Linear(3, 3), md.RunningNorm(3))
+        extra = md.load_checkpoint(path, fresh)
     fresh.eval()
-    assert torch.equal(fresh(probe), saved), (
-        "the reloaded model must reproduce the outputs at save time: the checkpoint carries "
+    return {"extra": extra, "saved": saved, "reloaded": fresh(x).detach()}
+
+
+@probe
+def checkpoint_in_the_file(seed, extras):
+    """save_checkpoint to a str path (what it returned, and the path given); copy the file
+    elsewhere, delete the original, load the copy: the extras, both models' outputs and the
+    optimizer's per-parameter state sizes on both sides."""
+    torch.manual_seed(seed)
+    x, y = torch.randn(16, 2), torch.randint(0, 2, (16,))
+    model = md.Classifier(depth=2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    fit_steps(model, opt, x, y, 2)
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "first.pt")
+        returned = md.save_checkpoint(path, model, opt, **extras)
+        copy = Path(folder) / "elsewhere" / "second.pt"
+        copy.parent.mkdir()
+        shutil.copyfile(path, copy)
+        Path(path).unlink()
+        torch.manual_seed(seed + 5)
+        model2 = md.Classifier(depth=2)
+        opt2 = torch.optim.SGD(model2.parameters(), lr=0.1, momentum=0.9)
+        extra = md.load_checkpoint(copy, model2, opt2)
+    with torch.no_grad():
+        outputs = model(x), model2(x)
+    fit_steps(model, opt, x, y, 1)
+    fit_steps(model2, opt2, x, y, 1)
+    return {
+        "returned": returned,
+        "path": path,
+        "extra": extra,
+        "outputs": outputs,
+        "after": (
+            [p.detach() for p in model.parameters()],
+            [p.detach() for p in model2.parameters()],
+        ),
+    }
+
+
+@pytest.mark.task("ch04.5")
+@pytest.mark.points(2)
+def test_checkpoint_carries_buffers_and_is_a_snapshot():
+    """The checkpoint carries parameters and buffers as they were at save time."""
+    seen = checkpoint_snapshot(4)
+    assert seen["extra"] == {"step": 7, "note": "after warmup"}, (
+        f"load_checkpoint returned {seen['extra']}: it must return the saved extras"
+    )
+    assert torch.equal(seen["reloaded"], seen["saved"]), (
+        "the reloaded model must reproduce the outputs at save time "
+        f"({first_difference(seen['reloaded'], seen['saved'])}): the checkpoint carries "
         "parameters and buffers (running statistics) as a snapshot, not a live reference"
     )
 
 
 @pytest.mark.task("ch04.5")
-def test_checkpoint_without_optimizer_and_extra_keys_rejected(tmp_path):
-    path = tmp_path / "big.pt"
-    md.save_checkpoint(path, md.Classifier(depth=3))
-    try:
-        md.load_checkpoint(path, md.Classifier(depth=1))
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError(
-            "a checkpoint with keys the model does not have (unexpected keys) must be rejected"
-        )
-    model = md.Classifier(depth=1)
-    path = tmp_path / "ok.pt"
-    md.save_checkpoint(path, model)
-    other = md.Classifier(depth=1)
-    assert md.load_checkpoint(path, other) == {}, "with no extras, load_checkpoint returns {}"
-    x = torch.randn(3, 2)
-    assert torch.equal(other(x), model(x)), "the reloaded model must give identical outputs"
+def test_checkpoint_without_optimizer_and_extra_keys_rejected():
+    """A checkpoint with keys the model lacks (unexpected keys) is rejected with RuntimeError."""
+    raised = load_into({"depth": 3}, {"depth": 1})["raised"]
+    assert raised is not None and raised["runtime_error"], (
+        "a checkpoint with keys the model does not have (unexpected keys) must be rejected with "
+        f"a RuntimeError (strict loading); got {raised}"
+    )
+    seen = load_into({"depth": 1, "hidden": 4}, {"depth": 1, "hidden": 4})
+    assert seen["raised"] is None, (
+        "a checkpoint of the same architecture saved without an optimizer must load into a "
+        f"model without an optimizer; it raised {seen['raised']}"
+    )
+    assert seen["extra"] == {}, f"with no extras load_checkpoint returns {{}}, got {seen['extra']}"
+    out, out2 = seen["outputs"]
+    assert torch.equal(out, out2), "the reloaded model must give identical outputs"
+
+
+@pytest.mark.task("ch04.5")
+@pytest.mark.points(2)
+def test_the_checkpoint_lives_in_the_file():
+    """save_checkpoint takes a str path and returns it; a copy of the file restores model, optimizer and extras."""
+    extras = {"epoch": 12, "lr": 0.1, "tags": ["warm", "cosine"], "best": {"val": 0.93}, "n": None}
+    seen = checkpoint_in_the_file(6, extras)
+    assert seen["returned"] is not None and Path(seen["returned"]) == Path(seen["path"]), (
+        f"save_checkpoint(path, ...) returned {seen['returned']!r}; it returns the path it wrote"
+    )
+    assert seen["extra"] == extras, (
+        f"load_checkpoint of a copy of the file returned {seen['extra']}, expected {extras}: "
+        "the extras are written into the file with torch.save"
+    )
+    out, out2 = seen["outputs"]
+    assert torch.equal(out, out2), (
+        "a model loaded from a copy of the checkpoint file (the original deleted) differs from "
+        f"the saved one ({first_difference(out2, out)}): everything must be in the file"
+    )
+    after, after2 = seen["after"]
+    assert all(torch.equal(a, b) for a, b in zip(after, after2)), (
+        "one more SGD-with-momentum step after loading the copy diverges from the original "
+        "run: the optimizer's state_dict (momentum buffers) must be in the file too"
+    )

@@ -1,28 +1,62 @@
-"""Hidden tests for ch08: other failures, sizes and seeds than the public ones, so a
-solution that only fits the public cases fails. Messages state the property, not the test."""
+"""Hidden tests for ch08: other failures, sizes and seeds than the public ones, each
+finding probed near its own threshold, and overfit_one_batch compared with the
+reference. Messages state the property, not the test."""
+
+import math
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from exercises.ch08.test_debugging import pretrained  # helpers shared with the public twin
-from harness.target import chapter_module
+from exercises.ch08.test_debugging import (  # helpers shared with the public twin
+    codes,
+    mlp,
+    overfitted,
+    pretrained,
+    transfer_setup,
+    where,
+)
+from harness.probe import because, probe
+from harness.target import chapter_module, reference_module
+
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from harness.evidence import first_difference
+    from harness.generated import examples, given, st
+except ImportError:  # (probes never use them)
+    pass
 
 dbg = chapter_module("ch08", "debugging")
+ref = reference_module("ch08", "debugging")
+
+CODES = {
+    "not_in_optimizer",
+    "frozen",
+    "not_in_model",
+    "no_grad",
+    "nonfinite",
+    "not_moving",
+    "loss_constant",
+    "probabilities_as_logits",
+    "at_chance",
+}
 
 
-def codes(findings):
-    return {f.code for f in findings}
+def well_formed(findings):
+    """Why ``findings`` is not a list of Finding(code, where, detail) (None if it is)."""
+    for f in findings:
+        if not (hasattr(f, "code") and hasattr(f, "where") and hasattr(f, "detail")):
+            return f"{f!r} is not a Finding(code, where, detail)"
+        if f.code not in CODES:
+            return f"{f.code!r} is not one of the documented codes"
+        if not isinstance(f.where, str) or not isinstance(f.detail, str) or not f.detail.strip():
+            return f"{f!r}: where must be a str and detail a non-empty sentence"
+    return None
 
 
-def where(findings, code):
-    return sorted(f.where for f in findings if f.code == code)
-
-
-def linear_probe(seed):
+def linear_probe(seed, d_in=8, n_classes=4):
     torch.manual_seed(seed)
-    return nn.Linear(8, 4)
+    return nn.Linear(d_in, n_classes)
 
 
 class ZeroGradBeforeStep(torch.optim.SGD):
@@ -45,27 +79,372 @@ class Detached(nn.Module):
         return self.head(torch.tanh(self.body(x)).detach())
 
 
+class Phased(nn.Module):
+    """`early` is used only while `main` still has its initial weights (the first step);
+    `late` only once `main` has moved (every later step)."""
+
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Linear(8, 4)
+        self.early = nn.Parameter(torch.zeros(4))
+        self.late = nn.Parameter(torch.zeros(4))
+        self.start = self.main.weight.detach().clone()  # a plain attribute: copied along
+
+    def forward(self, x):
+        out = self.main(x)
+        if torch.equal(self.main.weight.detach(), self.start):
+            return out + self.early
+        return out + self.late
+
+
+class InfiniteGradient(torch.autograd.Function):
+    """The identity forward, a gradient of +inf backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return torch.full_like(grad, float("inf"))
+
+
+class InfGradLoss:
+    """Cross-entropy whose gradient is +inf everywhere (the loss itself stays finite)."""
+
+    def __call__(self, out, y):
+        return F.cross_entropy(InfiniteGradient.apply(out), y)
+
+
+class Scripted:
+    """A loss that takes the given values, one per call (the last repeats), with a zero
+    gradient for every parameter."""
+
+    def __init__(self, values):
+        self.values, self.calls = list(values), 0
+
+    def __call__(self, out, y):
+        value = self.values[min(self.calls, len(self.values) - 1)]
+        self.calls += 1
+        return (out * 0).sum() + torch.tensor(value, dtype=out.dtype)
+
+
+RECORDED = []  # what RecordingSGD saw, reset by each probe that uses it
+
+
+class RecordingSGD(torch.optim.SGD):
+    """SGD that records, at every step(), the gradient of each parameter it holds."""
+
+    def step(self, closure=None):
+        RECORDED.append(
+            [
+                None if p.grad is None else p.grad.detach().clone()
+                for p in self.param_groups[0]["params"]
+            ]
+        )
+        return super().step(closure)
+
+
+class Softmaxed(nn.Module):
+    """A linear layer followed by a transformation of its rows (see PROBABILITY_LIKE)."""
+
+    def __init__(self, how, n_classes=10):
+        super().__init__()
+        self.lin = nn.Linear(8, n_classes)
+        self.how = how
+
+    def forward(self, x):
+        z = self.lin(x) * 6  # large logits: softmax rows do not sum to exactly 1 in float32
+        if self.how == "softmax":
+            return torch.softmax(z, dim=1)
+        if self.how == "twice softmax":
+            return 2 * torch.softmax(z, dim=1)
+        return z - z.mean(dim=1, keepdim=True) + 1 / z.shape[1]  # rows sum to 1, negatives
+
+
+# ---------------------------------------------------------------- setups
+
+
+def books_setup_in_full():
+    torch.manual_seed(23)
+    model = dbg.TransferNet()
+    for p in model.features.parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.head = nn.Linear(32, 4)
+    return model, opt, F.cross_entropy, dbg.make_task(64, seed=24)
+
+
+def zero_lr():
+    model = pretrained(25)
+    return (
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.0),
+        F.cross_entropy,
+        dbg.make_task(64, seed=26),
+    )
+
+
+def zero_lr_head_only():
+    model = pretrained(45)
+    opt = torch.optim.SGD(
+        [{"params": model.features.parameters()}, {"params": model.head.parameters(), "lr": 0.0}],
+        lr=0.1,
+    )
+    return model, opt, F.cross_entropy, dbg.make_task(64, seed=46)
+
+
+def tiny_lr():
+    model = pretrained(47)
+    return (
+        model,
+        torch.optim.SGD(model.parameters(), lr=1e-5),
+        F.cross_entropy,
+        dbg.make_task(64, seed=48),
+    )
+
+
+def zero_grad_before_step():
+    model = pretrained(27)
+    opt = ZeroGradBeforeStep(model.parameters(), lr=0.1)
+    return model, opt, F.cross_entropy, dbg.make_task(64, seed=28)
+
+
+def shuffled_labels():
+    model = linear_probe(30)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    return model, opt, F.cross_entropy, dbg.make_task(512, seed=29, shuffle_labels=True)
+
+
+def true_labels():
+    model = linear_probe(30)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    return model, opt, F.cross_entropy, dbg.make_task(512, seed=29)
+
+
+def softmax_fed_to_cross_entropy():
+    model = nn.Sequential(pretrained(31), nn.Softmax(dim=1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    return model, opt, F.cross_entropy, dbg.make_task(128, seed=32)
+
+
+def detached_layer():
+    torch.manual_seed(33)
+    model = Detached()
+    return (
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        F.cross_entropy,
+        dbg.make_task(64, seed=34),
+    )
+
+
+def overflow():
+    model = pretrained(35)
+    x, y = dbg.make_task(64, seed=36)
+    return model, torch.optim.SGD(model.parameters(), lr=100.0), F.cross_entropy, (x * 100, y)
+
+
+def everything_frozen():
+    model = pretrained(37)
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return (
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        F.cross_entropy,
+        dbg.make_task(64, seed=38),
+    )
+
+
+def phased():
+    torch.manual_seed(49)
+    model = Phased()
+    return (
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        F.cross_entropy,
+        dbg.make_task(64, seed=50),
+    )
+
+
+def infinite_gradient():
+    model = linear_probe(51)
+    return (
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        InfGradLoss(),
+        dbg.make_task(32, seed=52),
+    )
+
+
+def infinite_lr():
+    model = linear_probe(53)
+    opt = torch.optim.SGD(model.parameters(), lr=float("inf"))
+    return model, opt, F.cross_entropy, dbg.make_task(32, seed=54)
+
+
+def healthy_adam():
+    model = mlp(55)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    return model, opt, F.cross_entropy, dbg.make_task(128, seed=56)
+
+
+def healthy_regression():
+    model = mlp(57, d_in=4, d_out=3)
+    g = torch.Generator().manual_seed(58)
+    x = torch.randn(64, 4, generator=g)
+    y = torch.tanh(x @ torch.randn(4, 3, generator=g))
+    return model, torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9), F.mse_loss, (x, y)
+
+
+def probability_like(how, targets):
+    torch.manual_seed(59)
+    model = Softmaxed(how)
+    x, y = dbg.make_task(128, seed=60, n_classes=10)
+    loss_fn = F.cross_entropy
+    if targets == "float":
+        y, loss_fn = F.one_hot(y, 10).float(), F.mse_loss
+    return model, torch.optim.SGD(model.parameters(), lr=0.1), loss_fn, (x, y)
+
+
+def scripted(values, labels, float_targets=False):
+    """A linear model over 8 features fed a Scripted loss, on the given labels."""
+    n_classes = max(labels) + 1
+    model = linear_probe(61, n_classes=max(n_classes, 2))
+    x = torch.randn(len(labels), 8, generator=torch.Generator().manual_seed(62))
+    y = torch.tensor(labels)
+    if float_targets:
+        y = F.one_hot(y, max(n_classes, 2)).float()
+    return model, torch.optim.SGD(model.parameters(), lr=0.1), Scripted(values), (x, y)
+
+
+def constant_line():
+    model = linear_probe(63)
+    for p in model.parameters():
+        nn.init.zeros_(p)
+    x = torch.randn(32, 8, generator=torch.Generator().manual_seed(64))
+    c = torch.randn(32, 4, generator=torch.Generator().manual_seed(65))
+    return (
+        model,
+        RecordingSGD(model.parameters(), lr=0.01),
+        FixedDirection(c),
+        (x, torch.zeros(32, 4)),
+    )
+
+
+class FixedDirection:
+    """sum(out * c): a loss whose gradient with respect to a linear model never changes."""
+
+    def __init__(self, c):
+        self.c = c
+
+    def __call__(self, out, y):
+        return (out * self.c).sum()
+
+
+SETUPS = {
+    "book's setup in full": books_setup_in_full,
+    "lr 0": zero_lr,
+    "lr 0 for the head only": zero_lr_head_only,
+    "lr 1e-5": tiny_lr,
+    "zero_grad before step": zero_grad_before_step,
+    "shuffled labels": shuffled_labels,
+    "true labels": true_labels,
+    "softmax": softmax_fed_to_cross_entropy,
+    "detached layer": detached_layer,
+    "overflow": overflow,
+    "everything frozen": everything_frozen,
+    "phased": phased,
+    "infinite gradient": infinite_gradient,
+    "infinite lr": infinite_lr,
+    "healthy Adam": healthy_adam,
+    "healthy regression": healthy_regression,
+    "constant gradient": constant_line,
+}
+
+
+@probe
+def diagnosed(setup, steps):
+    """diagnose on a freshly built setup (SETUPS)."""
+    return dbg.diagnose(*SETUPS[setup](), steps)
+
+
+@probe
+def diagnosed_probability_like(how, targets, steps):
+    """diagnose on a Softmaxed model (rows transformed `how`) with int or float targets."""
+    return dbg.diagnose(*probability_like(how, targets), steps)
+
+
+@probe
+def diagnosed_scripted(values, labels, float_targets=False):
+    """diagnose on a linear model whose loss takes the scripted values, one per step."""
+    return dbg.diagnose(*scripted(values, labels, float_targets), len(values))
+
+
+@probe
+def recorded_steps(setup, steps):
+    """diagnose with a RecordingSGD: the gradients each of its step() calls saw."""
+    RECORDED.clear()
+    dbg.diagnose(*SETUPS[setup](), steps)
+    return list(RECORDED)
+
+
+@probe
+def caller_after_diagnose(seed, steps):
+    """The caller's model, Adam optimizer and gradients after diagnose: parameters before and
+    after, whether any .grad was set, and the optimizer's state size."""
+    model = mlp(seed)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    before = [p.detach().clone() for p in model.parameters()]
+    dbg.diagnose(model, opt, F.cross_entropy, dbg.make_task(64, seed=seed + 1), steps)
+    return {
+        "before": before,
+        "after": [p.detach().clone() for p in model.parameters()],
+        "grads_set": [p.grad is not None for p in model.parameters()],
+        "optimizer_state": len(opt.state),
+        "steps_recorded": [int(s.get("step", 0)) for s in opt.state.values()],
+    }
+
+
 # ---------------------------------------------------------------- ch08.1 build_transfer_setup
 
 
 @pytest.mark.task("ch08.1")
 @pytest.mark.points(2)
 def test_transfer_setup_for_other_sizes():
-    model = pretrained(21, d_in=5, hidden=6, n_classes=6)
-    old = model.head.weight.detach().clone()
-    model, opt = dbg.build_transfer_setup(model)
-    assert model.head.weight.shape == (6, 6) and not torch.equal(model.head.weight, old), (
-        "the new head keeps the old head's shape and gets a fresh initialization"
+    """On other sizes the repaired setup has a fresh head of the old shape, trains it, and holds exactly it."""
+    seen = transfer_setup(21, {"d_in": 5, "hidden": 6, "n_classes": 6}, 22, 50)
+    assert seen["new_head"].shape == (6, 6) and not torch.equal(
+        seen["new_head"], seen["old_head"]
+    ), "the new head keeps the old head's shape and gets a fresh initialization"
+    assert seen["losses"][-1] < 0.9 * seen["loss_before"], (
+        "after the repair the new head must learn: the loss has to fall over 50 steps "
+        f"({seen['loss_before']:.4f} -> {seen['losses'][-1]:.4f})"
     )
-    batch = dbg.make_task(200, seed=22, d_in=5, n_classes=6)
-    before = F.cross_entropy(model(batch[0]), batch[1]).item()
-    losses = dbg.train_steps(model, opt, F.cross_entropy, batch, 50)
-    assert losses[-1] < 0.9 * before, (
-        "after the repair the new head must learn: the loss has to fall over 50 steps"
-    )
-    held = {id(p) for g in opt.param_groups for p in g["params"]}
-    assert held == {id(p) for p in model.head.parameters()}, (
+    assert seen["held"] == seen["held_of_head"] == seen["head_size"], (
         "the optimizer holds exactly the new head's parameters"
+    )
+
+
+@pytest.mark.task("ch08.1")
+@pytest.mark.points(2)
+def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
+    """The optimizer is SGD at lr 0.1; the pretrained features are kept (not re-initialised) and frozen."""
+    seen = transfer_setup(67, {"hidden": 12}, 68, 5)
+    assert seen["optimizer"] == "SGD" and seen["lrs"] == pytest.approx([0.1] * len(seen["lrs"])), (
+        f"build_transfer_setup returned {seen['optimizer']} with learning rates {seen['lrs']}: "
+        "the contract is SGD at lr 0.1 over the new head"
+    )
+    assert seen["head_trainable"] and seen["held_of_features"] == 0, (
+        "the new head requires grad and no feature tensor is in the optimizer"
+    )
+    unchanged = all(
+        torch.equal(a, b) for a, b in zip(seen["features_before"], seen["features_after"])
+    )
+    assert unchanged and all(seen["features_frozen"]), (
+        "the pretrained features are kept as they were (not re-initialised, not trained) and "
+        "every feature parameter has requires_grad False"
     )
 
 
@@ -75,82 +454,99 @@ def test_transfer_setup_for_other_sizes():
 @pytest.mark.task("ch08.2")
 @pytest.mark.points(2)
 def test_diagnose_the_books_setup_in_full():
-    torch.manual_seed(23)
-    model = dbg.TransferNet()
-    for p in model.features.parameters():
-        p.requires_grad_(False)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    model.head = nn.Linear(32, 4)
-    findings = dbg.diagnose(model, opt, F.cross_entropy, dbg.make_task(64, seed=24), 5)
+    """The book's setup: frozen for held frozen features, not_in_model, not_in_optimizer by identity."""
+    findings = diagnosed("book's setup in full", 5)
+    problem = well_formed(findings)
+    assert problem is None, f"diagnose must return Finding(code, where, detail) rows: {problem}"
     assert where(findings, "frozen") == ["features.0.bias", "features.0.weight"], (
         "parameters the optimizer holds although they do not require grad are reported as frozen"
     )
-    assert "not_in_model" in codes(findings), (
+    assert where(findings, "not_in_model") == ["optimizer"], (
         "tensors the optimizer holds that the model no longer owns (the replaced head) are "
-        "reported as not_in_model"
+        "reported once, as not_in_model at 'optimizer'"
     )
     assert where(findings, "not_in_optimizer") == ["head.bias", "head.weight"], (
         "the trainable parameters the optimizer does not hold are reported as not_in_optimizer, "
         "matched by identity even when the old and new head have the same shapes"
+    )
+    assert "no_grad" not in codes(findings), (
+        "the new head is on the path from the loss: backward reaches it, so it is not no_grad"
     )
 
 
 @pytest.mark.task("ch08.2")
 @pytest.mark.points(2)
 def test_diagnose_a_zero_learning_rate():
-    model = pretrained(25)
-    opt = torch.optim.SGD(model.parameters(), lr=0.0)
-    findings = dbg.diagnose(model, opt, F.cross_entropy, dbg.make_task(64, seed=26), 6)
-    names = [n for n, _ in model.named_parameters()]
-    assert where(findings, "not_moving") == sorted(names) and "loss_constant" in codes(findings), (
+    """lr 0: every parameter is not_moving and the loss is constant; nothing else mechanical."""
+    findings = diagnosed("lr 0", 6)
+    names = ["features.0.bias", "features.0.weight", "head.bias", "head.weight"]
+    assert where(findings, "not_moving") == names and "loss_constant" in codes(findings), (
         "with learning rate 0 every parameter gets a gradient but none moves (not_moving) and the "
         "loss stays constant (loss_constant)"
     )
+    assert where(findings, "loss_constant") == ["loss"], "loss_constant is reported at 'loss'"
     assert "not_in_optimizer" not in codes(findings) and "no_grad" not in codes(findings), (
         "lr 0 is not a registration or reachability problem"
     )
 
 
 @pytest.mark.task("ch08.2")
+def test_not_moving_is_judged_per_parameter_and_exactly():
+    """not_moving names exactly the parameters that never changed; a tiny but real move is moving."""
+    findings = diagnosed("lr 0 for the head only", 6)
+    assert where(findings, "not_moving") == ["head.bias", "head.weight"], (
+        "with lr 0 in the head's param group only, exactly head.weight and head.bias are "
+        f"not_moving (got {where(findings, 'not_moving')}): judge each parameter on its own"
+    )
+    assert "loss_constant" not in codes(findings), "the features still learn: the loss moves"
+    findings = diagnosed("lr 1e-5", 4)
+    assert where(findings, "not_moving") == [], (
+        "with lr 1e-5 every parameter changes by a tiny amount, and changed is changed: "
+        f"not_moving means never changed at all (got {where(findings, 'not_moving')}); "
+        "torch.allclose calls such a move equal — compare exactly (torch.equal)"
+    )
+
+
+@pytest.mark.task("ch08.2")
 @pytest.mark.points(2)
 def test_diagnose_gradients_cleared_before_the_step():
-    model = pretrained(27)
-    opt = ZeroGradBeforeStep(model.parameters(), lr=0.1)
-    findings = dbg.diagnose(model, opt, F.cross_entropy, dbg.make_task(64, seed=28), 6)
+    """Gradients cleared between backward and step: not_moving for each parameter, not no_grad."""
+    findings = diagnosed("zero_grad before step", 6)
     assert len(where(findings, "not_moving")) == 4, (
         "gradients cleared between backward and step: parameters had gradients after backward "
         "but never moved — not_moving for each"
+    )
+    assert "no_grad" not in codes(findings), (
+        "backward reached every parameter: read .grad right after backward, before step() "
+        "(which here clears it), so this is not_moving and never no_grad"
     )
 
 
 @pytest.mark.task("ch08.2")
 @pytest.mark.points(2)
 def test_diagnose_shuffled_labels():
-    true = dbg.make_task(512, seed=29)
-    shuffled = dbg.make_task(512, seed=29, shuffle_labels=True)
-    model = linear_probe(30)
-    findings = dbg.diagnose(
-        model, torch.optim.SGD(model.parameters(), lr=0.5), F.cross_entropy, shuffled, 20
-    )
-    assert codes(findings) == {"at_chance"}, (
+    """Shuffled labels on a linear model: at_chance only; the true labels: no finding."""
+    findings = diagnosed("shuffled labels", 20)
+    assert codes(findings) == {"at_chance"} and where(findings, "at_chance") == ["loss"], (
         "with shuffled labels a linear model cannot beat the label-frequency baseline: at_chance "
-        "only (the mechanics are healthy)"
+        f"at 'loss' only (the mechanics are healthy); got {sorted(codes(findings))}"
     )
-    findings = dbg.diagnose(
-        model, torch.optim.SGD(model.parameters(), lr=0.5), F.cross_entropy, true, 20
+    assert diagnosed("true labels", 20) == [], (
+        "with the true labels the same setup is healthy and gets no finding"
     )
-    assert findings == [], "with the true labels the same setup is healthy and gets no finding"
 
 
 @pytest.mark.task("ch08.2")
 @pytest.mark.points(2)
 def test_diagnose_softmax_fed_to_cross_entropy():
-    model = nn.Sequential(pretrained(31), nn.Softmax(dim=1))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    findings = dbg.diagnose(model, opt, F.cross_entropy, dbg.make_task(128, seed=32), 10)
+    """Probability rows fed to cross_entropy are probabilities_as_logits at 'output'."""
+    findings = diagnosed("softmax", 10)
     assert "probabilities_as_logits" in codes(findings), (
         "outputs that are probability rows (non-negative, summing to 1) passed to a loss that "
         "applies log_softmax itself are reported as probabilities_as_logits"
+    )
+    assert where(findings, "probabilities_as_logits") == ["output"], (
+        "probabilities_as_logits is reported once, at 'output'"
     )
     assert not {"not_in_optimizer", "no_grad", "frozen"} & codes(findings), (
         "softmax before cross_entropy is not a registration or reachability problem"
@@ -158,48 +554,198 @@ def test_diagnose_softmax_fed_to_cross_entropy():
 
 
 @pytest.mark.task("ch08.2")
+@pytest.mark.parametrize(
+    "how, targets, expected",
+    [
+        ("softmax", "int", True),
+        ("twice softmax", "int", False),
+        ("shifted logits", "int", False),
+        ("softmax", "float", False),
+    ],
+)
+def test_probabilities_as_logits_needs_probability_rows_and_integer_targets(how, targets, expected):
+    """probabilities_as_logits: non-negative rows summing to 1 (to float32 rounding), integer targets only."""
+    findings = diagnosed_probability_like(how, targets, 5)
+    why = {
+        "softmax": "float32 softmax rows over 10 classes sum to 1 only up to rounding: compare "
+        "with a tolerance",
+        "twice softmax": "non-negative rows that sum to 2 are not probabilities",
+        "shifted logits": "rows that sum to 1 but hold negative entries are not probabilities",
+    }[how]
+    if targets == "float":
+        why = "with float targets (a regression loss) probability outputs may be what is wanted"
+    got = "probabilities_as_logits" in codes(findings)
+    assert got == expected, (
+        f"outputs made by {how!r} with {targets} targets: probabilities_as_logits "
+        f"{'missing' if expected else 'reported'} — {why}"
+    )
+
+
+@pytest.mark.task("ch08.2")
 @pytest.mark.points(2)
 def test_diagnose_unreachable_and_nonfinite():
-    torch.manual_seed(33)
-    model = Detached()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    findings = dbg.diagnose(model, opt, F.cross_entropy, dbg.make_task(64, seed=34), 5)
+    """A detached layer is no_grad; a loss that overflows is nonfinite at 'loss'."""
+    findings = diagnosed("detached layer", 5)
     assert where(findings, "no_grad") == ["body.bias", "body.weight"], (
         "trainable parameters that backward never reaches (their .grad stays None) are reported "
         "as no_grad"
     )
-    model = pretrained(35)
-    opt = torch.optim.SGD(model.parameters(), lr=100.0)
-    x, y = dbg.make_task(64, seed=36)
-    findings = dbg.diagnose(model, opt, F.cross_entropy, (x * 100, y), 30)
+    findings = diagnosed("overflow", 30)
     assert "loss" in where(findings, "nonfinite"), (
         "a loss that overflows to inf or nan is reported as nonfinite at 'loss'"
+    )
+    assert "loss_constant" not in codes(findings), "a nan loss never counts as constant"
+
+
+@pytest.mark.task("ch08.2")
+def test_no_grad_means_never_reached_on_any_step():
+    """A parameter reached only on the first step, or only on later steps, is not no_grad."""
+    findings = diagnosed("phased", 5)
+    assert where(findings, "no_grad") == [], (
+        f"'early' is reached on the first step only and 'late' on every later step, yet "
+        f"diagnose reported no_grad for {where(findings, 'no_grad')}: no_grad means .grad stayed "
+        "None after every backward — look at every step, right after backward"
+    )
+    assert where(findings, "not_moving") == [], "both moved on the steps that reached them"
+
+
+@pytest.mark.task("ch08.2")
+@pytest.mark.points(2)
+def test_nonfinite_gradients_and_parameters_are_reported_by_name():
+    """An inf gradient (finite loss) and a parameter stepped to inf are nonfinite at the parameter's name."""
+    findings = diagnosed("infinite gradient", 1)
+    assert where(findings, "nonfinite") == ["bias", "weight"], (
+        f"one step whose loss is finite but whose gradients are +inf gave nonfinite at "
+        f"{where(findings, 'nonfinite')}; expected both parameters by name: check every "
+        "gradient with torch.isfinite (inf as well as nan)"
+    )
+    findings = diagnosed("infinite lr", 1)
+    assert where(findings, "nonfinite") == ["bias", "weight"], (
+        f"one step at lr inf (finite loss and gradients) left the parameters inf/nan, yet "
+        f"nonfinite was reported at {where(findings, 'nonfinite')}: check the parameters' values "
+        "after the steps too"
+    )
+
+
+@pytest.mark.task("ch08.2")
+@pytest.mark.parametrize(
+    "values, constant",
+    [
+        ([1.0, 1.0000002, 0.9999998, 1.0000001, 1.0], True),
+        ([1.0 + 6e-7 * k for k in range(10)], False),
+        ([1.0, 1.5, 1.0], False),
+        ([float("nan")] * 4, False),
+        ([float("inf")] * 4, False),
+    ],
+    ids=["within 1e-6", "drift of 6e-7 per step", "up and back", "nan", "inf"],
+)
+def test_loss_constant_at_its_threshold(values, constant):
+    """loss_constant: every loss within 1e-6 of every other (max - min), finite losses only."""
+    findings = diagnosed_scripted(values, [0, 1, 2, 3] * 4)
+    got = "loss_constant" in codes(findings)
+    finite = all(math.isfinite(v) for v in values)
+    assert got == constant, (
+        f"losses {values[:5]}{'...' if len(values) > 5 else ''}: loss_constant "
+        f"{'missing' if constant else 'reported'}; it means all losses equal to within 1e-6 "
+        "(the largest minus the smallest, not neighbours, not first and last)"
+        + ("" if finite else ", and a non-finite loss is never constant")
+    )
+    if not finite:
+        assert "loss" in where(findings, "nonfinite"), "a nan or inf loss is nonfinite at 'loss'"
+
+
+# uniform over 4 classes: entropy ln 4 = 1.3863, so the threshold 0.9 * ln 4 is 1.2477
+UNIFORM = [0, 1, 2, 3] * 8
+SKEWED = [0] * 18 + [1] * 2  # entropy 0.3251: threshold 0.2926, while 0.9 * ln 2 is 0.6238
+
+
+@pytest.mark.task("ch08.2")
+@pytest.mark.parametrize(
+    "values, labels, at_chance",
+    [
+        ([1.40, 1.30, 1.26, 1.25], UNIFORM, True),
+        ([1.40, 1.30, 1.24, 1.25], UNIFORM, False),
+        ([1.40, 1.20, 1.30, 1.35], UNIFORM, False),
+        ([1.40, 1.36, 1.33, 1.30], UNIFORM, True),
+        ([0.60, 0.50, 0.45, 0.40], SKEWED, True),
+        ([0.40, 0.30, 0.28, 0.27], SKEWED, False),
+    ],
+    ids=[
+        "best just above",
+        "best just below",
+        "best earlier than the last",
+        "between 0.9 and 1 times the entropy",
+        "skewed labels: above their entropy",
+        "skewed labels: below",
+    ],
+)
+def test_at_chance_at_its_threshold(values, labels, at_chance):
+    """at_chance: the best loss stays above 0.9 x the entropy of the batch's label frequencies."""
+    findings = diagnosed_scripted(values, labels)
+    got = "at_chance" in codes(findings)
+    counts = torch.bincount(torch.tensor(labels)).double()
+    p = counts[counts > 0] / counts.sum()
+    entropy = float(-(p * p.log()).sum())
+    assert got == at_chance, (
+        f"losses {values} on labels with entropy {entropy:.4f} (threshold {0.9 * entropy:.4f}): "
+        f"at_chance {'missing' if at_chance else 'reported'}; compare the best (smallest) loss "
+        "with 0.9 x the entropy of the label frequencies in the batch (not log of the number "
+        "of classes)"
+    )
+    findings = diagnosed_scripted(values, labels, float_targets=True)
+    assert "at_chance" not in codes(findings), (
+        "at_chance is for integer targets only; with float targets there is no label baseline"
     )
 
 
 @pytest.mark.task("ch08.2")
 def test_diagnose_everything_frozen_and_leaves_the_caller_alone():
-    model = pretrained(37)
-    for p in model.parameters():
-        p.requires_grad_(False)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    findings = dbg.diagnose(model, opt, F.cross_entropy, dbg.make_task(64, seed=38), 4)
+    """A fully frozen model: frozen for each parameter and a constant loss; the caller's objects stay untouched."""
+    with because("with every parameter frozen the loss has no graph: skip backward() then"):
+        findings = diagnosed("everything frozen", 4)
     assert len(where(findings, "frozen")) == 4 and "loss_constant" in codes(findings), (
         "a model whose every parameter is frozen: frozen for each parameter the optimizer holds, "
         "and a constant loss"
     )
-    model = pretrained(39)
-    before = [p.detach().clone() for p in model.parameters()]
-    dbg.diagnose(
-        model,
-        torch.optim.SGD(model.parameters(), lr=0.5),
-        F.cross_entropy,
-        dbg.make_task(64, seed=40),
-        5,
-    )
-    assert all(torch.equal(p, b) for p, b in zip(model.parameters(), before)), (
+    seen = caller_after_diagnose(39, 5)
+    assert all(torch.equal(a, b) for a, b in zip(seen["before"], seen["after"])), (
         "diagnose runs its steps on a copy: the caller's model must be unchanged"
     )
+    assert not any(seen["grads_set"]) and seen["optimizer_state"] == 0, (
+        f"after diagnose the caller's parameters hold gradients {seen['grads_set']} and its Adam "
+        f"keeps state for {seen['optimizer_state']} tensors (steps {seen['steps_recorded']}): run "
+        "the steps on a copy of model and optimizer and leave the caller's untouched"
+    )
+
+
+@pytest.mark.task("ch08.2")
+def test_diagnose_runs_the_given_steps_each_with_its_own_gradient():
+    """diagnose takes exactly `steps` optimizer steps, zeroing the gradients before each backward."""
+    recorded = recorded_steps("constant gradient", 7)
+    assert len(recorded) == 7, (
+        f"diagnose(..., steps=7) called the optimizer's step() {len(recorded)} times"
+    )
+    first = recorded[0]
+    same = all(
+        all(
+            g is not None and torch.allclose(g, f, rtol=1e-5, atol=1e-6)
+            for g, f in zip(step, first)
+        )
+        for step in recorded
+    )
+    assert same, (
+        "with a loss whose gradient never changes, every step() must see the same gradient; "
+        "they grew from step to step: call zero_grad before every backward, or gradients "
+        "accumulate"
+    )
+
+
+@pytest.mark.task("ch08.2")
+def test_diagnose_is_silent_on_other_healthy_setups():
+    """Healthy Adam on classification and SGD with momentum on a regression get no finding."""
+    for setup in ("healthy Adam", "healthy regression"):
+        findings = diagnosed(setup, 25)
+        assert findings == [], f"diagnose on a healthy setup ({setup}) reported {findings}"
 
 
 # ---------------------------------------------------------------- ch08.3 overfit_one_batch
@@ -208,34 +754,101 @@ def test_diagnose_everything_frozen_and_leaves_the_caller_alone():
 @pytest.mark.task("ch08.3")
 @pytest.mark.points(2)
 def test_overfit_regression_targets():
-    torch.manual_seed(41)
-    model = nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 3))
+    """Float targets are fitted with mean squared error, to near 0, in place."""
     g = torch.Generator().manual_seed(42)
     x, y = torch.randn(8, 4, generator=g), torch.randn(8, 3, generator=g)
-    losses = dbg.overfit_one_batch(model, (x, y), 150)
-    final = F.mse_loss(model(x), y).item()
+    losses, out = overfitted(41, x, y, 150)
+    final = F.mse_loss(out, y).item()
     grew = (
         " The loss ended above where it started: each step must follow that step's gradient "
         "alone (zero_grad before every backward), or the gradients accumulate across steps."
         if final > float(losses[0])
         else ""
     )
-    assert final < 0.01 * losses[0], (
+    assert final < 0.01 * float(losses[0]), (
         "float targets are fitted with mean squared error; a healthy model drives it to near 0 on "
         f"one batch, and the model is trained in place.{grew}"
     )
 
 
+@probe
+def overfit_in_two_calls(seed, x, y):
+    """overfit_one_batch for 0 steps, then 1 step, then 1 more on one mlp(seed): each call's
+    losses and the model's loss between the calls."""
+    model = mlp(seed)
+    none = dbg.overfit_one_batch(model, (x, y), 0)
+    first = dbg.overfit_one_batch(model, (x, y), 1)
+    with torch.no_grad():
+        between = F.cross_entropy(model(x), y).item()
+    second = dbg.overfit_one_batch(model, (x, y), 1)
+    return none, first, between, second
+
+
 @pytest.mark.task("ch08.3")
 def test_overfit_records_losses_before_each_update():
+    """Each recorded loss belongs to the prediction before that step's update; the model trains in place."""
     g = torch.Generator().manual_seed(43)
     x, y = torch.randn(8, 8, generator=g), torch.arange(8) % 4
-    model = pretrained(44)
-    assert dbg.overfit_one_batch(model, (x, y), 0) == [], "zero steps give no losses"
-    first = dbg.overfit_one_batch(model, (x, y), 1)
-    after = F.cross_entropy(model(x), y).item()
-    second = dbg.overfit_one_batch(model, (x, y), 1)
-    assert len(first) == 1 and second[0] == pytest.approx(after, rel=1e-5), (
+    none, first, between, second = overfit_in_two_calls(44, x, y)
+    assert list(none) == [], "zero steps give no losses"
+    assert len(first) == 1 and float(second[0]) == pytest.approx(between, rel=1e-5), (
         "each recorded loss belongs to the prediction made before that step's update, and the "
         "model itself is trained in place"
     )
+
+
+@probe
+def overfit_trace(seed, x, y, steps, freeze_first):
+    """overfit_one_batch on mlp(seed) (its first layer frozen if asked): the losses and the
+    parameters afterwards."""
+    model = mlp(seed, d_in=x.shape[1], d_out=y.shape[1] if y.is_floating_point() else 4)
+    if freeze_first:
+        model[0].requires_grad_(False)
+    losses = dbg.overfit_one_batch(model, (x, y), steps)
+    return [float(v) for v in losses], [p.detach().clone() for p in model.parameters()]
+
+
+def reference_trace(seed, x, y, steps, freeze_first):
+    """The same run with the reference overfit_one_batch (trusted side)."""
+    model = mlp(seed, d_in=x.shape[1], d_out=y.shape[1] if y.is_floating_point() else 4)
+    if freeze_first:
+        model[0].requires_grad_(False)
+    losses = ref.overfit_one_batch(model, (x, y), steps)
+    return list(losses), [p.detach().clone() for p in model.parameters()]
+
+
+@pytest.mark.task("ch08.3")
+@pytest.mark.points(2)
+@examples(8)
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(1, 12),
+    d_in=st.sampled_from([3, 8]),
+    float_targets=st.booleans(),
+    freeze_first=st.booleans(),
+    steps=st.integers(1, 12),
+)
+def test_overfit_follows_adam_at_1e_2_like_the_reference(
+    seed, n, d_in, float_targets, freeze_first, steps
+):
+    """Losses and trained parameters follow full-batch Adam at lr 1e-2 on CE / MSE, like the reference."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, d_in, generator=g)
+    y = torch.randn(n, 4, generator=g) if float_targets else torch.randint(0, 4, (n,), generator=g)
+    losses, params = overfit_trace(seed, x, y, steps, freeze_first)
+    want_losses, want_params = reference_trace(seed, x, y, steps, freeze_first)
+    what = f"{n} examples, {'float' if float_targets else 'integer'} targets, {steps} steps"
+    assert len(losses) == steps and torch.allclose(
+        torch.tensor(losses), torch.tensor(want_losses), rtol=1e-4, atol=1e-6
+    ), (
+        f"{what}: the losses differ from full-batch Adam at lr 1e-2 with "
+        f"{'mean squared error' if float_targets else 'cross-entropy'} "
+        f"({first_difference(torch.tensor(losses), torch.tensor(want_losses))}); each is "
+        "measured before its step's update"
+    )
+    for k, (p, q) in enumerate(zip(params, want_params)):
+        assert torch.allclose(p, q, rtol=1e-4, atol=1e-6), (
+            f"{what}: parameter {k} after training differs from Adam at lr 1e-2 "
+            f"({first_difference(p, q)})"
+            + (": a frozen layer must stay frozen" if freeze_first and k < 2 else "")
+        )
