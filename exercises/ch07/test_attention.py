@@ -1,12 +1,24 @@
 """Public tests for ch07 — run with `pytest exercises/ch07` (add `--impl solutions` to
-see the reference pass)."""
+see the reference pass).
+
+The functions of ch07.1-ch07.5 take and return tensors, so the tests call them directly.
+The module of ch07.6 is live: the probes below build it, run it and hand back plain
+observations (outputs, weights, gradients); the tests judge them against PyTorch."""
+
+import math
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from harness.probe import because, probe
 from harness.target import chapter_module
+
+try:  # for messages, on the trusted side; the grader's student process neither has nor needs it
+    from harness.evidence import brief, first_difference
+except ImportError:
+    pass
 
 at = chapter_module("ch07", "attention")
 
@@ -15,68 +27,110 @@ def gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
+# ---------------------------------------------------------------- reading a head split
+
+
 def describe_split(x: torch.Tensor, got: torch.Tensor, n_heads: int) -> str:
-    """Name the known wrong splits of an arange input by what they produce."""
+    """What a split of an arange input ``x`` [B, T, E] put into head 0, in words.
+
+    Every value of ``x`` names its place: value v sits at position (v // E) % T and
+    feature v % E. So the numbers head 0 received say which positions and features it
+    got, and the sentence describes exactly that.
+    """
     B, T, E = x.shape
     Dh = E // n_heads
-    if tuple(got.shape) != (B, n_heads, T, Dh):
+    shape = tuple(got.shape)
+    if shape == (B, T, n_heads, Dh) and shape != (B, n_heads, T, Dh):
         return (
-            f"shape {list(got.shape)} instead of [B, H, T, Dh] = {[B, n_heads, T, Dh]}: after view(B, T, H, Dh) "
-            "the head axis must be moved in front of time with transpose(1, 2)"
+            f"the result has shape {list(shape)} = [B, T, H, Dh]: the last axis was split into "
+            "heads, but the head axis is still behind time; move it in front with transpose(1, 2)"
         )
-    if torch.equal(got, x.reshape(B, n_heads, T, Dh)):
-        positions = sorted({int(v) // E for v in got[0, 0].flatten().tolist()})
+    if shape != (B, n_heads, T, Dh):
         return (
-            f"head 0 holds {got[0, 0].int().tolist()}, the first {T * Dh} numbers of memory: all features of "
-            f"positions {positions}, mixed. A reshape regroups memory; to give each head a slice of every "
-            "position's features use view(B, T, H, Dh) and then transpose(1, 2)"
+            f"shape {list(shape)} instead of [B, H, T, Dh] = {[B, n_heads, T, Dh]}: split the last "
+            "axis with view(B, T, H, Dh), then move the head axis in front of time with transpose(1, 2)"
         )
-    if torch.equal(got, x.transpose(1, 2).reshape(B, n_heads, T, Dh)):
+    values = [int(v) for v in got[0, 0].flatten().tolist()]
+    positions = sorted({(v // E) % T for v in values})
+    features = sorted({v % E for v in values})
+    if positions == list(range(T)) and features == list(range(Dh)):
         return (
-            "each head holds its features with time and channel interleaved: transposing [B, T, E] before "
-            "splitting E puts positions along the last axis. view(B, T, H, Dh) first, then transpose(1, 2)"
+            f"head 0 holds the right numbers in the wrong places: its row for position 1 is "
+            f"{got[0, 0, 1].int().tolist()}, but position 1's features 0..{Dh - 1} are "
+            f"{x[0, 1, :Dh].int().tolist()} — time and features are interleaved, which is what "
+            "transposing [B, T, E] before splitting E does. view(B, T, H, Dh) first, then transpose(1, 2)"
         )
-    return f"head 0 of position 1 holds {got[0, 0, 1].tolist()}, expected {x[0, 1, :Dh].tolist()}"
+    if len(positions) == 1 and len(features) == E:
+        return (
+            f"head 0 holds all {E} features of position {positions[0]} and nothing of any other "
+            "position: that is the [B, T, H, Dh] layout read as [B, H, T, Dh] (a view into heads "
+            "without transpose(1, 2), or a reshape when T == H). Each head needs its slice of "
+            "every position: view(B, T, H, Dh), then transpose(1, 2)"
+        )
+    if len(positions) < T and len(features) == E:
+        return (
+            f"head 0 holds {got[0, 0].int().tolist()}: all {E} features of positions {positions}, "
+            f"the first {T * Dh} numbers of memory. A reshape regroups memory in order; to give "
+            "each head a slice of every position's features use view(B, T, H, Dh), then transpose(1, 2)"
+        )
+    return (
+        f"head 0's row for position 1 holds {got[0, 0, 1].tolist()}, expected position 1's "
+        f"features 0..{Dh - 1}: {x[0, 1, :Dh].tolist()}"
+    )
+
+
+def heads_of(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """The correct split, written as slices: head h is x[..., h*Dh:(h+1)*Dh]."""
+    Dh = x.shape[-1] // n_heads
+    return torch.stack([x[..., h * Dh : (h + 1) * Dh] for h in range(n_heads)], dim=1)
 
 
 # ---------------------------------------------------------------- ch07.1 split_heads
 
 
 @pytest.mark.task("ch07.1")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 def test_the_books_split():
     x = torch.arange(32.0).reshape(1, 4, 8)  # B=1, T=4, E=8; position t holds 8t..8t+7
     got = at.split_heads(x, 2)
     expected_head0 = [[0, 1, 2, 3], [8, 9, 10, 11], [16, 17, 18, 19], [24, 25, 26, 27]]
     ok = tuple(got.shape) == (1, 2, 4, 4) and got[0, 0].tolist() == expected_head0
     assert ok, (
-        f"split_heads(arange(32).reshape(1, 4, 8), 2): head 0 should hold dims 0-3 of every position "
-        f"{expected_head0}; {describe_split(x, got, 2)}"
+        f"split_heads(arange(32).reshape(1, 4, 8), 2): head 0 should hold dims 0-3 of every "
+        f"position {expected_head0}; {describe_split(x, got, 2)}"
     )
 
 
 @pytest.mark.task("ch07.1")
-@pytest.mark.points(2)
-def test_every_head_holds_its_slice_of_every_position():
-    B, T, E, H = 2, 4, 16, 4  # T == Dh, so a transposed split has the right shape
+@pytest.mark.points(3)
+@pytest.mark.parametrize(
+    "B, T, E, H", [(2, 4, 16, 4), (2, 3, 12, 3), (1, 5, 10, 2)], ids=["T==H==Dh", "T==H", "odd-T"]
+)
+def test_every_head_holds_its_slice_of_every_position(B, T, E, H):
     x = torch.arange(float(B * T * E)).reshape(B, T, E)
     got = at.split_heads(x, H)
-    for h in range(H):
-        for t in range(T):
-            if tuple(got.shape) != (B, H, T, E // H) or not torch.equal(
-                got[:, h, t], x[:, t, h * 4 : (h + 1) * 4]
-            ):
-                raise AssertionError(
-                    f"split_heads(x[2, 4, 16], 4)[:, {h}, {t}] should be x[:, {t}, {4 * h}:{4 * h + 4}] (head {h} "
-                    f"of position {t}); {describe_split(x, got, H)}"
-                )
+    expected = heads_of(x, H)
+    ok = tuple(got.shape) == tuple(expected.shape) and torch.equal(got, expected)
+    assert ok, (
+        f"split_heads(x[{B}, {T}, {E}], {H})[:, h, t] should be x[:, t, h*Dh:(h+1)*Dh] (head h's "
+        f"slice of position t); {describe_split(x, got, H)}"
+    )
 
 
 # ---------------------------------------------------------------- ch07.2 merge_heads
 
 
+@probe
+def merged_split(B, T, H, Dh, seed):
+    """merge_heads of the correct split of a random x, built here, where it is still the
+    non-contiguous view a transpose returns: (x, what merge_heads returned)."""
+    x = torch.randn(B, T, H * Dh, generator=torch.Generator().manual_seed(seed))
+    heads = x.view(B, T, H, Dh).transpose(1, 2)
+    return x, at.merge_heads(heads)
+
+
 @pytest.mark.task("ch07.2")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 def test_merge_puts_each_head_back_in_its_slice():
     B, H, T, Dh = 2, 3, 3, 3  # H == T: a merge that forgets to move the head axis still runs
     heads = torch.randn(B, H, T, Dh, generator=gen(72))
@@ -85,48 +139,72 @@ def test_merge_puts_each_head_back_in_its_slice():
     assert tuple(got.shape) == (B, T, H * Dh), (
         f"merge_heads of a [2, 3, 3, 3] tensor returned shape {list(got.shape)}, expected [2, 3, 9]"
     )
-    assert torch.equal(got, expected), (
-        "merge_heads(h)[b, t, i*Dh:(i+1)*Dh] should be h[b, i, t] (head i's output for position t), but the "
-        "values come from elsewhere: move the head axis back next to Dh (transpose(1, 2)) before the reshape"
+    same = torch.equal(got, expected)
+    assert same, (
+        f"merge_heads(h)[b, t, i*Dh:(i+1)*Dh] should be h[b, i, t] (head i's output for position "
+        f"t): {first_difference(got, expected)}. Move the head axis back next to Dh "
+        "(transpose(1, 2)) before the reshape"
     )
 
 
 @pytest.mark.task("ch07.2")
+@pytest.mark.points(2)
 def test_merge_undoes_the_correct_split():
-    x = torch.randn(2, 5, 12, generator=gen(73))
-    heads = x.view(2, 5, 4, 3).transpose(1, 2)  # the correct split, built here
-    got = at.merge_heads(heads)
-    assert torch.equal(got, x), (
-        "merge_heads(x.view(B, T, H, Dh).transpose(1, 2)) should give back x exactly; a merge that is only "
-        "the inverse of a wrong split (reshape both ways) round-trips its own mistake but not this"
+    with because(
+        "merge_heads failed on the output of a correct split, x.view(B, T, H, Dh).transpose(1, 2), "
+        "which is not contiguous: after a transpose the memory is no longer in order, so flatten "
+        "with reshape (or .contiguous().view), not view"
+    ):
+        x, got = merged_split(2, 5, 4, 3, seed=73)
+    same = tuple(got.shape) == tuple(x.shape) and torch.equal(got, x)
+    assert same, (
+        f"merge_heads(x.view(B, T, H, Dh).transpose(1, 2)) should give back x exactly: "
+        f"{first_difference(got, x)}; a merge that is only the inverse of a wrong split (reshape "
+        "both ways) round-trips its own mistake but not this"
     )
 
 
 # ---------------------------------------------------------------- ch07.3 causal_mask
 
 
+@probe
+def mask_made_on(T, device):
+    """causal_mask(T, device=...): the mask (None on the meta device, which holds no
+    values), and the device, dtype and shape it was created with."""
+    m = at.causal_mask(T, device=device)
+    if not isinstance(m, torch.Tensor):
+        return None, None, None, None
+    return (None if m.is_meta else m), str(m.device), m.dtype, tuple(m.shape)
+
+
 @pytest.mark.task("ch07.3")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 def test_causal_mask_allows_the_past_and_the_present():
     got = at.causal_mask(4)
-    assert got.dtype == torch.bool and tuple(got.shape) == (4, 4), (
-        f"causal_mask(4) should be a bool [4, 4] tensor, got {got.dtype} {list(got.shape)}"
-    )
+    ok = got.dtype == torch.bool and tuple(got.shape) == (4, 4)
+    assert ok, f"causal_mask(4) should be a bool [4, 4] tensor, got {brief(got)}"
     expected = [[True, False, False, False], [True, True, False, False]]
     expected += [[True, True, True, False], [True, True, True, True]]
     assert got.tolist() == expected, (
-        f"causal_mask(4) returned {got.int().tolist()}; row i is query i and True means 'may attend', as in "
-        "F.scaled_dot_product_attention: query i may see keys 0..i (the diagonal included), never i+1.."
+        f"causal_mask(4) returned {got.int().tolist()}; row i is query i and True means 'may "
+        "attend', as in F.scaled_dot_product_attention: query i may see keys 0..i (the diagonal "
+        "included), never i+1.."
     )
 
 
 @pytest.mark.task("ch07.3")
-@pytest.mark.parametrize("device", ["cpu", torch.device("cpu")], ids=["str", "torch.device"])
-def test_causal_mask_accepts_a_device(device):
-    got = at.causal_mask(3, device=device)
-    assert got.device == torch.device(device) and got.dtype == torch.bool, (
-        f"causal_mask(3, device={device!r}) returned a {got.dtype} tensor on {got.device}: create the bool mask "
-        "directly on the requested device (a string or a torch.device)"
+@pytest.mark.parametrize(
+    "device", ["cpu", torch.device("cpu"), "meta"], ids=["str", "torch.device", "meta"]
+)
+def test_causal_mask_is_made_on_the_requested_device(device):
+    got, where, dtype, shape = mask_made_on(3, device)
+    ok = where == str(device) and dtype == torch.bool and shape == (3, 3)
+    if ok and got is not None:
+        ok = got.tolist() == torch.ones(3, 3, dtype=torch.bool).tril().tolist()
+    assert ok, (
+        f"causal_mask(3, device={device!r}) returned a {dtype} tensor of shape {shape} on "
+        f"{where}: create the bool lower-triangular mask directly on the requested device (a "
+        "string or a torch.device; 'meta' holds shapes without values, like a GPU you don't have)"
     )
 
 
@@ -143,25 +221,57 @@ def test_weights_are_a_distribution_over_allowed_keys():
     assert tuple(w.shape) == (2, 3, 5, 5), (
         f"attention_weights returned shape {list(w.shape)}, expected [2, 3, 5, 5]"
     )
-    blocked = w.masked_select(~CAUSAL)
-    assert torch.all(blocked == 0), (
-        f"attention_weights with a causal mask gave future keys weights up to {blocked.abs().max():.3g}; masked "
-        "scores must become -inf *before* the softmax so their weight is exactly 0"
+    largest = w.masked_select(~CAUSAL).abs().max().item()
+    assert largest == 0, (
+        f"attention_weights with a causal mask gave future keys weights up to {largest:.3g}; "
+        "masked scores must become -inf *before* the softmax so their weight is exactly 0"
     )
     sums = w.sum(-1)
-    assert torch.allclose(sums, torch.ones_like(sums), atol=1e-5), (
-        f"rows of attention_weights should sum to 1 over the keys, found sums between {sums.min():.4f} and "
-        f"{sums.max():.4f}: softmax over the last axis (keys), after masking — not a mask applied after softmax"
+    ok = torch.allclose(sums, torch.ones_like(sums), atol=1e-5)
+    assert ok, (
+        f"rows of attention_weights should sum to 1 over the keys, found sums between "
+        f"{sums.min():.4f} and {sums.max():.4f}: softmax over the last axis (keys), after masking "
+        "— not a mask applied after softmax"
     )
 
 
 @pytest.mark.task("ch07.4")
+@pytest.mark.points(2)
 def test_weights_equal_the_scaled_softmax():
     w = at.attention_weights(Q, K)
     expected = torch.softmax(Q @ K.transpose(-2, -1) / 8**0.5, dim=-1)
-    assert torch.allclose(w, expected, atol=1e-5), (
-        f"attention_weights(q, k) differs from softmax(q k^T / sqrt(8)) by up to {(w - expected).abs().max():.3g}: "
-        "check the 1/sqrt(D) scale (D = q.shape[-1]) and that the softmax runs over keys (the last axis)"
+    close = tuple(w.shape) == tuple(expected.shape) and torch.allclose(w, expected, atol=1e-5)
+    assert close, (
+        f"attention_weights(q, k) differs from softmax(q k^T / sqrt(8)): "
+        f"{first_difference(w, expected)}. Check the 1/sqrt(D) scale (D = q.shape[-1]) and that "
+        "the softmax runs over keys (the last axis)"
+    )
+
+
+def huge_disallowed_scores(tq=5, tk=6, d=8, seed=120, big=1e3):
+    """q, k where the last two keys score about ``big`` higher than the rest for every
+    query, the same k without that, and a mask that disallows exactly those two keys."""
+    q = torch.rand(2, 2, tq, d, generator=gen(seed)) + 0.5
+    k = torch.randn(2, 2, tk, d, generator=gen(seed + 1))
+    k_huge = k.clone()
+    k_huge[..., tk - 2 :, :] = big
+    mask = torch.ones(tq, tk, dtype=torch.bool)
+    mask[:, tk - 2 :] = False
+    return q, k, k_huge, mask
+
+
+@pytest.mark.task("ch07.4")
+@pytest.mark.points(3)
+def test_a_disallowed_keys_score_never_matters():
+    q, k, k_huge, mask = huge_disallowed_scores()
+    w, w_huge = at.attention_weights(q, k, mask), at.attention_weights(q, k_huge, mask)
+    ok = tuple(w_huge.shape) == (2, 2, 5, 6) and bool(torch.isfinite(w_huge).all())
+    ok = ok and torch.allclose(w, w_huge, atol=1e-6)
+    assert ok, (
+        f"attention_weights: raising the scores of two disallowed keys to ~1e3 changed the weights "
+        f"of the allowed keys ({first_difference(w_huge, w, atol=1e-6)}); a masked key must not "
+        "matter at all: replace disallowed scores by -inf before the softmax, and if you write "
+        "the softmax by hand take its max shift over the allowed keys only"
     )
 
 
@@ -175,84 +285,240 @@ def test_attention_equals_pytorch(masked):
     assert tuple(got.shape) == tuple(ref.shape), (
         f"attention returned {list(got.shape)}, expected {list(ref.shape)}"
     )
-    err = (got - ref).abs().max().item()
-    assert err < 1e-4, (
-        f"attention(q, k, v, mask={'causal' if masked else None}) differs from F.scaled_dot_product_attention by "
-        f"{err:.3g}: scores q k^T scaled by 1/sqrt(D), masked to -inf where the mask is False, softmax over keys, "
-        "then times v"
+    close = torch.allclose(got, ref, atol=1e-4)
+    assert close, (
+        f"attention(q, k, v, mask={'causal' if masked else None}) differs from "
+        f"F.scaled_dot_product_attention: {first_difference(got, ref, atol=1e-4)}. Scores q k^T "
+        "scaled by 1/sqrt(D), masked to -inf where the mask is False, softmax over keys, then times v"
+    )
+
+
+@pytest.mark.task("ch07.5")
+@pytest.mark.points(2)
+def test_cross_attention_with_other_value_size_equals_pytorch():
+    q = torch.randn(2, 2, 3, 6, generator=gen(4)) * 2  # Tq=3, D=6
+    k = torch.randn(2, 2, 7, 6, generator=gen(5)) * 2  # Tk=7
+    v = torch.randn(2, 2, 7, 4, generator=gen(6))  # Dv=4
+    mask = torch.rand(3, 7, generator=gen(7)) < 0.6
+    mask[:, 0] = True  # every query keeps at least one key
+    got = at.attention(q, k, v, mask)
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    ok = tuple(got.shape) == (2, 2, 3, 4) and torch.allclose(got, ref, atol=1e-4)
+    assert ok, (
+        f"cross-attention (3 queries, 7 keys, D=6, Dv=4, a random mask) differs from "
+        f"F.scaled_dot_product_attention: {first_difference(got, ref, atol=1e-4)}. The result is "
+        "[..., Tq, Dv]: one row of weights per query over the Tk keys, scaled by 1/sqrt(D) of q and k"
     )
 
 
 # ---------------------------------------------------------------- ch07.6 MultiHeadSelfAttention
 
+PARAM_NAMES = ("qkv.weight", "qkv.bias", "proj.weight", "proj.bias")
 
-def torch_reference(model, n_heads):
-    """nn.MultiheadAttention holding the same weights as ``model`` (qkv -> in_proj, proj -> out_proj)."""
-    E = model.qkv.in_features
-    ref = nn.MultiheadAttention(E, n_heads, batch_first=True).eval()
+
+def make_params(E: int, seed: int, scale: float = 1.0) -> dict:
+    """Projection weights for an E-dimensional model, as plain tensors."""
+    g = gen(seed)
+    return {
+        "qkv.weight": torch.randn(3 * E, E, generator=g) * scale / math.sqrt(E),
+        "qkv.bias": torch.randn(3 * E, generator=g) * 0.1,
+        "proj.weight": torch.randn(E, E, generator=g) / math.sqrt(E),
+        "proj.bias": torch.randn(E, generator=g) * 0.1,
+    }
+
+
+def build(E, H, causal, params):
+    """The student's module (inside a probe), holding ``params`` if given."""
+    model = (
+        at.MultiHeadSelfAttention(E, H)
+        if causal is None
+        else at.MultiHeadSelfAttention(E, H, causal)
+    )
+    if params is not None:
+        with torch.no_grad():
+            for name in PARAM_NAMES:
+                model.get_parameter(name).copy_(params[name])
+    return model
+
+
+@probe
+def mhsa_forwards(E, H, causal, xs, params=None):
+    """One MultiHeadSelfAttention(E, H[, causal]) holding ``params``, run on each x of
+    ``xs`` in turn: its outputs, last_weights after each call, and its parameters."""
+    model = build(E, H, causal, params)
+    outs, weights = [], []
     with torch.no_grad():
-        ref.in_proj_weight.copy_(model.qkv.weight)
-        ref.in_proj_bias.copy_(model.qkv.bias)
-        ref.out_proj.weight.copy_(model.proj.weight)
-        ref.out_proj.bias.copy_(model.proj.bias)
+        for x in xs:
+            outs.append(model(x))
+            weights.append(model.last_weights)
+    held = {name: p.detach().clone() for name, p in model.named_parameters()}
+    return {"outs": outs, "weights": weights, "params": held}
+
+
+@probe
+def mhsa_gradients(E, H, causal, x, params, out_grad):
+    """Gradients through the student's module: per output position t, d out[:, t].sum() / dx
+    (stacked, [T, B, T, E]); and for the loss (out * out_grad).sum(), the gradients of x
+    and of every parameter (None where none arrived)."""
+    model = build(E, H, causal, params)
+    x = x.clone().requires_grad_(True)
+    out = model(x)
+    rows = [
+        torch.autograd.grad(out[:, t].sum(), x, retain_graph=True, allow_unused=True)[0]
+        for t in range(x.shape[1])
+    ]
+    rows = [torch.zeros_like(x) if r is None else r for r in rows]
+    (out * out_grad).sum().backward()
+    grads = {name: p.grad for name, p in model.named_parameters()}
+    return {"rows": torch.stack(rows), "x": x.grad, "params": grads}
+
+
+def torch_reference(params, E, H):
+    """nn.MultiheadAttention holding ``params`` (qkv -> in_proj, proj -> out_proj)."""
+    ref = nn.MultiheadAttention(E, H, batch_first=True).eval()
+    with torch.no_grad():
+        ref.in_proj_weight.copy_(params["qkv.weight"])
+        ref.in_proj_bias.copy_(params["qkv.bias"])
+        ref.out_proj.weight.copy_(params["proj.weight"])
+        ref.out_proj.bias.copy_(params["proj.bias"])
     return ref
 
 
+def reference_forward(params, x, H, causal):
+    """nn.MultiheadAttention's output and per-head weights [B, H, T, T] for ``x``."""
+    B, T, E = x.shape
+    blocked = ~torch.ones(T, T, dtype=torch.bool).tril() if causal else None  # True = blocked
+    with torch.no_grad():
+        out, w = torch_reference(params, E, H)(
+            x, x, x, attn_mask=blocked, need_weights=True, average_attn_weights=False
+        )
+    return out, w
+
+
+def variant_forward(params, x, H, causal, scale=None, split="view", merge="transpose"):
+    """The same function written with F.scaled_dot_product_attention, with one part
+    swapped for a known mistake: the trusted side's way of naming what a wrong output did."""
+    B, T, E = x.shape
+    q, k, v = F.linear(x, params["qkv.weight"], params["qkv.bias"]).chunk(3, dim=-1)
+    if split == "view":
+        q, k, v = (t.view(B, T, H, E // H).transpose(1, 2) for t in (q, k, v))
+    else:
+        q, k, v = (t.reshape(B, H, T, E // H) for t in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+    y = y.transpose(1, 2).reshape(B, T, E) if merge == "transpose" else y.reshape(B, T, E)
+    return F.linear(y, params["proj.weight"], params["proj.bias"])
+
+
+def diagnose_mhsa(got, params, x, H, causal) -> str:
+    """Which single known change of the module's function ``got`` equals, in a sentence."""
+    E = x.shape[-1]
+
+    def near(**change):
+        y = variant_forward(params, x, H, **{"causal": causal, **change})
+        return tuple(got.shape) == tuple(y.shape) and torch.allclose(got, y, atol=1e-4)
+
+    if near(causal=not causal):
+        return f"it equals the output with causal={not causal}: " + (
+            "causal=False must apply no mask at all (every position attends to every other)"
+            if not causal
+            else "causal=True must mask the future (query i attends keys 0..i only)"
+        )
+    if H > 1 and near(scale=1 / math.sqrt(E)):
+        return (
+            f"it equals attention scaled by 1/sqrt(E) = 1/sqrt({E}): each head's scores are "
+            f"scaled by 1/sqrt(Dh) with the per-head dimension Dh = E / H = {E // H}"
+        )
+    if near(scale=1.0):
+        return "it equals attention without the 1/sqrt(Dh) scale: divide each head's scores by sqrt(Dh)"
+    if H > 1 and near(split="reshape", merge="reshape"):
+        return (
+            "it equals heads split and merged with plain reshapes: a reshape regroups memory, so "
+            "each 'head' holds whole positions; split with view(B, T, H, Dh).transpose(1, 2)"
+        )
+    if H > 1 and near(merge="reshape"):
+        return (
+            "it equals a merge by plain reshape: move the head axis back next to Dh "
+            "(transpose(1, 2)) before flattening [B, H, T, Dh] into [B, T, E]"
+        )
+    return (
+        "check the order q, k, v from qkv's output, the head split (view + transpose, not "
+        "reshape), the 1/sqrt(Dh) scale per head, the mask (built for T = x.shape[1], True = "
+        "allowed) and the merge"
+    )
+
+
 @pytest.mark.task("ch07.6")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 def test_no_future_position_changes_an_earlier_output():
-    torch.manual_seed(7)
-    model = at.MultiHeadSelfAttention(16, 4, True)
     x = torch.randn(2, 6, 16, generator=gen(74))
     x2 = x.clone()
     x2[:, 3:] = torch.randn(2, 3, 16, generator=gen(75)) * 5  # change positions 3, 4, 5 only
-    with torch.no_grad():
-        y, y2 = model(x), model(x2)
+    with because("MultiHeadSelfAttention(16, 4, causal=True) on x[2, 6, 16] raised"):
+        y, y2 = mhsa_forwards(16, 4, True, [x, x2], make_params(16, 7))["outs"]
     changed = (y[:, :3] != y2[:, :3]).any(-1).any(0).nonzero().flatten().tolist()
     assert not changed, (
-        f"MultiHeadSelfAttention(16, 4, causal=True): changing inputs at positions 3-5 changed the outputs at "
-        f"positions {changed}; an output may depend only on its own and earlier positions — mask the scores "
-        "with the causal mask before the softmax (and keep heads split per position)"
+        f"MultiHeadSelfAttention(16, 4, causal=True): changing inputs at positions 3-5 changed the "
+        f"outputs at positions {changed}; an output may depend only on its own and earlier "
+        "positions — mask the scores with the causal mask before the softmax (and keep heads "
+        "split per position)"
     )
 
 
 @pytest.mark.task("ch07.6")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
+def test_no_gradient_flows_from_the_future():
+    x = torch.randn(2, 5, 12, generator=gen(76))
+    with because(
+        "backward through MultiHeadSelfAttention(12, 3, causal=True) on x[2, 5, 12] raised"
+    ):
+        rows = mhsa_gradients(12, 3, True, x, make_params(12, 8), torch.ones(2, 5, 12))["rows"]
+    for t in range(4):
+        leak = rows[t][:, t + 1 :].abs().max().item()
+        assert leak == 0, (
+            f"MultiHeadSelfAttention(12, 3): the output at position {t} has a nonzero gradient "
+            f"(up to {leak:.3g}) with respect to a later input: in a causal model no path may lead "
+            "from a future position to an earlier output — not through the softmax's normaliser, "
+            "not through a head split that mixes positions"
+        )
+
+
+@pytest.mark.task("ch07.6")
+@pytest.mark.points(3)
 def test_weights_of_a_causal_model_are_observable_and_exact():
-    torch.manual_seed(8)
-    model = at.MultiHeadSelfAttention(12, 3, True)
-    with torch.no_grad():
-        model(torch.randn(2, 5, 12, generator=gen(76)))
-    w = model.last_weights
-    assert w is not None and tuple(w.shape) == (2, 3, 5, 5), (
-        f"after a forward on [2, 5, 12], MultiHeadSelfAttention(12, 3).last_weights should be [B, H, T, T] = "
-        f"[2, 3, 5, 5], got {None if w is None else list(w.shape)}"
+    x = torch.randn(2, 5, 12, generator=gen(76))
+    with because("MultiHeadSelfAttention(12, 3, causal=True) on x[2, 5, 12] raised"):
+        (w,) = mhsa_forwards(12, 3, True, [x], make_params(12, 8))["weights"]
+    ok = isinstance(w, torch.Tensor) and tuple(w.shape) == (2, 3, 5, 5)
+    assert ok, (
+        f"after a forward on [2, 5, 12], MultiHeadSelfAttention(12, 3).last_weights should be "
+        f"[B, H, T, T] = [2, 3, 5, 5], got {brief(w)}"
     )
     future = torch.ones(5, 5, dtype=torch.bool).triu(1)
-    assert torch.all(w[..., future] == 0), (
-        "last_weights gives future keys a nonzero weight: masked weights must be exactly 0 (mask before softmax)"
+    largest = w[..., future].abs().max().item()
+    assert largest == 0, (
+        f"last_weights gives future keys weights up to {largest:.3g}: masked weights must be "
+        "exactly 0 (mask the scores with -inf before the softmax)"
     )
     sums = w.sum(-1)
-    assert torch.allclose(sums, torch.ones_like(sums), atol=1e-5), (
-        f"each row of last_weights should sum to 1, found {sums.min():.4f}..{sums.max():.4f}"
-    )
+    ok = torch.allclose(sums, torch.ones_like(sums), atol=1e-5)
+    assert ok, f"each row of last_weights should sum to 1, found {sums.min():.4f}..{sums.max():.4f}"
 
 
 @pytest.mark.task("ch07.6")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 @pytest.mark.parametrize("causal", [True, False], ids=["causal", "bidirectional"])
 def test_equals_nn_multiheadattention_with_the_same_weights(causal):
-    torch.manual_seed(9)
-    model = at.MultiHeadSelfAttention(16, 4, causal)
     x = torch.randn(3, 4, 16, generator=gen(77))  # T == H == Dh: a scrambled split still runs
-    ref = torch_reference(model, 4)
-    mask = ~torch.ones(4, 4, dtype=torch.bool).tril() if causal else None  # nn.MHA: True = blocked
-    with torch.no_grad():
-        got = model(x)
-        expected, _ = ref(x, x, x, attn_mask=mask, need_weights=False)
-    err = (got - expected).abs().max().item()
-    assert err < 1e-4, (
-        f"MultiHeadSelfAttention(16, 4, causal={causal}) differs from nn.MultiheadAttention with the same "
-        f"weights by {err:.3g}: check the head split (view + transpose, not reshape), the 1/sqrt(Dh) scale "
-        "per head, the mask convention and the merge"
+    params = make_params(16, 9, scale=2.0)
+    with because(
+        f"MultiHeadSelfAttention(16, 4, causal={causal}), its qkv (nn.Linear(E, 3E)) and proj "
+        "(nn.Linear(E, E)) loaded with test weights, raised on x[3, 4, 16]"
+    ):
+        (got,) = mhsa_forwards(16, 4, causal, [x], params)["outs"]
+    expected, _ = reference_forward(params, x, 4, causal)
+    close = tuple(got.shape) == tuple(expected.shape) and torch.allclose(got, expected, atol=1e-4)
+    assert close, (
+        f"MultiHeadSelfAttention(16, 4, causal={causal}) differs from nn.MultiheadAttention with "
+        f"the same weights ({first_difference(got, expected, atol=1e-4)}); "
+        f"{diagnose_mhsa(got, params, x, 4, causal)}"
     )

@@ -1,15 +1,44 @@
-"""Hidden tests for ch07: other shapes (T == H, T == Dh, cross-attention, Dv != D), random
-masks, PyTorch's attention as the oracle, and causality checked by perturbation and by
-gradients. Messages state the property, not the test."""
+"""Hidden tests for ch07: other shapes (T == H, T == Dh, Dh == 1, one head, cross-attention,
+Dv != D, no or many leading axes), random and broadcast masks, large scores, float64,
+gradients, PyTorch's attention as the oracle, and causality checked by perturbation and
+by gradients. Messages state the property, not the test."""
 
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
 
+from exercises.ch07.test_attention import (  # helpers and probes shared with the public twin
+    PARAM_NAMES,
+    describe_split,
+    diagnose_mhsa,
+    heads_of,
+    huge_disallowed_scores,
+    make_params,
+    mask_made_on,
+    merged_split,
+    mhsa_forwards,
+    mhsa_gradients,
+    reference_forward,
+    torch_reference,
+)
+from harness.probe import because, probe
 from harness.target import chapter_module
 
+try:  # the trusted side only: the grader's student process neither has nor needs these
+    from harness.evidence import brief, first_difference
+    from harness.generated import examples, given, st
+except ImportError:
+    pass
+
 at = chapter_module("ch07", "attention")
+
+
+def examples_one_failure(n: int):
+    """``examples(n)`` reporting one failing example, not an ExceptionGroup of several
+    (whose text would be all a student sees)."""
+    from hypothesis import settings
+
+    return settings(examples(n), report_multiple_bugs=False)
 
 
 def gen(seed: int) -> torch.Generator:
@@ -23,28 +52,107 @@ def random_mask(tq: int, tk: int, seed: int) -> torch.Tensor:
     return m
 
 
+def sdpa_weights(q, k, mask=None):
+    """The attention weights PyTorch computes: attention with the identity as values."""
+    eye = torch.eye(k.shape[-2], dtype=q.dtype).expand(*k.shape[:-1], k.shape[-2])
+    return F.scaled_dot_product_attention(q, k, eye, attn_mask=mask)
+
+
+# ---------------------------------------------------------------- probes
+
+
+@probe
+def attention_gradients(q, k, v, mask, out_grad):
+    """attention(q, k, v, mask) on leaf copies, then backward of (out * out_grad).sum():
+    the output and the gradients of q, k and v (None where none arrived)."""
+    q, k, v = (t.clone().requires_grad_(True) for t in (q, k, v))
+    out = at.attention(q, k, v, mask)
+    (out * out_grad).sum().backward()
+    return {"out": out, "q": q.grad, "k": k.grad, "v": v.grad}
+
+
+@probe
+def weights_gradients(q, k, mask, w_grad):
+    """attention_weights(q, k, mask) on leaf copies, then backward of (w * w_grad).sum():
+    the weights and the gradients of q and k."""
+    q, k = (t.clone().requires_grad_(True) for t in (q, k))
+    w = at.attention_weights(q, k, mask)
+    (w * w_grad).sum().backward()
+    return {"w": w, "q": q.grad, "k": k.grad}
+
+
+@probe
+def inputs_after_calls(q, k, v, mask):
+    """Call attention_weights and attention on these tensors; return them afterwards."""
+    args = [t.clone() for t in (q, k, v, mask)]
+    at.attention_weights(args[0], args[1], args[3])
+    at.attention(*args)
+    return args
+
+
+@probe
+def raised_by(name, args):
+    """What at.<name>(*args) raised: the exception's type name and whether it is a
+    ValueError (None if it returned)."""
+    try:
+        getattr(at, name)(*args)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+        return {"type": type(exc).__name__, "value_error": isinstance(exc, ValueError)}
+    return None
+
+
+@probe
+def mhsa_on_gpu(E, H, causal, x, params):
+    """The same module on CUDA and on the CPU: (output on cuda, its device, output on cpu)."""
+    model = at.MultiHeadSelfAttention(E, H, causal)
+    with torch.no_grad():
+        for name in PARAM_NAMES:
+            model.get_parameter(name).copy_(params[name])
+        cpu = model(x)
+        model = model.cuda()
+        out = model(x.cuda())
+    return out, str(out.device), cpu
+
+
 # ---------------------------------------------------------------- ch07.1
 
 
 @pytest.mark.task("ch07.1")
-@pytest.mark.points(2)
-@pytest.mark.parametrize(
-    "B, T, E, H",
-    [(2, 3, 12, 3), (1, 5, 10, 2), (3, 4, 16, 4), (2, 6, 24, 4)],
-    ids=["T==H", "odd-T", "T==H==Dh", "wide"],
-)
-def test_split_gives_each_head_a_slice_of_every_position(B, T, E, H):
-    x = torch.randn(B, T, E, generator=gen(T * E))
-    got = at.split_heads(x, H)
-    Dh = E // H
-    assert tuple(got.shape) == (B, H, T, Dh), (
-        f"splitting [B, T, E] = {[B, T, E]} into {H} heads must give [B, H, T, Dh] = {[B, H, T, Dh]}, "
-        f"got {list(got.shape)}: the head axis goes in front of time (transpose after the view)"
+@pytest.mark.points(3)
+@examples_one_failure(40)
+@given(B=st.integers(1, 3), T=st.integers(1, 6), H=st.integers(1, 5), Dh=st.integers(1, 5))
+def test_split_gives_each_head_a_slice_of_every_position(B, T, H, Dh):
+    """Head h of split_heads holds features h*Dh..(h+1)*Dh-1 of every position, for any sizes."""
+    E = H * Dh
+    x = torch.arange(float(B * T * E)).reshape(B, T, E)
+    with because(f"split_heads(x[{B}, {T}, {E}], {H}) raised"):
+        got = at.split_heads(x, H)
+    expected = heads_of(x, H)
+    ok = tuple(got.shape) == tuple(expected.shape) and torch.equal(got, expected)
+    assert ok, (
+        f"split_heads(x[{B}, {T}, {E}], {H}) must give [B, H, T, Dh] with head h holding features "
+        f"h*Dh..(h+1)*Dh-1 of every position; {describe_split(x, got, H)}"
     )
-    expected = torch.stack([x[..., h * Dh : (h + 1) * Dh] for h in range(H)], dim=1)
-    assert torch.equal(got, expected), (
-        "head h at position t must hold features h*Dh..(h+1)*Dh-1 of position t, for every t: a reshape (or "
-        "a transpose before the split) regroups memory across positions; view(B, T, H, Dh) then transpose(1, 2)"
+
+
+@pytest.mark.task("ch07.1")
+def test_split_keeps_random_values_and_rejects_indivisible_sizes():
+    """split_heads moves random values without changing them (T == H == Dh), and raises
+    ValueError when n_heads does not divide the embedding size."""
+    x = torch.randn(2, 3, 9, generator=gen(79))
+    got = at.split_heads(x, 3)
+    expected = heads_of(x, 3)
+    ok = tuple(got.shape) == (2, 3, 3, 3) and torch.equal(got, expected)
+    assert ok, (
+        f"split_heads(x[2, 3, 9], 3) is not the per-position feature split: "
+        f"{first_difference(got, expected) if tuple(got.shape) == (2, 3, 3, 3) else brief(got)}"
+    )
+    seen = raised_by("split_heads", [torch.zeros(1, 2, 10), 4])
+    assert seen is not None and seen["value_error"], (
+        f"split_heads(x[1, 2, 10], 4) must raise ValueError (10 features do not split into 4 "
+        f"equal heads); it {'returned' if seen is None else 'raised ' + seen['type']}"
     )
 
 
@@ -53,133 +161,330 @@ def test_split_gives_each_head_a_slice_of_every_position(B, T, E, H):
 
 @pytest.mark.task("ch07.2")
 @pytest.mark.points(2)
-@pytest.mark.parametrize("B, H, T, Dh", [(2, 4, 4, 4), (1, 2, 7, 3), (3, 3, 3, 5)], ids=str)
-def test_merge_concatenates_heads_per_position(B, H, T, Dh):
-    heads = torch.randn(B, H, T, Dh, generator=gen(H * T * Dh))
-    got = at.merge_heads(heads)
+@examples_one_failure(30)
+@given(
+    B=st.integers(1, 3),
+    H=st.integers(1, 5),
+    T=st.integers(1, 6),
+    Dh=st.integers(1, 5),
+    seed=st.integers(0, 10_000),
+)
+def test_merge_concatenates_heads_per_position(B, H, T, Dh, seed):
+    """merge_heads returns [B, T, H*Dh]: position t holds head 0's output, then head 1's, ..."""
+    heads = torch.randn(B, H, T, Dh, generator=gen(seed))
+    with because(f"merge_heads(x[{B}, {H}, {T}, {Dh}]) raised"):
+        got = at.merge_heads(heads)
     expected = torch.cat(heads.unbind(1), dim=-1)
-    assert tuple(got.shape) == (B, T, H * Dh) and torch.equal(got, expected), (
-        "merge_heads must return [B, T, H*Dh] where position t holds head 0's output for t, then head 1's, "
-        "...: move the head axis next to Dh (transpose(1, 2)) before flattening them together"
+    ok = tuple(got.shape) == (B, T, H * Dh) and torch.equal(got, expected)
+    assert ok, (
+        f"merge_heads(x[{B}, {H}, {T}, {Dh}]) must return [B, T, H*Dh] with head i's output for "
+        f"position t at [b, t, i*Dh:(i+1)*Dh] ("
+        f"{first_difference(got, expected) if tuple(got.shape) == (B, T, H * Dh) else brief(got)}"
+        "): move the head axis next to Dh (transpose(1, 2)) before flattening them together"
     )
 
 
 @pytest.mark.task("ch07.2")
-def test_merge_accepts_the_non_contiguous_output_of_a_split():
-    x = torch.randn(2, 6, 12, generator=gen(80))
-    heads = x.view(2, 6, 3, 4).transpose(1, 2)  # not contiguous, as attention outputs often are
-    try:
-        got = at.merge_heads(heads)
-    except NotImplementedError:
-        raise  # a stub, not a wrong shape
-    except RuntimeError as exc:
-        raise AssertionError(
-            f"merge_heads failed on a non-contiguous [B, H, T, Dh] tensor ({str(exc).splitlines()[0][:90]}): "
-            "after transpose the memory is no longer in order, so use reshape or .contiguous().view"
-        ) from None
-    assert torch.equal(got, x), "merge_heads must exactly undo the correct head split"
+@pytest.mark.parametrize("B, T, H, Dh", [(2, 6, 3, 4), (1, 4, 4, 1), (3, 1, 2, 5)], ids=str)
+def test_merge_accepts_the_non_contiguous_output_of_a_split(B, T, H, Dh):
+    """merge_heads exactly undoes the correct split, given as the non-contiguous view it is."""
+    with because(
+        "merge_heads failed on a non-contiguous [B, H, T, Dh] tensor: after transpose the memory "
+        "is no longer in order, so use reshape or .contiguous().view"
+    ):
+        x, got = merged_split(B, T, H, Dh, seed=80 + T)
+    same = tuple(got.shape) == tuple(x.shape) and torch.equal(got, x)
+    assert same, f"merge_heads must exactly undo the correct head split: {first_difference(got, x)}"
 
 
 # ---------------------------------------------------------------- ch07.3
 
 
 @pytest.mark.task("ch07.3")
-@pytest.mark.parametrize("T", [1, 2, 7])
+@pytest.mark.parametrize("T", [1, 2, 7, 16])
 def test_causal_mask_is_lower_triangular_bool(T):
+    """causal_mask(T) is bool [T, T], True exactly where key j <= query i."""
     got = at.causal_mask(T)
     expected = torch.ones(T, T, dtype=torch.bool).tril()
-    assert got.dtype == torch.bool and torch.equal(got, expected), (
-        f"the causal mask for T={T} must be bool with True exactly where key j <= query i (diagonal allowed, "
-        "later keys not), following F.scaled_dot_product_attention's convention that True means allowed"
+    ok = got.dtype == torch.bool and tuple(got.shape) == (T, T) and torch.equal(got, expected)
+    assert ok, (
+        f"the causal mask for T={T} must be bool [T, T] with True exactly where key j <= query i "
+        f"(diagonal allowed, later keys not), following F.scaled_dot_product_attention's "
+        f"convention that True means allowed; got {brief(got)}"
     )
 
 
 @pytest.mark.task("ch07.3")
 def test_causal_mask_gives_pytorchs_causal_attention():
+    """Used as attn_mask, causal_mask(T) gives F.scaled_dot_product_attention's is_causal result."""
     q, k, v = (torch.randn(2, 2, 6, 4, generator=gen(s)) for s in (81, 82, 83))
     got = F.scaled_dot_product_attention(q, k, v, attn_mask=at.causal_mask(6))
     ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     assert torch.allclose(got, ref, atol=1e-5), (
-        "used as attn_mask of F.scaled_dot_product_attention, the causal mask must give the same result as "
-        "is_causal=True: True means 'may attend', and query i may attend keys 0..i"
+        "used as attn_mask of F.scaled_dot_product_attention, the causal mask must give the same "
+        "result as is_causal=True: True means 'may attend', and query i may attend keys 0..i"
+    )
+
+
+@pytest.mark.task("ch07.3")
+def test_causal_mask_defaults_to_the_cpu():
+    """causal_mask(T) with no device is created on the CPU."""
+    got, where, dtype, _ = mask_made_on(3, None)
+    assert where == "cpu" and dtype == torch.bool, (
+        f"causal_mask(3) without a device must be a bool tensor on the CPU, got {dtype} on {where}"
     )
 
 
 @pytest.mark.task("ch07.3")
 @pytest.mark.cuda
-def test_causal_mask_is_created_on_the_gpu():
-    got = at.causal_mask(5, device="cuda")
-    assert got.device.type == "cuda" and got.dtype == torch.bool and tuple(got.shape) == (5, 5), (
-        "the mask must be created as a bool [T, T] tensor directly on the requested device"
+@pytest.mark.parametrize("device", ["cuda", "cuda:0"])
+def test_causal_mask_is_created_on_the_gpu(device):
+    """causal_mask(T, device='cuda') is a bool [T, T] tensor on the GPU."""
+    got, where, dtype, _ = mask_made_on(5, device)
+    expected = torch.ones(5, 5, dtype=torch.bool).tril()
+    ok = str(where).startswith("cuda") and dtype == torch.bool and got is not None
+    assert ok and torch.equal(got, expected), (
+        f"causal_mask(5, device={device!r}) returned {brief(got)} on {where}: the mask must be "
+        "created as a bool [T, T] tensor directly on the requested device"
     )
+
+
+# ---------------------------------------------------------------- ch07.4 / ch07.5 inputs
+
+LEADING = st.sampled_from([(), (2,), (3,), (2, 3), (1, 2)])
+MASKS = st.sampled_from(["none", "full", "keys", "per-example", "all-true"])
+
+
+def make_case(lead, tq, tk, d, dv, mask_kind, scale, dtype, seed):
+    """q [*lead, tq, d], k [*lead, tk, d], v [*lead, tk, dv] and a mask of the chosen kind
+    (every query keeps at least one allowed key)."""
+    g = gen(seed)
+    q = (torch.randn(*lead, tq, d, generator=g) * scale).to(dtype)
+    k = (torch.randn(*lead, tk, d, generator=g) * scale).to(dtype)
+    v = torch.randn(*lead, tk, dv, generator=g).to(dtype)
+    if mask_kind == "none":
+        mask = None
+    elif mask_kind == "full":
+        mask = random_mask(tq, tk, seed)  # [Tq, Tk]
+    elif mask_kind == "keys":
+        mask = torch.rand(tk, generator=g) < 0.6  # [Tk]: a key-padding mask
+        mask[0] = True
+    elif mask_kind == "per-example":
+        lead1 = lead[:1] + (1,) * (len(lead) - 1)
+        mask = torch.rand(*lead1, tq, tk, generator=g) < 0.5
+        mask[..., 0] = True
+    else:
+        mask = torch.ones(tq, tk, dtype=torch.bool)
+    return q, k, v, mask
+
+
+def case_text(q, k, v, mask):
+    m = "None" if mask is None else f"bool{list(mask.shape)}"
+    return f"q{list(q.shape)}, k{list(k.shape)}, v{list(v.shape)} {str(q.dtype)[6:]}, mask={m}"
+
+
+def full_mask(mask, q, k):
+    """The mask broadcast to [..., Tq, Tk] (PyTorch's kernels want at least two axes)."""
+    if mask is None:
+        return None
+    return mask.expand(
+        *torch.broadcast_shapes(q.shape[:-2], mask.shape[:-2]), q.shape[-2], k.shape[-2]
+    )
+
+
+def allowed(mask, shape):
+    return torch.ones(shape, dtype=torch.bool) if mask is None else mask.expand(shape)
+
+
+def tolerance(dtype):
+    return (1e-10, 1e-8) if dtype == torch.float64 else (1e-4, 1e-4)
 
 
 # ---------------------------------------------------------------- ch07.4
 
 
-def sdpa_weights(q, k, mask=None):
-    """The attention weights PyTorch computes: attention with the identity as values."""
-    eye = torch.eye(k.shape[-2]).expand(*k.shape[:-1], k.shape[-2])
-    return F.scaled_dot_product_attention(q, k, eye, attn_mask=mask)
+@pytest.mark.task("ch07.4")
+@pytest.mark.points(3)
+@examples_one_failure(40)
+@given(
+    lead=LEADING,
+    tq=st.integers(1, 6),
+    tk=st.integers(1, 7),
+    d=st.integers(1, 9),
+    mask_kind=MASKS,
+    scale=st.sampled_from([1.0, 3.0]),
+    dtype=st.sampled_from([torch.float32, torch.float64]),
+    seed=st.integers(0, 10_000),
+)
+def test_weights_equal_pytorchs_on_generated_inputs(lead, tq, tk, d, mask_kind, scale, dtype, seed):
+    """attention_weights equals PyTorch's attention weights for any leading axes, sizes, masks and dtype."""
+    q, k, _, mask = make_case(lead, tq, tk, d, 1, mask_kind, scale, dtype, seed)
+    what = case_text(q, k, _, mask)
+    with because(f"attention_weights({what}) raised"):
+        w = at.attention_weights(q, k, mask)
+    want = sdpa_weights(q, k, full_mask(mask, q, k))
+    assert tuple(w.shape) == tuple(want.shape) and w.dtype == dtype, (
+        f"attention_weights({what}) returned {brief(w)}: expected [..., Tq, Tk] = "
+        f"{list(want.shape)} in the inputs' dtype"
+    )
+    ok_mask = allowed(mask, want.shape)
+    blocked = w[~ok_mask]
+    assert torch.all(blocked == 0), (
+        f"attention_weights({what}) gives disallowed keys weights up to {blocked.abs().max():.3g}: "
+        "they must be exactly 0 (-inf before the softmax, with the mask broadcast as given)"
+    )
+    rtol, atol = tolerance(dtype)
+    close = torch.allclose(w, want, rtol=rtol, atol=atol)
+    assert close, (
+        f"attention_weights({what}) differs from PyTorch's weights "
+        f"({first_difference(w, want, atol=atol, rtol=rtol)}): softmax over the keys (last axis) "
+        "of q k^T / sqrt(D), D = q.shape[-1], with disallowed scores set to -inf first"
+    )
 
 
 @pytest.mark.task("ch07.4")
 @pytest.mark.points(2)
 def test_weights_for_cross_attention_with_a_random_mask():
+    """Cross-attention weights are [..., Tq, Tk], exactly 0 where masked, rows summing to 1."""
     q = torch.randn(2, 2, 3, 16, generator=gen(84)) * 1.5
     k = torch.randn(2, 2, 6, 16, generator=gen(85)) * 1.5
     mask = random_mask(3, 6, 86)
     w = at.attention_weights(q, k, mask)
     assert tuple(w.shape) == (2, 2, 3, 6), (
-        "weights must be [..., Tq, Tk] (one row per query, one column per key)"
+        f"weights must be [..., Tq, Tk] (one row per query, one column per key), got {brief(w)}"
     )
     assert torch.all(w[..., ~mask] == 0), "disallowed keys (mask False) must get weight exactly 0"
-    assert torch.allclose(w.sum(-1), torch.ones(2, 2, 3), atol=1e-5), (
+    sums_ok = torch.allclose(w.sum(-1), torch.ones(2, 2, 3), atol=1e-5)
+    assert sums_ok, (
         "each query's weights must sum to 1 over its keys (softmax over the last axis, after masking)"
     )
     ref = sdpa_weights(q, k, mask)
     assert torch.allclose(w, ref, atol=2e-5), (
-        "the weights must equal PyTorch's scaled dot-product attention weights: softmax of q k^T / sqrt(D) "
-        "over keys, with disallowed scores set to -inf before the softmax"
+        f"the weights must equal PyTorch's scaled dot-product attention weights "
+        f"({first_difference(w, ref, atol=2e-5)}): softmax of q k^T / sqrt(D) over keys, with "
+        "disallowed scores set to -inf before the softmax"
     )
 
 
 @pytest.mark.task("ch07.4")
 def test_weights_scale_with_the_head_dimension():
+    """With D = 64 the scores are divided by sqrt(64) = 8, for inputs without a head axis."""
     q = torch.randn(4, 6, 64, generator=gen(87))  # no head axis: [B, T, D]
     k = torch.randn(4, 6, 64, generator=gen(88))
     w = at.attention_weights(q, k)
     ref = sdpa_weights(q, k)
-    assert torch.allclose(w, ref, atol=2e-5), (
-        "with D = 64 the scores must be divided by sqrt(64) = 8 before the softmax, over the last axis, "
-        "for inputs of any number of leading dimensions"
+    assert tuple(w.shape) == (4, 6, 6) and torch.allclose(w, ref, atol=2e-5), (
+        f"with D = 64 the scores must be divided by sqrt(64) = 8 before the softmax, over the last "
+        f"axis, for inputs of any number of leading dimensions ({first_difference(w, ref)})"
     )
-
-
-def huge_disallowed_scores():
-    """q, k where keys 4 and 5 score about 1e3 higher than the rest for every query, and a
-    mask that disallows exactly those keys."""
-    q = torch.rand(2, 2, 5, 8, generator=gen(120)) + 0.5
-    k = torch.randn(2, 2, 6, 8, generator=gen(121))
-    k_huge = k.clone()
-    k_huge[..., 4:, :] = 1e3
-    mask = torch.ones(5, 6, dtype=torch.bool)
-    mask[:, 4:] = False
-    return q, k, k_huge, mask
 
 
 @pytest.mark.task("ch07.4")
 def test_weights_ignore_the_scores_of_disallowed_keys():
-    q, k, k_huge, mask = huge_disallowed_scores()
+    """A disallowed key's score, however large, does not change the allowed keys' weights."""
+    q, k, k_huge, mask = huge_disallowed_scores(tq=3, tk=7, d=5, seed=150, big=3e3)
     w, w_huge = at.attention_weights(q, k, mask), at.attention_weights(q, k_huge, mask)
-    assert torch.isfinite(w_huge).all() and torch.allclose(w, w_huge, atol=1e-6), (
+    ok = torch.isfinite(w_huge).all() and torch.allclose(w, w_huge, atol=1e-6)
+    assert ok, (
         "a disallowed key's score, however large, must not change the weights of the allowed keys "
         "(nor make them nan): replace disallowed scores by -inf before the softmax, and take any "
         "max shift or normaliser over the allowed keys only"
     )
 
 
+@pytest.mark.task("ch07.4")
+def test_weights_survive_large_scores():
+    """Scores in the hundreds give PyTorch's weights, not inf or nan."""
+    q = torch.randn(2, 4, 8, generator=gen(123)) * 12
+    k = torch.randn(2, 5, 8, generator=gen(124)) * 12
+    mask = random_mask(4, 5, 125)
+    w = at.attention_weights(q, k, mask)
+    ref = sdpa_weights(q, k, mask)
+    ok = tuple(w.shape) == (2, 4, 5) and bool(torch.isfinite(w).all())
+    assert ok and torch.allclose(w, ref, atol=1e-5), (
+        f"with scores of several hundred the weights must still be PyTorch's "
+        f"({first_difference(w, ref)}): exp of a large score overflows; a softmax that subtracts "
+        "the row's maximum over the allowed keys (as torch.softmax does) does not"
+    )
+
+
+@pytest.mark.task("ch07.4")
+@pytest.mark.points(2)
+def test_weights_pass_gradients_to_queries_and_keys():
+    """Gradients of the weights with respect to q and k are those of PyTorch's softmax."""
+    q = torch.randn(2, 3, 4, 6, generator=gen(126), dtype=torch.float64)
+    k = torch.randn(2, 3, 5, 6, generator=gen(127), dtype=torch.float64)
+    mask = random_mask(4, 5, 128)
+    w_grad = torch.randn(2, 3, 4, 5, generator=gen(129), dtype=torch.float64)
+    with because("backward through attention_weights raised"):
+        seen = weights_gradients(q, k, mask, w_grad)
+    qr, kr = (t.clone().requires_grad_(True) for t in (q, k))
+    want = sdpa_weights(qr, kr, mask)
+    (want * w_grad).sum().backward()
+    for name, ref in (("q", qr.grad), ("k", kr.grad)):
+        g = seen[name]
+        assert g is not None and torch.allclose(g, ref, atol=1e-8), (
+            f"the gradient of the weights with respect to {name} differs from PyTorch's "
+            f"({'none arrived' if g is None else first_difference(g, ref, atol=1e-8)}): the "
+            "weights must be computed from q and k inside the graph (no detach, no .data, no "
+            "rebuilt tensors)"
+        )
+
+
+@pytest.mark.task("ch07.4")
+def test_the_inputs_are_left_unchanged():
+    """attention_weights and attention leave q, k, v and the mask as they were."""
+    q, k, v = (torch.randn(2, 4, 5, generator=gen(s)) for s in (130, 131, 132))
+    mask = random_mask(4, 4, 133)
+    after = inputs_after_calls(q, k, v, mask)
+    changed = [
+        n for n, a, b in zip("q k v mask".split(), after, (q, k, v, mask)) if not torch.equal(a, b)
+    ]
+    assert not changed, (
+        f"calling attention_weights and attention changed their inputs {changed}: compute the "
+        "scaled scores as a new tensor (no in-place division, masked_fill_ or transpose_ on the "
+        "caller's tensors)"
+    )
+
+
 # ---------------------------------------------------------------- ch07.5
+
+
+@pytest.mark.task("ch07.5")
+@pytest.mark.points(3)
+@examples_one_failure(40)
+@given(
+    lead=LEADING,
+    tq=st.integers(1, 6),
+    tk=st.integers(1, 7),
+    d=st.integers(1, 9),
+    dv=st.integers(1, 6),
+    mask_kind=MASKS,
+    scale=st.sampled_from([1.0, 3.0]),
+    dtype=st.sampled_from([torch.float32, torch.float64]),
+    seed=st.integers(0, 10_000),
+)
+def test_attention_equals_pytorch_on_generated_inputs(
+    lead, tq, tk, d, dv, mask_kind, scale, dtype, seed
+):
+    """attention equals F.scaled_dot_product_attention for any leading axes, sizes, Dv, masks and dtype."""
+    q, k, v, mask = make_case(lead, tq, tk, d, dv, mask_kind, scale, dtype, seed)
+    what = case_text(q, k, v, mask)
+    with because(f"attention({what}) raised"):
+        got = at.attention(q, k, v, mask)
+    want = F.scaled_dot_product_attention(q, k, v, attn_mask=full_mask(mask, q, k))
+    assert tuple(got.shape) == tuple(want.shape) and got.dtype == dtype, (
+        f"attention({what}) returned {brief(got)}: expected [..., Tq, Dv] = {list(want.shape)} "
+        "in the inputs' dtype"
+    )
+    rtol, atol = tolerance(dtype)
+    close = torch.allclose(got, want, rtol=rtol, atol=atol)
+    assert close, (
+        f"attention({what}) differs from F.scaled_dot_product_attention "
+        f"({first_difference(got, want, atol=atol, rtol=rtol)}): scale by 1/sqrt(D) with D = "
+        "q.shape[-1] (not Dv, not a sequence length), mask before a softmax over keys, then "
+        "weight the values"
+    )
 
 
 @pytest.mark.task("ch07.5")
@@ -194,130 +499,271 @@ def test_weights_ignore_the_scores_of_disallowed_keys():
     ids=["3d-Dv!=D", "cross-masked", "square-masked"],
 )
 def test_attention_equals_pytorch_on_other_shapes(shape_q, shape_k, dv, masked):
+    """attention equals F.scaled_dot_product_attention on self- and cross-attention shapes."""
     q = torch.randn(*shape_q, generator=gen(90)) * 2
     k = torch.randn(*shape_k, generator=gen(91)) * 2
     v = torch.randn(*shape_k[:-1], dv, generator=gen(92))
     mask = random_mask(shape_q[-2], shape_k[-2], 93) if masked else None
     got = at.attention(q, k, v, mask)
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    assert tuple(got.shape) == tuple(ref.shape), "attention must return [..., Tq, Dv]"
-    assert torch.allclose(got, ref, atol=1e-4), (
-        "attention must equal F.scaled_dot_product_attention with the same boolean mask (True = allowed): "
-        "scale by 1/sqrt(D), mask before a softmax over keys, then weight the values"
+    assert tuple(got.shape) == tuple(ref.shape), (
+        f"attention must return [..., Tq, Dv] = {list(ref.shape)}, got {brief(got)}"
+    )
+    close = torch.allclose(got, ref, atol=1e-4)
+    assert close, (
+        f"attention must equal F.scaled_dot_product_attention with the same boolean mask (True = "
+        f"allowed) ({first_difference(got, ref, atol=1e-4)}): scale by 1/sqrt(D), mask before a "
+        "softmax over keys, then weight the values"
     )
 
 
 @pytest.mark.task("ch07.5")
 def test_attention_broadcasts_a_per_example_mask():
+    """A [B, 1, Tq, Tk] mask broadcasts over the heads as in F.scaled_dot_product_attention."""
     q, k, v = (torch.randn(3, 2, 5, 8, generator=gen(s)) for s in (94, 95, 96))
     mask = torch.stack([random_mask(5, 5, 97 + i) for i in range(3)])[:, None]  # (B, 1, T, T)
     got = at.attention(q, k, v, mask)
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    assert torch.allclose(got, ref, atol=1e-4), (
-        "a mask of shape [B, 1, Tq, Tk] must broadcast over the heads exactly as in "
-        "F.scaled_dot_product_attention"
+    close = tuple(got.shape) == tuple(ref.shape) and torch.allclose(got, ref, atol=1e-4)
+    assert close, (
+        f"a mask of shape [B, 1, Tq, Tk] must broadcast over the heads exactly as in "
+        f"F.scaled_dot_product_attention ({first_difference(got, ref, atol=1e-4)})"
     )
 
 
 @pytest.mark.task("ch07.5")
 def test_attention_ignores_the_scores_of_disallowed_keys():
+    """A disallowed key's score, however large, does not change the attention output."""
     q, k, k_huge, mask = huge_disallowed_scores()
-    v = torch.randn(2, 2, 6, 3, generator=gen(122))
+    v = torch.randn(2, 2, 6, 3, generator=gen(122))  # the public case's scores, through attention
     out, out_huge = at.attention(q, k, v, mask), at.attention(q, k_huge, v, mask)
-    assert torch.isfinite(out_huge).all() and torch.allclose(out, out_huge, atol=1e-6), (
+    ok = torch.isfinite(out_huge).all() and torch.allclose(out, out_huge, atol=1e-6)
+    assert ok, (
         "a disallowed key's score, however large, must not change the attention output (nor make "
         "it nan): disallowed scores become -inf before the softmax, and any max shift or "
         "normaliser is taken over the allowed keys only"
     )
 
 
+@pytest.mark.task("ch07.5")
+@pytest.mark.points(2)
+def test_attention_gradients_equal_pytorchs():
+    """Gradients of attention with respect to q, k and v equal F.scaled_dot_product_attention's."""
+    g = gen(134)
+    q = torch.randn(2, 3, 4, 6, generator=g, dtype=torch.float64) * 2
+    k = torch.randn(2, 3, 7, 6, generator=g, dtype=torch.float64) * 2
+    v = torch.randn(2, 3, 7, 5, generator=g, dtype=torch.float64)
+    mask = random_mask(4, 7, 135)
+    out_grad = torch.randn(2, 3, 4, 5, generator=g, dtype=torch.float64)
+    with because("backward through attention raised"):
+        seen = attention_gradients(q, k, v, mask, out_grad)
+    qr, kr, vr = (t.clone().requires_grad_(True) for t in (q, k, v))
+    (F.scaled_dot_product_attention(qr, kr, vr, attn_mask=mask) * out_grad).sum().backward()
+    for name, ref in (("q", qr.grad), ("k", kr.grad), ("v", vr.grad)):
+        got = seen[name]
+        assert got is not None and torch.allclose(got, ref, atol=1e-8), (
+            f"the gradient of attention with respect to {name} differs from "
+            f"F.scaled_dot_product_attention's "
+            f"({'none arrived' if got is None else first_difference(got, ref, atol=1e-8)}): "
+            "compute the weights and their product with v inside the graph (no detach, no .data)"
+        )
+
+
 # ---------------------------------------------------------------- ch07.6
 
 
-def make_model(E, H, causal, seed):
-    torch.manual_seed(seed)
-    return at.MultiHeadSelfAttention(E, H, causal)
+MHSA_CONFIGS = [  # E, H, T, B, causal: Dh != E wherever a 1/sqrt(E) scale could hide
+    (12, 3, 3, 3, True),  # B == T == H
+    (16, 2, 8, 2, True),
+    (9, 3, 3, 1, False),
+    (8, 8, 4, 2, True),  # Dh == 1
+    (6, 1, 5, 2, True),  # one head: Dh == E
+    (10, 2, 1, 3, True),  # a single position
+    (12, 4, 6, 1, False),
+]
 
 
 @pytest.mark.task("ch07.6")
 @pytest.mark.points(2)
-def test_gradients_never_reach_the_future():
-    model = make_model(12, 3, True, 100)
-    x = torch.randn(2, 5, 12, generator=gen(101), requires_grad=True)
-    out = model(x)
-    for t in range(5):
-        (g,) = torch.autograd.grad(out[:, t].sum(), x, retain_graph=True)
-        leak = g[:, t + 1 :].abs().max().item() if t < 4 else 0.0
+@pytest.mark.parametrize("E, H, T, B, causal", MHSA_CONFIGS, ids=str)
+def test_outputs_and_weights_equal_nn_multiheadattention(E, H, T, B, causal):
+    """Output and last_weights equal nn.MultiheadAttention's with the same projection weights."""
+    params = make_params(E, 107 + E + H, scale=2.0)
+    x = torch.randn(B, T, E, generator=gen(108 + T)) * 2
+    with because(f"MultiHeadSelfAttention({E}, {H}, causal={causal}) on x[{B}, {T}, {E}] raised"):
+        seen = mhsa_forwards(E, H, causal, [x], params)
+    (got,), (w,) = seen["outs"], seen["weights"]
+    expected, weights = reference_forward(params, x, H, causal)
+    close = tuple(got.shape) == tuple(expected.shape) and torch.allclose(got, expected, atol=1e-4)
+    assert close, (
+        f"MultiHeadSelfAttention({E}, {H}, causal={causal}) on x[{B}, {T}, {E}] must compute the "
+        f"same function as nn.MultiheadAttention with the same projection weights "
+        f"({first_difference(got, expected, atol=1e-4)}); {diagnose_mhsa(got, params, x, H, causal)}"
+    )
+    ok = isinstance(w, torch.Tensor) and tuple(w.shape) == (B, H, T, T)
+    assert ok and torch.allclose(w, weights, atol=1e-5), (
+        f"last_weights must hold the per-head attention weights [B, H, T, T] = {[B, H, T, T]} of "
+        f"the latest forward, got {brief(w) if not ok else first_difference(w, weights)}"
+    )
+
+
+@pytest.mark.task("ch07.6")
+def test_the_default_is_causal():
+    """MultiHeadSelfAttention(E, H) without the causal argument masks the future."""
+    params = make_params(8, 140)
+    x = torch.randn(2, 4, 8, generator=gen(141))
+    (got,) = mhsa_forwards(8, 2, None, [x], params)["outs"]
+    expected, _ = reference_forward(params, x, 2, True)
+    assert torch.allclose(got, expected, atol=1e-4), (
+        "MultiHeadSelfAttention(E, H) must be causal by default (causal=True): "
+        f"{diagnose_mhsa(got, params, x, 2, True)}"
+    )
+
+
+@pytest.mark.task("ch07.6")
+@pytest.mark.points(2)
+def test_last_weights_follow_the_latest_call():
+    """last_weights always holds the weights of the most recent forward, whatever its length."""
+    params = make_params(12, 142)
+    xs = [torch.randn(2, 5, 12, generator=gen(143)), torch.randn(1, 3, 12, generator=gen(144))]
+    ws = mhsa_forwards(12, 3, True, xs, params)["weights"]
+    for i, (x, w) in enumerate(zip(xs, ws)):
+        _, want = reference_forward(params, x, 3, True)
+        ok = isinstance(w, torch.Tensor) and tuple(w.shape) == tuple(want.shape)
+        assert ok and torch.allclose(w, want, atol=1e-5), (
+            f"after forward call {i + 1} (x{list(x.shape)}) last_weights must be that call's "
+            f"weights [B, H, T, T] = {list(want.shape)}, got "
+            f"{brief(w) if not ok else first_difference(w, want)}: set it on every forward"
+        )
+
+
+@pytest.mark.task("ch07.6")
+@pytest.mark.points(3)
+@pytest.mark.parametrize("E, H, T", [(12, 3, 5), (8, 4, 4)], ids=["T!=H", "T==H"])
+def test_gradients_never_reach_the_future(E, H, T):
+    """In a causal model no output has a gradient with respect to a later input, and every
+    earlier input reaches it."""
+    x = torch.randn(2, T, E, generator=gen(101))
+    rows = mhsa_gradients(E, H, True, x, make_params(E, 100), torch.ones(2, T, E))["rows"]
+    for t in range(T):
+        g = rows[t]
+        leak = g[:, t + 1 :].abs().max().item() if t < T - 1 else 0.0
         assert leak == 0, (
-            f"the output at position {t} has a nonzero gradient (up to {leak:.3g}) with respect to a later "
-            "input: in a causal model no path may lead from a future position to an earlier output (not "
-            "through the softmax's normalizer or a max shift taken over masked keys, not through "
-            "a head split that mixes positions)"
+            f"the output at position {t} has a nonzero gradient (up to {leak:.3g}) with respect to "
+            "a later input: in a causal model no path may lead from a future position to an "
+            "earlier output (not through the softmax's normalizer or a max shift taken over "
+            "masked keys, not through a head split that mixes positions)"
         )
         reach = (g[:, : t + 1].abs().sum(-1) > 0).all().item()
         assert reach, (
-            f"the output at position {t} has no gradient with respect to some earlier (or its own) position: "
-            "every allowed key must take part in the attention"
+            f"the output at position {t} has no gradient with respect to some earlier (or its own) "
+            "position: every allowed key must take part in the attention"
         )
 
 
 @pytest.mark.task("ch07.6")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
+@pytest.mark.parametrize("causal", [True, False], ids=["causal", "bidirectional"])
+def test_gradients_equal_nn_multiheadattentions(causal):
+    """Gradients of the input and of qkv's and proj's parameters equal nn.MultiheadAttention's."""
+    E, H, T = 12, 3, 4
+    params = make_params(E, 145, scale=1.5)
+    x = torch.randn(2, T, E, generator=gen(146))
+    out_grad = torch.randn(2, T, E, generator=gen(147))
+    with because(f"backward through MultiHeadSelfAttention({E}, {H}, causal={causal}) raised"):
+        seen = mhsa_gradients(E, H, causal, x, params, out_grad)
+    ref = torch_reference(params, E, H)
+    xr = x.clone().requires_grad_(True)
+    blocked = ~torch.ones(T, T, dtype=torch.bool).tril() if causal else None
+    out, _ = ref(xr, xr, xr, attn_mask=blocked, need_weights=False)
+    (out * out_grad).sum().backward()
+    want = {
+        "x": xr.grad,
+        "qkv.weight": ref.in_proj_weight.grad,
+        "qkv.bias": ref.in_proj_bias.grad,
+        "proj.weight": ref.out_proj.weight.grad,
+        "proj.bias": ref.out_proj.bias.grad,
+    }
+    for name, w in want.items():
+        g = seen["x"] if name == "x" else seen["params"].get(name)
+        ok = isinstance(g, torch.Tensor) and tuple(g.shape) == tuple(w.shape)
+        assert ok and torch.allclose(g, w, atol=1e-4, rtol=1e-4), (
+            f"the gradient of {name} differs from nn.MultiheadAttention's "
+            f"({'none arrived' if g is None else brief(g) if not ok else first_difference(g, w, atol=1e-4)}): "
+            "every step from qkv to proj must stay in the graph (last_weights may be detached, "
+            "the weights used for the output may not)"
+        )
+
+
+@pytest.mark.task("ch07.6")
+@pytest.mark.points(3)
 @pytest.mark.parametrize("E, H, T", [(12, 3, 3), (8, 2, 7)], ids=["T==H", "long"])
 def test_causal_outputs_ignore_any_future_change(E, H, T):
-    model = make_model(E, H, True, 102)
+    """Changing only later positions leaves every earlier output of a causal model identical, bit for bit."""
     x = torch.randn(2, T, E, generator=gen(103))
+    xs = [x]
     for cut in range(1, T):
         x2 = x.clone()
         x2[:, cut:] = torch.randn(2, T - cut, E, generator=gen(104 + cut)) * 3
-        with torch.no_grad():
-            same = torch.equal(model(x)[:, :cut], model(x2)[:, :cut])
+        xs.append(x2)
+    outs = mhsa_forwards(E, H, True, xs, make_params(E, 102))["outs"]
+    for cut in range(1, T):
+        same = torch.equal(outs[0][:, :cut], outs[cut][:, :cut])
         assert same, (
-            "changing only later positions changed an earlier output of a causal model, which must stay "
-            "identical bit for bit: look for scores not masked to -inf before the softmax (a max shift or "
-            "normaliser over masked keys leaks too), a mask that lets query i see key i+1, or a head split "
-            "that mixes positions"
+            f"changing only positions {cut}.. changed an earlier output of a causal model, which "
+            "must stay identical bit for bit: look for scores not masked to -inf before the "
+            "softmax (a max shift or normaliser over masked keys leaks too), a mask that lets "
+            "query i see key i+1, or a head split that mixes positions"
         )
 
 
 @pytest.mark.task("ch07.6")
 def test_a_bidirectional_model_does_see_the_future():
-    model = make_model(8, 2, False, 105)
+    """With causal=False an earlier output depends on a later input."""
     x = torch.randn(1, 4, 8, generator=gen(106))
     x2 = x.clone()
     x2[:, 3] += 1.0
-    with torch.no_grad():
-        moved = (model(x)[:, 0] - model(x2)[:, 0]).abs().max().item()
+    y, y2 = mhsa_forwards(8, 2, False, [x, x2], make_params(8, 105))["outs"]
+    moved = (y[:, 0] - y2[:, 0]).abs().max().item()
     assert moved > 1e-4, (
-        "with causal=False every position must attend to every other, later ones included"
+        "with causal=False every position must attend to every other, later ones included: "
+        "changing position 3 left the output at position 0 unchanged (no mask at all when causal "
+        "is False)"
     )
 
 
 @pytest.mark.task("ch07.6")
-@pytest.mark.points(2)
-@pytest.mark.parametrize(
-    "E, H, T, causal", [(12, 3, 3, True), (16, 2, 8, True), (9, 3, 3, False)], ids=str
-)
-def test_outputs_and_weights_equal_nn_multiheadattention(E, H, T, causal):
-    model = make_model(E, H, causal, 107)
-    ref = nn.MultiheadAttention(E, H, batch_first=True).eval()
-    with torch.no_grad():
-        ref.in_proj_weight.copy_(model.qkv.weight)
-        ref.in_proj_bias.copy_(model.qkv.bias)
-        ref.out_proj.weight.copy_(model.proj.weight)
-        ref.out_proj.bias.copy_(model.proj.bias)
-    x = torch.randn(2, T, E, generator=gen(108)) * 2
-    blocked = ~torch.ones(T, T, dtype=torch.bool).tril() if causal else None
-    with torch.no_grad():
-        got = model(x)
-        expected, weights = ref(
-            x, x, x, attn_mask=blocked, need_weights=True, average_attn_weights=False
-        )
-    assert torch.allclose(got, expected, atol=1e-4), (
-        "the module must compute the same function as nn.MultiheadAttention with the same projection "
-        "weights: q, k, v from qkv in that order, heads split per position, scores scaled by 1/sqrt(Dh) "
-        "(the per-head dimension), causal masking, heads merged, then proj"
+def test_the_projections_are_the_contracts_linears():
+    """qkv is nn.Linear(E, 3E) and proj is nn.Linear(E, E): their parameters have those shapes."""
+    seen = mhsa_forwards(10, 2, True, [], None)["params"]
+    shapes = {n: tuple(p.shape) for n, p in seen.items()}
+    want = {"qkv.weight": (30, 10), "qkv.bias": (30,), "proj.weight": (10, 10), "proj.bias": (10,)}
+    missing = {n: s for n, s in want.items() if shapes.get(n) != s}
+    assert not missing, (
+        f"MultiHeadSelfAttention(10, 2) must hold qkv = nn.Linear(10, 30) and proj = "
+        f"nn.Linear(10, 10); its parameters are {shapes}"
     )
-    assert model.last_weights is not None and torch.allclose(
-        model.last_weights, weights, atol=1e-5
-    ), "last_weights must hold the per-head attention weights [B, H, T, T] of the latest forward"
+
+
+@pytest.mark.task("ch07.6")
+def test_an_indivisible_embedding_is_rejected():
+    """MultiHeadSelfAttention raises ValueError when n_heads does not divide embed_dim."""
+    seen = raised_by("MultiHeadSelfAttention", [10, 4])
+    assert seen is not None and seen["value_error"], (
+        f"MultiHeadSelfAttention(10, 4) must raise ValueError (10 features do not split into 4 "
+        f"equal heads); it {'returned' if seen is None else 'raised ' + seen['type']}"
+    )
+
+
+@pytest.mark.task("ch07.6")
+@pytest.mark.cuda
+def test_the_module_runs_on_the_gpu():
+    """On CUDA the module (its causal mask included) runs on the input's device and gives the CPU's result."""
+    params = make_params(16, 148)
+    x = torch.randn(2, 6, 16, generator=gen(149))
+    with because("MultiHeadSelfAttention moved to CUDA raised on a CUDA input"):
+        out, where, cpu = mhsa_on_gpu(16, 4, True, x, params)
+    assert where.startswith("cuda") and torch.allclose(out, cpu, atol=1e-4), (
+        f"on CUDA the output must stay on the GPU and equal the CPU's ({where}, "
+        f"{first_difference(out, cpu, atol=1e-4)}): build the mask on x.device"
+    )
