@@ -1,16 +1,27 @@
 """Public tests for ch02 — run with `pytest exercises/ch02` (add `--impl solutions` to
-see the reference pass)."""
+see the reference pass).
 
-import copy
+Graphs, modules and callables never leave this process's student side: each `@probe`
+below builds them, calls your function and returns what it observed; the test beside
+it judges that observation."""
+
 import inspect
+import math
 import os
 import re
+import warnings
 
 import pytest
 import torch
 from torch import nn
 
+from harness.probe import because, probe
 from harness.target import chapter_module
+
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from harness.evidence import brief, first_difference
+except ImportError:  # (probes never use it)
+    pass
 
 ag = chapter_module("ch02", "autograd")
 
@@ -30,58 +41,258 @@ def marked_lines(fn) -> dict[str, int]:
     return found
 
 
-def points_at(cut, line: int) -> bool:
-    return HERE in cut.location and str(line) in re.findall(r"\d+", cut.location)
+def points_at(cut, line: int, here: str = HERE) -> bool:
+    """Does ``cut.location`` name the file ``here`` and the line ``line``?"""
+    location = str(cut.location)
+    return here in location and str(line) in re.findall(r"\d+", location.rsplit(here, 1)[-1])
 
 
 # ---------------------------------------------------------------- ch02.1 reachable_params
 
 
-@pytest.mark.task("ch02.1")
-@pytest.mark.points(2)
-def test_reachable_params_on_the_books_graph():
+class BackwardSpy(torch.autograd.Function):
+    """Identity in the forward pass; records it if a backward pass ever runs through it."""
+
+    ran = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        BackwardSpy.ran = True
+        return grad
+
+
+def books_graph():
+    """The book's loss: the first stage detached, so only w2 is behind the loss."""
     w1 = torch.tensor(0.5, requires_grad=True)
     w2 = torch.tensor(1.0, requires_grad=True)
     features = (w1 * X).detach()
     loss = ((w2 * features - Y) ** 2).mean()
-    got = ag.reachable_params(loss, [("w1", w1), ("w2", w2)])
-    assert got == {"w1": False, "w2": True}, (
-        f"reachable_params on the book's loss (first stage detached) returned {got}, expected "
-        "{'w1': False, 'w2': True}: follow loss.grad_fn.next_functions down to the AccumulateGrad "
-        "nodes; their .variable is the leaf a gradient would reach"
+    return loss, [("w1", w1), ("w2", w2)], "pairs"
+
+
+def layer_cut_graph():
+    """A two-layer model whose first layer's output is detached; model.named_parameters()."""
+    torch.manual_seed(2)
+    model = nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 3))
+    x = torch.randn(5, 3)
+    hidden = model[1](model[0](x)).detach()  # the first layer is cut off
+    loss = model[2](hidden).pow(2).mean()
+    return loss, list(model.named_parameters()), "generator"
+
+
+def spied_graph():
+    """A product behind a custom Function that notices any backward pass through it."""
+    a = torch.tensor([1.0, -2.0], requires_grad=True)
+    b = torch.tensor([0.5, 0.5], requires_grad=True)
+    frozen = torch.tensor([3.0, 3.0])  # requires no grad: never reachable
+    loss = (BackwardSpy.apply(a * b) + frozen).sum()
+    return loss, [("a", a), ("b", b), ("frozen", frozen)], "dict"
+
+
+def twins_graph():
+    """Two parameters holding the same numbers; only one of them is on the loss's path."""
+    p = torch.ones(2, 2, requires_grad=True)
+    q = torch.ones(2, 2, requires_grad=True)  # same values, a different tensor
+    r = torch.ones(1, requires_grad=True)
+    s = torch.ones(1, requires_grad=True)  # a one-element twin of r
+    loss = (BackwardSpy.apply(p @ q.detach()) * r).sum() + s.data.sum()
+    return loss, [("q", q), ("s", s), ("p", p), ("r", r)], "pairs"
+
+
+def deep_chain_graph():
+    """3000 operations between the loss and w (an unrolled loop)."""
+    w = torch.tensor(1.0, requires_grad=True)
+    v = torch.tensor(1.0, requires_grad=True)
+    h = w
+    for _ in range(3000):
+        h = h * 0.999 + 0.001
+    return h + v.detach(), [("w", w), ("v", v)], "pairs"
+
+
+def residual_graph():
+    """60 residual blocks h = h + 0.5 * h: every node is reached by two paths, so the loss
+    has 2**60 paths down to w, but only about 180 nodes."""
+    w = torch.tensor(1.0, requires_grad=True)
+    u = torch.tensor(2.0, requires_grad=True)
+    h = w
+    for _ in range(60):
+        h = h + 0.5 * h
+    return h * 1e-12 + u.detach(), [("u", u), ("w", w)], "pairs"
+
+
+def leaf_loss_graph():
+    """The 'loss' is itself a parameter (a leaf): no grad_fn, yet it reaches itself."""
+    w = torch.tensor(2.0, requires_grad=True)
+    v = torch.tensor(2.0, requires_grad=True)
+    return w, [("w", w), ("v", v)], "pairs"
+
+
+def constant_loss_graph():
+    """A loss that is a plain constant: no graph at all."""
+    w = torch.tensor(2.0, requires_grad=True)
+    return torch.tensor(4.0), [("w", w)], "pairs"
+
+
+GRAPHS = {
+    "books": books_graph,
+    "layer_cut": layer_cut_graph,
+    "spied": spied_graph,
+    "twins": twins_graph,
+    "deep_chain": deep_chain_graph,
+    "residual": residual_graph,
+    "leaf_loss": leaf_loss_graph,
+    "constant_loss": constant_loss_graph,
+}
+
+
+def as_container(pairs, kind):
+    """The parameters the way a caller hands them over: pairs, a dict or a generator."""
+    if kind == "dict":
+        return dict(pairs)
+    if kind == "generator":
+        return (item for item in pairs)
+    return list(pairs)
+
+
+def observe_reachability(build):
+    """reachable_params on the graph ``build()`` makes: its answer, the .grad it set,
+    whether a backward pass ran through it, and whether loss.backward() still works."""
+    BackwardSpy.ran = False
+    loss, pairs, kind = build()
+    got = ag.reachable_params(loss, as_container(pairs, kind))
+    touched = [name for name, p in pairs if p.grad is not None]
+    ran = BackwardSpy.ran
+    error = None
+    if loss.requires_grad:
+        try:
+            loss.sum().backward()
+        except RuntimeError as exc:
+            error = str(exc).strip().splitlines()[0][:160]
+    return {"got": got, "touched": touched, "backward_ran": ran, "backward_error": error}
+
+
+@probe
+def reachability(graph):
+    """observe_reachability on one of GRAPHS."""
+    return observe_reachability(GRAPHS[graph])
+
+
+def backward_truth(build) -> dict[str, bool]:
+    """Which parameters a real backward pass fills, here on the tests' side."""
+    loss, pairs, _ = build()
+    if loss.requires_grad:
+        loss.sum().backward()
+    return {name: p.grad is not None for name, p in pairs}
+
+
+def judge_reachability(label: str, seen, want, why: str):
+    got = seen["got"]
+    assert isinstance(got, dict) and list(got) == list(want), (
+        f"reachable_params on the {label} graph returned {brief(got)}; expected a dict with the "
+        f"names given, in the order given ({list(want)})"
+    )
+    assert got == want, (
+        f"reachable_params on the {label} graph returned {got}, expected {want}: {why}"
+    )
+
+
+def check_reachability(graph, why: str):
+    seen = reachability(graph)
+    judge_reachability(graph, seen, backward_truth(GRAPHS[graph]), why)
+    return seen
+
+
+@pytest.mark.task("ch02.1")
+@pytest.mark.points(2)
+def test_reachable_params_on_the_books_graph():
+    check_reachability(
+        "books",
+        "follow loss.grad_fn.next_functions down to the AccumulateGrad nodes; their .variable "
+        "is the leaf a gradient would reach, and the detached w1 is not among them",
     )
 
 
 @pytest.mark.task("ch02.1")
 @pytest.mark.points(2)
 def test_reachable_params_leaves_the_graph_untouched():
-    torch.manual_seed(2)
-    model = nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 3))
-    x = torch.randn(5, 3)
-    hidden = model[1](model[0](x)).detach()  # the first layer is cut off
-    loss = model[2](hidden).pow(2).mean()
-    got = ag.reachable_params(loss, model.named_parameters())
-    expected = {"0.weight": False, "0.bias": False, "2.weight": True, "2.bias": True}
-    assert got == expected, (
-        f"reachable_params(loss, model.named_parameters()) returned {got}, expected {expected}: "
-        "the first layer's output was detached, so only the last layer's parameters are reachable"
+    seen = check_reachability(
+        "layer_cut",
+        "the first layer's output was detached, so only the last layer's parameters are "
+        "reachable (named_parameters() is a generator: read it once)",
     )
-    touched = [n for n, p in model.named_parameters() if p.grad is not None]
-    assert not touched, (
-        f"after reachable_params, .grad is set on {touched}: the walk must only read "
+    assert not seen["touched"], (
+        f"after reachable_params, .grad is set on {seen['touched']}: the walk must only read "
         "grad_fn.next_functions, never run backward"
     )
-    try:
-        loss.backward()
-    except RuntimeError as exc:
-        pytest.fail(
-            f"loss.backward() after reachable_params raised {exc!s:.120}: the graph was consumed; "
-            "reading the graph must not call backward"
-        )
-    filled = {n: p.grad is not None for n, p in model.named_parameters()}
-    assert filled == expected, (
-        f"after a real backward, gradients reached {filled}, reachable_params said {got}"
+    assert seen["backward_error"] is None, (
+        f"loss.backward() after reachable_params raised {seen['backward_error']!r}: the graph "
+        "was consumed; reading the graph must not call backward"
     )
+
+
+@pytest.mark.task("ch02.1")
+@pytest.mark.points(2)
+def test_reachable_params_runs_no_backward_pass():
+    seen = check_reachability(
+        "spied",
+        "both factors of a product are reachable; a tensor that does not require grad never is",
+    )
+    assert not seen["backward_ran"] and not seen["touched"], (
+        "a backward pass ran through the graph during reachable_params (or .grad changed on "
+        f"{seen['touched']}): reachability is read from the graph's structure, not with "
+        "backward() or torch.autograd.grad"
+    )
+
+
+@pytest.mark.task("ch02.1")
+@pytest.mark.points(2)
+def test_reachable_params_matches_by_identity():
+    with because(
+        "reachable_params raised on parameters with equal values: compare leaves by identity "
+        "(id(t) or `is`), never with == (elementwise on tensors)"
+    ):
+        check_reachability(
+            "twins",
+            "parameters are matched by identity: a tensor holding the same numbers as a "
+            "reachable one, but used only through detach() or .data, is not reachable",
+        )
+
+
+@pytest.mark.task("ch02.1")
+@pytest.mark.points(2)
+@pytest.mark.timeout(10)
+def test_reachable_params_on_deep_and_residual_graphs():
+    with because(
+        "reachable_params raised on a graph 3000 operations deep: walk with an explicit "
+        "stack or queue, not recursion bounded by Python's recursion limit"
+    ):
+        check_reachability(
+            "deep_chain", "a parameter at the bottom of a long chain of operations is reachable"
+        )
+    # Without a set of visited nodes this walk never ends (2**60 paths): the test times out.
+    check_reachability(
+        "residual",
+        "every residual block reaches the node below it by two paths; remember the nodes you "
+        "have visited and visit each once",
+    )
+
+
+@pytest.mark.task("ch02.1")
+def test_reachable_params_when_the_loss_is_a_leaf():
+    with because(
+        "reachable_params raised on a loss without grad_fn: a leaf (or a constant) has "
+        "loss.grad_fn None; handle it before walking next_functions"
+    ):
+        check_reachability(
+            "leaf_loss",
+            "a loss that is itself a parameter has no grad_fn, but a gradient reaches that "
+            "parameter (d loss / d loss = 1): only it is reachable",
+        )
+        check_reachability("constant_loss", "a constant has no graph: nothing is reachable")
 
 
 # ---------------------------------------------------------------- ch02.2 find_graph_cuts
@@ -90,24 +301,6 @@ def test_reachable_params_leaves_the_graph_untouched():
 def book_forward(w1, w2):
     features = (w1 * X).detach()  # cut: detach
     return ((w2 * features - Y) ** 2).mean()
-
-
-@pytest.mark.task("ch02.2")
-@pytest.mark.points(2)
-def test_find_graph_cuts_finds_the_books_detach():
-    w1 = torch.tensor(0.5, requires_grad=True)
-    w2 = torch.tensor(1.0, requires_grad=True)
-    cuts = ag.find_graph_cuts(book_forward, w1, w2)
-    line = marked_lines(book_forward)["detach"]
-    assert len(cuts) == 1 and "detach" in cuts[0].op, (
-        f"find_graph_cuts(book_forward, w1, w2) returned {cuts}; expected one Cut whose op names "
-        "'detach': record every torch call (a TorchFunctionMode) and keep those whose input "
-        "required grad while the output does not"
-    )
-    assert points_at(cuts[0], line), (
-        f"the detach cut's location is {cuts[0].location!r}; it should point at the user's line "
-        f"{HERE}:{line}, the first stack frame outside torch and outside your module"
-    )
 
 
 def four_cuts(w):
@@ -119,29 +312,6 @@ def four_cuts(w):
     return a + b + c + d
 
 
-@pytest.mark.task("ch02.2")
-@pytest.mark.points(3)
-def test_find_graph_cuts_reports_each_kind_in_order():
-    w = torch.ones(3, requires_grad=True)
-    cuts = ag.find_graph_cuts(four_cuts, w)
-    lines = marked_lines(four_cuts)
-    ops = [c.op for c in cuts]
-    assert len(cuts) == 4, (
-        f"find_graph_cuts(four_cuts, w) found {len(cuts)} cuts {ops}; expected 4 — detach, .data, "
-        "a multiplication under no_grad, and .item() re-wrapped: an op under no_grad and an .item() "
-        "are cuts too, because their input required grad and their result does not"
-    )
-    for cut, kind in zip(cuts, ["detach", "data", "mul", "item"]):
-        assert kind in cut.op, (
-            f"cuts in order are {ops}; expected ops naming detach, data, mul, item: report them "
-            "in the order they ran"
-        )
-        assert points_at(cut, lines[kind]), (
-            f"the {kind} cut's location is {cut.location!r}, expected the line {HERE}:{lines[kind]} "
-            "of the user code that performed it"
-        )
-
-
 def clean_forward(w, x):
     h = torch.relu(x @ w)
     scale = torch.zeros_like(h) + 2.0
@@ -150,15 +320,149 @@ def clean_forward(w, x):
     return (h * scale * mask).sum() + noise.sum()
 
 
+def training_step(w, x):
+    """A healthy step: nothing in it cuts a gradient path."""
+    pred = x @ w
+    best = pred.argmax(dim=1)  # integers
+    top, where = pred.max(dim=1)  # top stays on the graph, where is integers
+    size = w.shape[0] * w.size(1)
+    buf = w.new_zeros(w.shape) + torch.ones_like(w)
+    loss = (pred**2).mean() + top.sum() * 0.0 + buf.sum() * 0.0
+    loss.backward()
+    g = w.grad  # reading .grad
+    with torch.no_grad():
+        w -= 0.1 * g  # an update in place: w still requires grad afterwards
+    return loss, best, where, size
+
+
+def cuts_in_places():
+    """Cuts whose tensor is not the first argument: a later one, a keyword, a list's item."""
+    w = torch.ones(3, requires_grad=True)
+    x = torch.zeros(3)
+    return cut_in_later_arguments, (w, x)
+
+
+def cut_in_later_arguments(w, x):
+    with torch.no_grad():
+        a = x * w  # cut: mul
+        b = torch.add(x, other=w)  # cut: add
+        c = torch.stack([x, w])  # cut: stack
+    return a + b + c.sum(0)
+
+
+CUT_CASES = {
+    "book": lambda: (
+        book_forward,
+        (torch.tensor(0.5, requires_grad=True), torch.tensor(1.0, requires_grad=True)),
+    ),
+    "four": lambda: (four_cuts, (torch.ones(3, requires_grad=True),)),
+    "clean": lambda: (
+        clean_forward,
+        (torch.randn(4, 4, requires_grad=True), torch.randn(3, 4)),
+    ),
+    "step": lambda: (
+        training_step,
+        (torch.randn(4, 4).requires_grad_(), torch.randn(5, 4)),
+    ),
+    "places": cuts_in_places,
+}
+
+
+@probe
+def cuts(case):
+    """find_graph_cuts on one of CUT_CASES: the cuts it returned, and for each argument
+    whether its .grad was filled afterwards (the function really ran)."""
+    torch.manual_seed(0)
+    fn, args = CUT_CASES[case]()
+    with warnings.catch_warnings():  # torch itself warns about some of these cuts
+        warnings.simplefilter("ignore", UserWarning)
+        found = ag.find_graph_cuts(fn, *args)
+    return found, [isinstance(a, torch.Tensor) and a.grad is not None for a in args]
+
+
+def describe(found) -> str:
+    return "[" + ", ".join(f"({c.op!r}, {c.location!r})" for c in found) + "]"
+
+
+def check_cuts(found, fn, kinds, why: str):
+    """``found`` names ``kinds`` in order, each at the line ``fn`` marks for it."""
+    lines = marked_lines(fn)
+    ops = [str(c.op) for c in found]
+    assert len(found) == len(kinds), (
+        f"find_graph_cuts({fn.__name__}, ...) found {len(found)} cuts {ops}; expected "
+        f"{len(kinds)} ({', '.join(kinds)}): {why}"
+    )
+    for cut, kind in zip(found, kinds):
+        assert kind in str(cut.op), (
+            f"find_graph_cuts({fn.__name__}, ...) reported ops {ops}; expected ops naming "
+            f"{', '.join(kinds)}, in the order they ran"
+        )
+        assert points_at(cut, lines[kind]), (
+            f"the {kind} cut's location is {cut.location!r}; it should point at the user's line "
+            f"{HERE}:{lines[kind]}, the first stack frame outside torch and outside your module"
+        )
+
+
+@pytest.mark.task("ch02.2")
+@pytest.mark.points(2)
+def test_find_graph_cuts_finds_the_books_detach():
+    found, _ = cuts("book")
+    check_cuts(
+        found,
+        book_forward,
+        ["detach"],
+        "record every torch call (a TorchFunctionMode) and keep those whose input required "
+        "grad while the output does not",
+    )
+
+
+@pytest.mark.task("ch02.2")
+@pytest.mark.points(3)
+def test_find_graph_cuts_reports_each_kind_in_order():
+    found, _ = cuts("four")
+    check_cuts(
+        found,
+        four_cuts,
+        ["detach", "data", "mul", "item"],
+        "detach, .data, a multiplication under no_grad, and .item() re-wrapped: an op under "
+        "no_grad and an .item() are cuts too, because their input required grad and their "
+        "result (a tensor, or a Python number) does not",
+    )
+
+
+@pytest.mark.task("ch02.2")
+@pytest.mark.points(2)
+def test_find_graph_cuts_looks_at_every_argument():
+    found, _ = cuts("places")
+    check_cuts(
+        found,
+        cut_in_later_arguments,
+        ["mul", "add", "stack"],
+        "the tensor that requires grad may be any argument: a later one (x * w), a keyword "
+        "(other=w) or an item of a list (torch.stack([x, w])); flatten args and kwargs",
+    )
+
+
 @pytest.mark.task("ch02.2")
 def test_find_graph_cuts_is_silent_on_a_clean_function():
-    w = torch.randn(4, 4, requires_grad=True)
-    x = torch.randn(3, 4)
-    cuts = ag.find_graph_cuts(clean_forward, w, x)
-    assert cuts == [], (
-        f"find_graph_cuts on a function whose gradient path is intact reported {cuts}: a cut needs "
-        "an input that required grad; bool results and zeros_like only read shapes"
+    found, _ = cuts("clean")
+    assert list(found) == [], (
+        f"find_graph_cuts on a function whose gradient path is intact reported {describe(found)}: "
+        "a cut needs an input that required grad; bool results and zeros_like only read shapes"
     )
+
+
+@pytest.mark.task("ch02.2")
+@pytest.mark.points(2)
+def test_find_graph_cuts_is_silent_on_a_healthy_training_step():
+    found, filled = cuts("step")
+    assert list(found) == [], (
+        f"find_graph_cuts on a healthy training step reported {describe(found)}: integer results "
+        "(argmax, the indices of max), shapes, shape-only constructors (new_zeros, ones_like), "
+        "reading .grad and an in-place update of a leaf under no_grad are not cuts; a call "
+        "with several outputs cuts nothing while one of them stays on the graph"
+    )
+    assert filled[0], "find_graph_cuts must run the function it is given, with its arguments"
 
 
 # ---------------------------------------------------------------- ch02.3 two_stage_train
@@ -170,13 +474,35 @@ def books_first_stage(w1, x, log):
     return features
 
 
+@probe
+def books_run(steps, lr):
+    """run_two_stage with the book's (detaching) first stage."""
+    return ag.run_two_stage(books_first_stage, steps, lr)
+
+
+@probe
+def first_stage_once(w1_value, x):
+    """first_stage(w1, x, log) on a fresh w1: its output, the log, and w1's gradient after
+    backward from the output's sum (None if no gradient reached it)."""
+    w1 = torch.tensor(w1_value, requires_grad=True)
+    log = []
+    out = ag.first_stage(w1, x, log)
+    logged = [(t.requires_grad, t.detach().clone()) for t in log]
+    reached = None
+    if isinstance(out, torch.Tensor) and out.requires_grad:
+        out.sum().backward()
+        reached = None if w1.grad is None else w1.grad.item()
+    requires = out.requires_grad if isinstance(out, torch.Tensor) else None
+    return {"out": out, "requires_grad": requires, "log": logged, "grad": reached}
+
+
 BOOK_TABLE = {0: (46.875000, 1.3750), 9: (11.521060, 3.7071), 99: (0.000009, 5.9979)}
 
 
 @pytest.mark.task("ch02.3")
 @pytest.mark.points(2)
 def test_the_books_table_and_the_repair():
-    book = ag.run_two_stage(books_first_stage, 400, 0.02)
+    book = books_run(400, 0.02)
     for step, (loss, w2) in BOOK_TABLE.items():
         assert book.losses[step] == pytest.approx(loss, abs=5e-7), (
             f"the book's run: step {step} loss {book.losses[step]:.6f}, the table says {loss:.6f}"
@@ -190,10 +516,8 @@ def test_the_books_table_and_the_repair():
     fixed = ag.two_stage_train(400, 0.02)
     assert fixed.w1s[1] != 0.5, (
         f"two_stage_train(400, 0.02) still reproduces the book's table: w1 stays at {fixed.w1s[-1]} "
-        "and w2 ends at {:.4f} alone. The first stage's output is detached, so no gradient path "
-        "leads back to w1; log a detached copy, but return the graph-connected tensor".format(
-            fixed.w2s[-1]
-        )
+        f"and w2 ends at {fixed.w2s[-1]:.4f} alone. The first stage's output is detached, so no "
+        "gradient path leads back to w1; log a detached copy, but return the graph-connected tensor"
     )
 
 
@@ -204,6 +528,7 @@ def test_repaired_two_stage_moves_both_weights():
     assert r.w1s[1] == pytest.approx(1.25, abs=1e-5), (
         f"after step 0, w1 = {r.w1s[1]}; with both stages connected its gradient is "
         "mean(2*(w2*w1*x - y)*w2*x) = -37.5, so w1 should be 0.5 + 0.02*37.5 = 1.25"
+        + (": w1 never moved, the first stage's output is still cut off" if r.w1s[1] == 0.5 else "")
     )
     assert r.w1 * r.w2 == pytest.approx(3.0, abs=1e-4) and r.losses[-1] < 1e-9, (
         f"after 400 steps w1*w2 = {r.w1 * r.w2:.5f} and loss {r.losses[-1]:.3g}; expected w1*w2 -> 3 "
@@ -233,56 +558,226 @@ def test_feature_log_holds_each_steps_features():
     )
 
 
+@pytest.mark.task("ch02.3")
+@pytest.mark.points(2)
+def test_first_stage_returns_a_connected_output_and_logs_a_copy():
+    seen = first_stage_once(0.5, X)
+    assert seen["requires_grad"] and seen["grad"] is not None, (
+        "first_stage(w1, x, log) returned a tensor with no gradient path back to w1 "
+        f"(requires_grad={seen['requires_grad']}): detaching (or .data, or re-wrapping) the "
+        "output cuts the graph; detach only the copy that goes into the log"
+    )
+    assert seen["grad"] == pytest.approx(float(X.sum()), rel=1e-5), (
+        f"d sum(first_stage(w1, x)) / d w1 = {seen['grad']}, expected sum(x) = {float(X.sum())}: "
+        "the output is w1 * x, connected to w1 itself (a re-wrapped copy is a new leaf)"
+    )
+    assert torch.allclose(seen["out"], 0.5 * X), (
+        f"first_stage(0.5, x) returned {brief(seen['out'])}, expected w1 * x"
+    )
+    assert len(seen["log"]) == 1, (
+        f"one call should log one tensor, the log holds {len(seen['log'])}"
+    )
+    grad_flag, logged = seen["log"][0]
+    assert not grad_flag and torch.allclose(logged, 0.5 * X), (
+        f"the log holds {brief(logged)} (requires_grad={grad_flag}); expected a detached copy "
+        "of w1 * x, which keeps no graph alive"
+    )
+
+
 # ---------------------------------------------------------------- ch02.4 accumulated_grad
 
 
-def small_model(seed: int) -> nn.Module:
+LOSSES = {"mse": nn.functional.mse_loss, "cross_entropy": nn.functional.cross_entropy}
+
+
+def small_model(seed: int, width: int = 4, kind: str = "tanh") -> nn.Module:
     torch.manual_seed(seed)
-    return nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 4))
+    if kind == "linear":
+        return nn.Linear(width, width)
+    act = nn.ReLU() if kind == "relu" else nn.Tanh()
+    return nn.Sequential(nn.Linear(width, width), act, nn.Linear(width, width))
 
 
-def full_batch_grad(model, loss_fn, batch):
-    clone = copy.deepcopy(model)
-    clone.zero_grad(set_to_none=True)
-    loss_fn(clone(batch[0]), batch[1]).backward()
-    return {n: p.grad.clone() for n, p in clone.named_parameters()}
+def make_batch(n: int, width: int, seed: int, loss: str = "mse"):
+    g = torch.Generator().manual_seed(seed)
+    inputs = torch.randn(n, width, generator=g)
+    if loss == "cross_entropy":
+        return inputs, torch.randint(0, width, (n,), generator=g)
+    return inputs, torch.randn(n, width, generator=g)
 
 
-def compare(got, want, call):
-    for name, g in want.items():
-        assert name in got, f"{call} returned no gradient for {name!r}"
-        ratio = (got[name].norm() / g.norm()).item()
-        assert torch.allclose(got[name], g, rtol=1e-5, atol=1e-6), (
-            f"{call}: the gradient of {name} differs from the full-batch gradient "
-            f"(norm ratio {ratio:.3f}). A ratio near n_micro means each micro-batch loss needs "
-            "scaling by its share of the batch; other ratios suggest stale gradients (zero_grad "
-            "before accumulating) or gradients lost between micro-batches"
+@probe
+def accumulate(
+    model_seed, n, n_micro, data_seed, width=4, kind="tanh", loss="mse", stale=False, calls=1
+):
+    """accumulated_grad on a fresh model (after a stale backward if ``stale``), ``calls``
+    times: what each call returned, the .grad it left, the batch sizes the model saw, and
+    which returned entries changed when .grad was changed afterwards (not copies)."""
+    model = small_model(model_seed, width, kind)
+    batch = make_batch(n, width, data_seed, loss)
+    if stale:
+        model(batch[0] * 5).pow(2).mean().backward()  # an earlier step's gradient
+    sizes = []
+    model.register_forward_pre_hook(lambda module, args: sizes.append(len(args[0])))
+    results = [ag.accumulated_grad(model, LOSSES[loss], batch, n_micro) for _ in range(calls)]
+    grads = {
+        name: None if p.grad is None else p.grad.clone() for name, p in model.named_parameters()
+    }
+    last = results[-1]
+    snapshot = {k: v.clone() for k, v in last.items() if isinstance(v, torch.Tensor)}
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.grad is not None:
+                p.grad.add_(1.0)
+    aliased = sorted(k for k, v in snapshot.items() if not torch.equal(last[k], v))
+    return {"results": results, "grads": grads, "sizes": sizes, "aliased": aliased}
+
+
+def full_batch_grad(model_seed, n, data_seed, width=4, kind="tanh", loss="mse"):
+    """The full-batch gradient, computed here from the same model and batch."""
+    model = small_model(model_seed, width, kind)
+    inputs, targets = make_batch(n, width, data_seed, loss)
+    LOSSES[loss](model(inputs), targets).backward()
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+
+
+def wrong_accumulations(
+    model_seed, n, n_micro, data_seed, width=4, kind="tanh", loss="mse", stale=False
+):
+    """What the usual mistakes give on the same case: {mechanism: gradient}."""
+    model = small_model(model_seed, width, kind)
+    inputs, targets = make_batch(n, width, data_seed, loss)
+    chunks = [
+        (a, b)
+        for a, b in zip(torch.tensor_split(inputs, n_micro), torch.tensor_split(targets, n_micro))
+        if len(a)
+    ]
+    stale_grad = {}
+    if stale:
+        model(inputs * 5).pow(2).mean().backward()
+        stale_grad = {k: p.grad.clone() for k, p in model.named_parameters()}
+
+    def run(weights, keep_stale=False, only_last=False):
+        model.zero_grad(set_to_none=True)
+        for k, ((a, b), w) in enumerate(zip(chunks, weights)):
+            if only_last and k < len(chunks) - 1:
+                continue
+            (LOSSES[loss](model(a), b) * w).backward()
+        out = {k: p.grad.clone() for k, p in model.named_parameters()}
+        if keep_stale:
+            out = {k: v + stale_grad[k] for k, v in out.items()}
+        return out
+
+    shares = [len(a) / n for a, _ in chunks]
+    found = {
+        "each micro-batch's mean loss was backpropagated unscaled, so the gradient is "
+        "n_micro times too large: scale each by its share of the batch": run([1.0] * len(chunks)),
+        "every micro-batch was weighted 1/n_micro, which is right only when all chunks have "
+        "the same size: weight each by its share of the batch, len(chunk) / len(batch)": run(
+            [1.0 / n_micro] * len(chunks)
+        ),
+        "only the last micro-batch's gradient survived: the gradients were cleared inside the "
+        "loop, so earlier micro-batches were lost; zero once, before accumulating": run(
+            shares, only_last=True
+        ),
+    }
+    if stale:
+        found[
+            "the gradient left in .grad by an earlier backward was added in (stale gradients): "
+            "zero the gradients once before accumulating"
+        ] = run(shares, keep_stale=True)
+    return found
+
+
+def close(got, want) -> bool:
+    return isinstance(got, dict) and all(
+        isinstance(got.get(k), torch.Tensor)
+        and got[k].shape == v.shape
+        and torch.allclose(got[k], v, rtol=1e-5, atol=1e-6)
+        for k, v in want.items()
+    )
+
+
+def check_accumulation(call: str, seen, *case, **options):
+    """Every call's result and the .grad left behind equal the full-batch gradient."""
+    model_seed, n, n_micro, data_seed = case
+    keep = {k: v for k, v in options.items() if k in ("width", "kind", "loss")}
+    want = full_batch_grad(model_seed, n, data_seed, **keep)
+    for k, got in enumerate(seen["results"]):
+        if close(got, want):
+            continue
+        missing = [name for name in want if not isinstance(got, dict) or name not in got]
+        assert not missing, f"{call} returned no gradient for {missing}"
+        named = next(
+            (
+                why
+                for why, grad in wrong_accumulations(*case, **options).items()
+                if close(got, grad)
+            ),
+            None,
         )
+        if named is None and k > 0:
+            named = (
+                "the first call was right: a later call must start from zero, not add onto "
+                "what the previous call left in .grad"
+            )
+        name = next(name for name in want if not close({name: got[name]}, {name: want[name]}))
+        ratio = (got[name].norm() / want[name].norm()).item()
+        raise AssertionError(
+            f"{call}: the gradient of {name} differs from the full-batch gradient ("
+            f"{first_difference(got[name], want[name], atol=1e-6, rtol=1e-5)}; norm ratio "
+            f"{ratio:.3f}): "
+            + (
+                named
+                or "scale each micro-batch's mean loss by its share of the batch, zero .grad "
+                "once before accumulating, and keep every micro-batch's contribution"
+            )
+        )
+    assert close(seen["grads"], want), (
+        f"after {call}, the parameters' .grad does not hold the full-batch gradient: leave the "
+        "accumulated gradient in .grad, ready for optimizer.step()"
+    )
 
 
 @pytest.mark.task("ch02.4")
 @pytest.mark.points(2)
 def test_accumulated_grad_equals_full_batch():
-    model = small_model(0)
-    g = torch.Generator().manual_seed(1)
-    batch = (torch.randn(12, 4, generator=g), torch.randn(12, 4, generator=g))
-    want = full_batch_grad(model, nn.functional.mse_loss, batch)
-    got = ag.accumulated_grad(model, nn.functional.mse_loss, batch, 4)
-    compare(got, want, "accumulated_grad(model, mse_loss, 12 examples, n_micro=4)")
-    for name, p in model.named_parameters():
-        assert p.grad is not None and torch.allclose(p.grad, got[name]), (
-            f"after accumulated_grad, {name}.grad does not hold the returned gradient: leave the "
-            "accumulated gradient in .grad, ready for optimizer.step()"
-        )
+    case = (0, 12, 4, 1)
+    seen = accumulate(*case)
+    check_accumulation("accumulated_grad(model, mse_loss, 12 examples, n_micro=4)", seen, *case)
+    assert seen["aliased"] == [], (
+        f"after accumulated_grad returned, changing .grad also changed the returned {seen['aliased']}: "
+        "return copies (p.grad.clone()), not the .grad tensors themselves"
+    )
 
 
 @pytest.mark.task("ch02.4")
 @pytest.mark.points(2)
 def test_accumulated_grad_ignores_stale_gradients():
-    model = small_model(3)
-    g = torch.Generator().manual_seed(4)
-    batch = (torch.randn(8, 4, generator=g), torch.randn(8, 4, generator=g))
-    model(batch[0] * 5).pow(2).mean().backward()  # an earlier step's gradient is still in .grad
-    want = full_batch_grad(model, nn.functional.mse_loss, batch)
-    got = ag.accumulated_grad(model, nn.functional.mse_loss, batch, 2)
-    compare(got, want, "accumulated_grad on a model whose .grad held an earlier step's gradient")
+    case = (3, 8, 2, 4)
+    seen = accumulate(*case, stale=True)
+    check_accumulation(
+        "accumulated_grad on a model whose .grad held an earlier step's gradient",
+        seen,
+        *case,
+        stale=True,
+    )
+
+
+@pytest.mark.task("ch02.4")
+@pytest.mark.points(2)
+def test_accumulated_grad_with_uneven_micro_batches():
+    case = (5, 10, 4, 6)  # chunks of 3, 3, 2, 2
+    seen = accumulate(*case)
+    check_accumulation("accumulated_grad(model, mse_loss, 10 examples, n_micro=4)", seen, *case)
+
+
+@pytest.mark.task("ch02.4")
+def test_accumulated_grad_runs_micro_batches():
+    seen = accumulate(0, 12, 4, 1)
+    sizes = seen["sizes"]
+    assert sum(sizes) == 12 and max(sizes, default=0) <= math.ceil(12 / 4), (
+        f"accumulated_grad(model, loss, 12 examples, n_micro=4) called the model on batches of "
+        f"{sizes}; expected 4 micro-batches of 3 (torch.tensor_split(inputs, n_micro)) that "
+        "together cover the batch once"
+    )

@@ -2,7 +2,7 @@
 gradient path leads back to w1 and w2 learns alone."""
 
 EXPECT = r"detach"
-SELECT = "two_stage or table or feature_log"
+SELECT = "two_stage or table or feature_log or first_stage"
 
 
 def first_stage(w1, x, log):

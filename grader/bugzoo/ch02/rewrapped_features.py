@@ -2,7 +2,7 @@
 at the new leaf and never reaches w1."""
 
 EXPECT = r"w1"
-SELECT = "two_stage or table or feature_log"
+SELECT = "two_stage or table or feature_log or first_stage"
 
 
 def first_stage(w1, x, log):

@@ -2,7 +2,7 @@
 all earlier gradients (a momentum nobody asked for)."""
 
 EXPECT = r"clear .grad|that step.s gradient alone"
-SELECT = "two_stage or table or feature_log"
+SELECT = "two_stage or table or feature_log or first_stage"
 
 
 def two_stage_train(steps, lr):

@@ -1,8 +1,9 @@
 """Hidden tests for ch02: other graphs, cuts, sizes and splits than the public ones, so a
 solution that only fits the public cases fails. Messages state the property, not the test."""
 
+import math
 import os
-import re
+import random
 import warnings
 
 import pytest
@@ -10,102 +11,76 @@ import torch
 from torch import nn
 
 from exercises.ch02.test_autograd import (  # helpers shared with the public twin
-    full_batch_grad,
+    BackwardSpy,
+    X,
+    Y,
+    accumulate,
+    backward_truth,
+    check_accumulation,
+    judge_reachability,
     marked_lines,
+    observe_reachability,
+    points_at,
 )
-from harness.target import chapter_module
+from harness.probe import because, probe
+from harness.target import chapter_module, reference_module
+
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from hypothesis import Phase, settings
+
+    from harness.evidence import brief, first_difference
+    from harness.generated import examples, given, st
+except ImportError:  # (probes never use them)
+    pass
 
 ag = chapter_module("ch02", "autograd")
+ref = reference_module("ch02", "autograd")
 
 HERE = os.path.basename(__file__)
-X = torch.tensor([1.0, 2.0, 3.0, 4.0])
-Y = 3.0 * X
 
 
-def points_at(cut, line: int) -> bool:
-    return HERE in cut.location and str(line) in re.findall(r"\d+", cut.location)
+def drawn(n: int):
+    """``examples(n)`` that reports the first failing example as drawn: no shrinking, no
+    explaining, one error (a wrong answer fails every example, and a stub must still
+    report its one-line TODO quickly)."""
+    return settings(
+        examples(n), phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False
+    )
 
 
 # ---------------------------------------------------------------- ch02.1 reachable_params
 
 
-class BackwardSpy(torch.autograd.Function):
-    """Identity in the forward pass; records it if a backward pass ever runs through it."""
-
-    ran = False
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, grad):
-        BackwardSpy.ran = True
-        return grad
-
-
-@pytest.mark.task("ch02.1")
-@pytest.mark.points(2)
-def test_reachable_params_runs_no_backward_pass():
-    BackwardSpy.ran = False
+def sum_of_products_graph():
+    """Two parameters each behind its own MulBackward node (same op, different leaves), a
+    leaf used twice, and a frozen tensor."""
     a = torch.tensor([1.0, -2.0], requires_grad=True)
     b = torch.tensor([0.5, 0.5], requires_grad=True)
-    frozen = torch.tensor([3.0, 3.0])  # requires no grad: never reachable
-    loss = (BackwardSpy.apply(a * b) + frozen).sum()
-    got = ag.reachable_params(loss, {"a": a, "b": b, "frozen": frozen})
-    assert got == {"a": True, "b": True, "frozen": False}, (
-        "a tensor that does not require grad is never reachable; both factors of a product are"
-    )
-    assert not BackwardSpy.ran and a.grad is None and b.grad is None, (
-        "reachability must be read from the graph's structure: no backward pass may run "
-        "(not backward(), not torch.autograd.grad) and no .grad may change"
-    )
+    c = torch.tensor([2.0, 2.0], requires_grad=True)
+    frozen = torch.tensor([3.0, 3.0])
+    loss = BackwardSpy.apply(a * frozen).sum() + (b * frozen).sum() + (c * c.detach()).sum()
+    return loss, [("frozen", frozen), ("c", c), ("b", b), ("a", a)], "dict"
 
 
-@pytest.mark.task("ch02.1")
-@pytest.mark.points(2)
-def test_reachable_params_matches_by_identity_not_value():
-    p = torch.ones(2, 2, requires_grad=True)
-    q = torch.ones(2, 2, requires_grad=True)  # same values, a different tensor
-    r = torch.ones(2, 2, requires_grad=True)
-    loss = (p @ q.detach() + r.data).sum()
-    got = ag.reachable_params(loss, [("q", q), ("r", r), ("p", p)])
-    assert got == {"q": False, "r": False, "p": True}, (
-        "parameters must be matched by identity: tensors with equal values but no gradient "
-        "path are not reachable"
-    )
-    assert list(got) == ["q", "r", "p"], "the result keeps the order of the names given"
+def other_nodes_graph():
+    """Paths through an in-place write into a copy (CopySlices), a view, an index, a where,
+    a cat and a custom Function; a branch read through .item() is cut."""
+    p = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    q = torch.tensor([0.5, -0.5, 1.0], requires_grad=True)
+    r = torch.tensor([4.0, 5.0, 6.0], requires_grad=True)
+    s = torch.tensor(2.0, requires_grad=True)
+    t = torch.tensor(1.5, requires_grad=True)
+    buf = torch.zeros(3)
+    h = buf.clone()
+    h[1] = q[0] * 2  # CopySlices: q is behind an in-place write into a copy
+    v = p.view(3, 1)[2]  # a view, then an index
+    w = torch.where(r > 4.5, BackwardSpy.apply(r), torch.zeros(3))
+    joined = torch.cat([h, v, w])
+    loss = joined.sum() + torch.tensor(s.item()) + t.expand(3).sum()
+    return loss, [("p", p), ("q", q), ("r", r), ("s", s), ("t", t)], "generator"
 
 
-@pytest.mark.task("ch02.1")
-@pytest.mark.points(2)
-def test_reachable_params_through_a_very_deep_graph():
-    w = torch.tensor(1.0, requires_grad=True)
-    v = torch.tensor(1.0, requires_grad=True)
-    h = w
-    for _ in range(3000):
-        h = h * 0.999 + 0.001
-    loss = h + v.detach()
-    got = ag.reachable_params(loss, [("w", w), ("v", v)])
-    assert got == {"w": True, "v": False}, (
-        "a parameter at the bottom of a graph thousands of operations deep is reachable: "
-        "walk with an explicit stack or queue, not recursion bounded by Python's recursion limit"
-    )
-
-
-@pytest.mark.task("ch02.1")
-def test_reachable_params_when_nothing_is_reachable():
-    model = nn.Linear(3, 3)
-    with torch.no_grad():
-        loss = model(torch.randn(2, 3)).sum()
-    got = ag.reachable_params(loss, model.named_parameters())
-    assert got == {"weight": False, "bias": False}, (
-        "a loss computed under no_grad has no graph (grad_fn is None): no parameter is reachable"
-    )
-
-
-@pytest.mark.task("ch02.1")
-def test_reachable_params_through_shared_branches():
+def shared_branches_graph():
     torch.manual_seed(5)
     emb = nn.Embedding(6, 3)
     head = nn.Linear(3, 3)
@@ -113,21 +88,201 @@ def test_reachable_params_through_shared_branches():
     idx = torch.tensor([0, 2, 4])
     e = emb(idx)
     loss = (head(e) + head(e.tanh()) * side(e).data).mean()
-    params = [(f"emb.{n}", p) for n, p in emb.named_parameters()]
-    params += [(f"head.{n}", p) for n, p in head.named_parameters()]
-    params += [(f"side.{n}", p) for n, p in side.named_parameters()]
-    got = ag.reachable_params(loss, params)
-    expected = {
-        "emb.weight": True,
-        "head.weight": True,
-        "head.bias": True,
-        "side.weight": False,
-        "side.bias": False,
-    }
-    assert got == expected, (
-        "parameters behind several levels of operations are reachable; a branch read through "
-        ".data is not"
+    pairs = [(f"emb.{n}", p) for n, p in emb.named_parameters()]
+    pairs += [(f"head.{n}", p) for n, p in head.named_parameters()]
+    pairs += [(f"side.{n}", p) for n, p in side.named_parameters()]
+    return loss, pairs, "pairs"
+
+
+def no_grad_graph():
+    torch.manual_seed(6)
+    model = nn.Linear(3, 3)
+    with torch.no_grad():
+        loss = model(torch.randn(2, 3)).sum()
+    return loss, list(model.named_parameters()), "generator"
+
+
+def very_deep_graph():
+    """2500 operations alternating two parameters' contributions (each reached once)."""
+    w = torch.tensor(1.0, requires_grad=True)
+    v = torch.tensor(1.0, requires_grad=True)
+    u = torch.tensor(1.0, requires_grad=True)
+    h = w
+    for k in range(2500):
+        h = h * 0.999 + (0.001 if k else 0.001 * u.detach())
+    return h + v * 0.0, [("u", u), ("v", v), ("w", w)], "pairs"
+
+
+def nonscalar_leaf_graph():
+    """A vector 'loss' that is a leaf parameter itself, next to one that is not used."""
+    w = torch.ones(3, requires_grad=True)
+    other = torch.ones(3, requires_grad=True)
+    return w, [("other", other), ("w", w)], "dict"
+
+
+def random_graph(seed: int):
+    """A random graph over five small tensors (some frozen): products, sums, tanh, shared
+    nodes, detach, .data, no_grad, in-place writes and .item(); the loss is any node,
+    possibly a parameter itself, possibly one that does not require grad."""
+    rng = random.Random(seed)
+    g = torch.Generator().manual_seed(seed)
+    pairs, pool = [], []
+    for k in range(rng.randint(1, 5)):
+        t = torch.randn(3, generator=g).requires_grad_(rng.random() < 0.8)
+        pairs.append((f"p{k}", t))
+        pool.append(t)
+    for _ in range(rng.randint(0, 10)):
+        a, b = rng.choice(pool), rng.choice(pool)
+        op = rng.choice(["mul", "add", "tanh", "detach", "data", "no_grad", "write", "item", "spy"])
+        if op == "mul":
+            out = a * b
+        elif op == "add":
+            out = a + b
+        elif op == "tanh":
+            out = torch.tanh(a) - b
+        elif op == "detach":
+            out = a.detach() * b
+        elif op == "data":
+            out = a + b.data
+        elif op == "no_grad":
+            with torch.no_grad():
+                out = a * 2
+            out = out + b
+        elif op == "write":
+            out = a.detach().clone()
+            out[0] = b[1]
+        elif op == "item":
+            out = a * b.sum().item()
+        else:
+            out = BackwardSpy.apply(a) * 1.0
+        pool.append(out)
+    loss = rng.choice(pool)
+    if rng.random() < 0.5:
+        loss = loss.sum()
+    return loss, pairs, rng.choice(["pairs", "dict", "generator"])
+
+
+HIDDEN_GRAPHS = {
+    "sum_of_products": sum_of_products_graph,
+    "other_nodes": other_nodes_graph,
+    "shared_branches": shared_branches_graph,
+    "no_grad": no_grad_graph,
+    "very_deep": very_deep_graph,
+    "nonscalar_leaf": nonscalar_leaf_graph,
+}
+
+
+@probe
+def hidden_reachability(graph):
+    """observe_reachability on one of HIDDEN_GRAPHS."""
+    return observe_reachability(HIDDEN_GRAPHS[graph])
+
+
+@probe
+def random_reachability(seeds):
+    """observe_reachability on random_graph(seed) for each seed."""
+    return [observe_reachability(lambda s=s: random_graph(s)) for s in seeds]
+
+
+def reference_reachability(build):
+    loss, pairs, _ = build()
+    return ref.reachable_params(loss, pairs)
+
+
+def check_hidden(graph, why: str):
+    seen = hidden_reachability(graph)
+    judge_reachability(graph, seen, backward_truth(HIDDEN_GRAPHS[graph]), why)
+    assert not seen["touched"] and not seen["backward_ran"] and seen["backward_error"] is None, (
+        "reachable_params must read the graph's structure only: no backward pass, no .grad "
+        "changed, and the graph still usable for loss.backward() afterwards"
     )
+
+
+@pytest.mark.task("ch02.1")
+@pytest.mark.points(3)
+def test_reachable_params_on_random_graphs():
+    """reachable_params agrees with the reference on random graphs with shared nodes, cuts and leaf losses."""
+    seeds = list(range(60))
+    with because("reachable_params raised on a random graph"):
+        seen = random_reachability(seeds)
+    for seed, obs in zip(seeds, seen):
+        want = reference_reachability(lambda s=seed: random_graph(s))
+        assert want == backward_truth(lambda s=seed: random_graph(s)), (
+            f"course bug: the reference disagrees with a real backward pass on seed {seed}"
+        )
+        judge_reachability(
+            f"random (seed {seed})",
+            obs,
+            want,
+            "a parameter is reachable exactly when a chain of next_functions leads from the "
+            "loss's grad_fn to its AccumulateGrad node (or when the loss is that parameter); "
+            "detach, .data, no_grad and .item() break the chain",
+        )
+        assert not obs["touched"] and not obs["backward_ran"] and obs["backward_error"] is None, (
+            "reachable_params must not run a backward pass, touch .grad or spend the graph"
+        )
+
+
+@pytest.mark.task("ch02.1")
+def test_reachable_params_through_same_kind_nodes_and_reused_leaves():
+    """Each node is a distinct object: two MulBackward nodes lead to two different parameters."""
+    check_hidden(
+        "sum_of_products",
+        "nodes of the same kind (two MulBackward0) are different nodes with different inputs; "
+        "remember nodes themselves, not their names, and compare leaves by identity",
+    )
+
+
+@pytest.mark.task("ch02.1")
+def test_reachable_params_through_other_node_kinds():
+    """Paths through CopySlices, views, indexing, where, cat, expand and custom Functions are followed."""
+    with because("reachable_params raised on a graph with views and in-place writes"):
+        check_hidden(
+            "other_nodes",
+            "every node kind lists its inputs in next_functions (in-place writes, views, "
+            "custom Functions included); a value read through .item() is cut",
+        )
+
+
+@pytest.mark.task("ch02.1")
+def test_reachable_params_through_shared_branches():
+    """Parameters behind several levels and shared branches are reachable; a .data branch is not."""
+    check_hidden(
+        "shared_branches",
+        "parameters behind several levels of operations are reachable; a branch read through "
+        ".data is not",
+    )
+
+
+@pytest.mark.task("ch02.1")
+def test_reachable_params_when_nothing_is_reachable():
+    """A loss computed under no_grad reaches no parameter."""
+    with because("reachable_params raised on a loss computed under no_grad (grad_fn is None)"):
+        check_hidden("no_grad", "a loss computed under no_grad has no graph: nothing is reachable")
+
+
+@pytest.mark.task("ch02.1")
+@pytest.mark.timeout(30)
+def test_reachable_params_through_a_very_deep_graph():
+    """A parameter 2500 operations below the loss is reachable (no recursion limit)."""
+    with because(
+        "reachable_params raised on a graph 2500 operations deep: walk with an explicit stack"
+    ):
+        check_hidden(
+            "very_deep",
+            "walk with an explicit stack or queue, not recursion bounded by Python's recursion "
+            "limit; a parameter multiplied by zero is still reachable",
+        )
+
+
+@pytest.mark.task("ch02.1")
+def test_reachable_params_when_a_vector_loss_is_a_leaf():
+    """A non-scalar loss that is itself a parameter reaches exactly that parameter."""
+    with because("reachable_params raised on a leaf loss (grad_fn is None)"):
+        check_hidden(
+            "nonscalar_leaf",
+            "a loss that is itself a parameter has no grad_fn but reaches that parameter",
+        )
 
 
 # ---------------------------------------------------------------- ch02.2 find_graph_cuts
@@ -142,26 +297,6 @@ def leaving_torch(w):
     return back + listed + scalar + copied
 
 
-@pytest.mark.task("ch02.2")
-@pytest.mark.points(2)
-def test_find_graph_cuts_when_values_leave_torch():
-    w = torch.arange(3.0).requires_grad_()
-    with warnings.catch_warnings():  # torch itself warns about two of these cuts
-        warnings.simplefilter("ignore", UserWarning)
-        cuts = ag.find_graph_cuts(leaving_torch, w)
-    lines = marked_lines(leaving_torch)
-    ops = [c.op for c in cuts]
-    assert len(cuts) == 4, (
-        f"leaving torch and coming back cuts the path at each exit; found {len(cuts)} cuts {ops}, "
-        "expected detach (before numpy), tolist, float and a torch.tensor copy — a result that is "
-        "a Python number, list or numpy array is a cut too"
-    )
-    for cut, kind in zip(cuts, ["detach", "tolist", "float", "tensor"]):
-        assert kind in cut.op and points_at(cut, lines[kind]), (
-            f"cuts are reported in execution order, each naming its op and the user line; got {ops}"
-        )
-
-
 class LeakyHead(nn.Module):
     def __init__(self):
         super().__init__()
@@ -174,21 +309,8 @@ class LeakyHead(nn.Module):
         return h / scale
 
 
-@pytest.mark.task("ch02.2")
-@pytest.mark.points(2)
-def test_find_graph_cuts_points_into_user_code_inside_a_module():
-    model = LeakyHead()
-    cuts = ag.find_graph_cuts(lambda x: model(x).sum(), torch.randn(2, 3))
-    line = marked_lines(LeakyHead.forward)["mul"]
-    assert len(cuts) == 1 and "mul" in cuts[0].op, (
-        "an op run under no_grad on a tensor that requires grad is a cut, also inside a module's "
-        "forward and whichever argument (not only the first) carries the gradient; later ops on "
-        f"its result are not cuts again; got {cuts}"
-    )
-    assert points_at(cuts[0], line), (
-        "a cut's location is the user's file and line that ran the op, not a frame inside torch "
-        f"(nn.Module.__call__) or inside the diagnostic; got {cuts[0].location!r}"
-    )
+def leaky_loss(model, x):
+    return model(x).sum()
 
 
 def healthy_step(w, x, y):
@@ -198,40 +320,262 @@ def healthy_step(w, x, y):
     correct = (best == y.argmax(dim=1)).float().mean()
     n = w.shape[0] + w.size(1)
     buf = w.new_zeros(w.shape) + torch.ones_like(w)
+    order = torch.sort(pred, dim=1)  # values on the graph, indices integers
+    loss = loss + order.values.sum() * 0.0
     loss.backward()
     with torch.no_grad():
         w -= 0.1 * w.grad  # an update in place: w still requires grad afterwards
     return loss, correct, n, buf
 
 
-@pytest.mark.task("ch02.2")
-@pytest.mark.points(2)
-def test_find_graph_cuts_is_silent_on_a_healthy_step():
+def preprocess(x):
+    with torch.no_grad():
+        y = (x - x.mean()) / x.std()
+    return y.detach().clone().numpy()
+
+
+def other_dtypes_and_outputs(w):
+    with torch.no_grad():
+        d = w.double()  # cut: double
+        parts = torch.sort(w, descending=True)  # cut: sort
+    half = w.half()  # keeps the path: not a cut
+    return d.sum() + parts[0].sum() + half.float().sum()
+
+
+def hidden_cut_cases():
     g = torch.Generator().manual_seed(9)
     w = torch.randn(5, 5, generator=g).requires_grad_()
-    x, y = torch.randn(4, 5, generator=g), torch.randn(4, 5, generator=g)
-    cuts = ag.find_graph_cuts(healthy_step, w, x, y)
-    assert cuts == [], (
-        "integer and bool results (argmax, comparisons), shapes, shape-only constructors, reading "
-        f".grad and an in-place update of a leaf under no_grad are not cuts; got {cuts}"
+    return {
+        "leaving": (leaving_torch, (torch.arange(3.0).requires_grad_(),)),
+        "module": (leaky_loss, (LeakyHead(), torch.randn(2, 3, generator=g))),
+        "healthy": (
+            healthy_step,
+            (w, torch.randn(4, 5, generator=g), torch.randn(4, 5, generator=g)),
+        ),
+        "preprocess": (preprocess, (torch.randn(16, generator=g),)),
+        "dtypes": (other_dtypes_and_outputs, (torch.ones(4, requires_grad=True),)),
+    }
+
+
+@probe
+def hidden_cuts(case):
+    """find_graph_cuts on one of hidden_cut_cases(): the cuts, and whether each tensor
+    argument's .grad was filled afterwards."""
+    torch.manual_seed(0)
+    fn, args = hidden_cut_cases()[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        found = ag.find_graph_cuts(fn, *args)
+    return found, [isinstance(a, torch.Tensor) and a.grad is not None for a in args]
+
+
+def expect_cuts(found, fn, kinds, why):
+    lines = marked_lines(fn)
+    ops = [str(c.op) for c in found]
+    assert len(found) == len(kinds), f"{why}; got {len(found)} cuts {ops}"
+    for cut, kind in zip(found, kinds):
+        assert kind in str(cut.op) and points_at(cut, lines[kind], HERE), (
+            f"{why}; cuts are reported in execution order, each naming its op and the user "
+            f"line; got {[(c.op, c.location) for c in found]}"
+        )
+
+
+@pytest.mark.task("ch02.2")
+@pytest.mark.points(2)
+def test_find_graph_cuts_when_values_leave_torch():
+    """Values leaving torch (numpy, tolist, float, a torch.tensor copy) are cuts at their own line."""
+    found, _ = hidden_cuts("leaving")
+    expect_cuts(
+        found,
+        leaving_torch,
+        ["detach", "tolist", "float", "tensor"],
+        "leaving torch and coming back cuts the path at each exit: detach (before numpy), "
+        "tolist, float and a torch.tensor copy — a result that is a Python number, list or "
+        "numpy array is a cut too",
     )
-    assert w.grad is not None, (
-        "find_graph_cuts must run the function it is given, with its arguments"
+
+
+@pytest.mark.task("ch02.2")
+@pytest.mark.points(2)
+def test_find_graph_cuts_points_into_user_code_inside_a_module():
+    """A cut inside a module's forward is located at the user's line, not inside torch."""
+    found, _ = hidden_cuts("module")
+    lines = marked_lines(LeakyHead.forward)
+    assert len(found) == 1 and "mul" in str(found[0].op), (
+        "an op run under no_grad on a tensor that requires grad is a cut, also inside a module's "
+        "forward and whichever argument (not only the first) carries the gradient; later ops on "
+        f"its result are not cuts again; got {[c.op for c in found]}"
     )
+    assert points_at(found[0], lines["mul"], HERE), (
+        "a cut's location is the user's file and line that ran the op, not a frame inside torch "
+        f"(nn.Module.__call__) or inside the diagnostic; got {found[0].location!r}"
+    )
+
+
+@pytest.mark.task("ch02.2")
+def test_find_graph_cuts_is_silent_on_a_healthy_step():
+    """Integer results, shapes, shape-only constructors, .grad reads and in-place updates are not cuts."""
+    found, filled = hidden_cuts("healthy")
+    assert list(found) == [], (
+        "integer and bool results (argmax, comparisons, sort's indices), shapes, shape-only "
+        "constructors, reading .grad and an in-place update of a leaf under no_grad are not "
+        f"cuts; got {[c.op for c in found]}"
+    )
+    assert filled[0], "find_graph_cuts must run the function it is given, with its arguments"
 
 
 @pytest.mark.task("ch02.2")
 def test_find_graph_cuts_ignores_tensors_that_never_required_grad():
-    def preprocess(x):
-        with torch.no_grad():
-            y = (x - x.mean()) / x.std()
-        return y.detach().clone().numpy()
-
-    cuts = ag.find_graph_cuts(preprocess, torch.randn(16))
-    assert cuts == [], (
+    """Nothing is a cut when no input ever required grad."""
+    found, _ = hidden_cuts("preprocess")
+    assert list(found) == [], (
         "detach, no_grad and numpy on tensors that never required grad cut nothing: a cut needs "
-        f"an input that required grad; got {cuts}"
+        f"an input that required grad; got {[c.op for c in found]}"
     )
+
+
+@pytest.mark.task("ch02.2")
+def test_find_graph_cuts_in_other_dtypes_and_several_outputs():
+    """A float64 result and a tuple of tensors made under no_grad are cuts; a float16 copy on the graph is not."""
+    found, _ = hidden_cuts("dtypes")
+    expect_cuts(
+        found,
+        other_dtypes_and_outputs,
+        ["double", "sort"],
+        "any floating result counts (float64 too), and an op returning several tensors is a cut "
+        "when none of them requires grad; a dtype change outside no_grad stays on the graph",
+    )
+
+
+def program(w, x, steps):
+    """Apply ``steps`` (names from STEPS) to h = w, one line per kind of step."""
+    h = w * 1.0
+    for step in steps:
+        if step == "detach":
+            h = h.detach() + 0.0
+        elif step == "data":
+            h = h.data * 1.0
+        elif step == "no_grad":
+            with torch.no_grad():
+                h = h * x
+        elif step == "item":
+            h = h * 0.5 + h.sum().item()
+        elif step == "tolist":
+            h = torch.tensor(h.tolist())
+        elif step == "numpy":
+            h = torch.from_numpy(h.detach().numpy() * 1.0)
+        elif step == "copy":
+            h = torch.tensor(h)
+        elif step == "float":
+            h = h - float(h.mean())
+        elif step == "reattach":
+            h = h + w
+        elif step == "argmax":
+            h = h + h.argmax()
+        elif step == "compare":
+            h = h * (h > 0)
+        elif step == "zeros_like":
+            h = h + torch.zeros_like(h)
+        elif step == "new_ones":
+            h = h * h.new_ones(h.shape)
+        elif step == "max_dim":
+            top, _ = h.max(dim=0, keepdim=True)
+            h = h + top
+        elif step == "stack_no_grad":
+            with torch.no_grad():
+                h = torch.stack([x, h]).sum(0)
+        elif step == "kwarg_no_grad":
+            with torch.no_grad():
+                h = torch.add(x, other=h)
+        elif step == "double_no_grad":
+            with torch.no_grad():
+                h = h.double().float()
+        elif step == "int":
+            h = h + int(h.numel())
+    return h
+
+
+STEPS = [
+    "detach",
+    "data",
+    "no_grad",
+    "item",
+    "tolist",
+    "numpy",
+    "copy",
+    "float",
+    "reattach",
+    "argmax",
+    "compare",
+    "zeros_like",
+    "new_ones",
+    "max_dim",
+    "stack_no_grad",
+    "kwarg_no_grad",
+    "double_no_grad",
+    "int",
+]
+
+
+def program_args():
+    return torch.tensor([0.5, -1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0, -1.0])
+
+
+def random_programs(count: int, seed: int):
+    """``count`` random programs of 1 to 8 steps; reattach often, so later steps see a
+    tensor that requires grad again."""
+    rng = random.Random(seed)
+    weights = [3 if name == "reattach" else 1 for name in STEPS]
+    return [rng.choices(STEPS, weights, k=rng.randint(1, 8)) for _ in range(count)]
+
+
+@probe
+def program_cuts(programs):
+    """find_graph_cuts(program, w, x, steps) for each program."""
+    found = []
+    for steps in programs:
+        w, x = program_args()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            found.append(ag.find_graph_cuts(program, w, x, steps))
+    return found
+
+
+def reference_cuts(steps):
+    w, x = program_args()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return ref.find_graph_cuts(program, w, x, steps)
+
+
+def line_of(cut) -> str:
+    return str(cut.location).rsplit(":", 1)[-1]
+
+
+@pytest.mark.task("ch02.2")
+@pytest.mark.points(3)
+def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
+    """find_graph_cuts reports the same cuts, in order and at the same lines, as the reference."""
+    programs = [[name] for name in STEPS] + random_programs(80, seed=2)
+    with because("find_graph_cuts raised on a generated program"):
+        results = program_cuts(programs)
+    for steps, found in zip(programs, results):
+        want = reference_cuts(steps)
+        got_ops = [str(c.op) for c in found]
+        want_ops = [c.op for c in want]
+        assert len(found) == len(want) and all(
+            w.strip("_") in g for g, w in zip(got_ops, want_ops)
+        ), (
+            f"for the steps {steps} the cuts should be {want_ops}, got {got_ops}: a cut is a "
+            "call whose input required grad and whose real-valued result (tensor, Python float "
+            "or list, numpy array) does not; integer results, shape-only constructors and calls "
+            "on tensors that no longer require grad are not cuts"
+        )
+        for g, w in zip(found, want):
+            assert points_at(g, int(line_of(w)), HERE), (
+                f"for the steps {steps} the cut {w.op} ran at {HERE}:{line_of(w)}, but its "
+                f"location says {g.location!r}: the first frame outside torch and your module"
+            )
 
 
 # ---------------------------------------------------------------- ch02.3 two_stage_train
@@ -255,6 +599,7 @@ def reference_two_stage(steps, lr, w1=0.5, w2=1.0):
 @pytest.mark.task("ch02.3")
 @pytest.mark.points(2)
 def test_two_stage_follows_both_gradients():
+    """Both weights follow gradient descent on the two-stage loss, each step with its own gradient."""
     r = ag.two_stage_train(60, 0.01)
     w1s, w2s, losses = reference_two_stage(60, 0.01)
     off = [
@@ -278,6 +623,7 @@ def test_two_stage_follows_both_gradients():
 
 @pytest.mark.task("ch02.3")
 def test_two_stage_log_is_detached_and_complete():
+    """The log holds one detached copy of each step's features, and w1 learns."""
     r = ag.two_stage_train(30, 0.03)
     assert len(r.features) == 30 and all(not f.requires_grad for f in r.features), (
         "the log holds one detached copy per step (a logged tensor that requires grad keeps its "
@@ -292,37 +638,96 @@ def test_two_stage_log_is_detached_and_complete():
 
 @pytest.mark.task("ch02.3")
 def test_two_stage_zero_and_one_step():
+    """Zero steps change nothing; one step moves both weights against their own gradients."""
     r = ag.two_stage_train(0, 0.02)
     assert r.losses == [] and r.features == [] and r.w1s == [0.5] and r.w2s == [1.0], (
         "zero steps record no loss and no features, and leave the starting weights 0.5 and 1.0"
     )
     r = ag.two_stage_train(1, 0.1)
     assert r.w1s == pytest.approx([0.5, 4.25]) and r.w2s == pytest.approx([1.0, 2.875]), (
-        "one step from w1=0.5, w2=1.0 must move both weights against their own gradients (-37.5 for w1, -18.75 for w2)"
+        "one step from w1=0.5, w2=1.0 must move both weights against their own gradients "
+        "(-37.5 for w1, -18.75 for w2)"
+    )
+
+
+@pytest.mark.task("ch02.3")
+@drawn(12)
+@given(steps=st.integers(0, 40), lr=st.floats(0.001, 0.03))
+def test_two_stage_agrees_with_the_reference(steps, lr):
+    """two_stage_train's weights, losses and features equal the reference run for any steps and lr."""
+    got = ag.two_stage_train(steps, lr)
+    want = ref.two_stage_train(steps, lr)
+    assert got.w1s == pytest.approx(want.w1s, rel=1e-5, abs=1e-6) and got.w2s == pytest.approx(
+        want.w2s, rel=1e-5, abs=1e-6
+    ), (
+        f"two_stage_train({steps}, {lr:.4g}): the weights differ from gradient descent on both "
+        "w1 and w2 (first stage on the graph, .grad cleared after every update)"
+    )
+    assert got.losses == pytest.approx(want.losses, rel=1e-5, abs=1e-6), (
+        "losses[k] must be the loss of step k's prediction"
+    )
+    assert (got.w1, got.w2) == pytest.approx((want.w1, want.w2), rel=1e-5, abs=1e-6), (
+        "w1 and w2 are the values after the last update"
+    )
+    assert len(got.features) == steps and all(
+        torch.allclose(f, g, atol=1e-5) and not f.requires_grad
+        for f, g in zip(got.features, want.features)
+    ), "features[k] is a detached copy of step k's first-stage output"
+
+
+@probe
+def first_stage_on(w1_value, x):
+    """first_stage on a fresh w1 and the given x: the output, whether a gradient reaches
+    w1 from every entry (w1.grad after backward of out * weights), and the log."""
+    w1 = torch.tensor(w1_value, requires_grad=True)
+    log = ["earlier entry"]
+    out = ag.first_stage(w1, x, log)
+    grad = None
+    if isinstance(out, torch.Tensor) and out.requires_grad:
+        (out * torch.arange(1.0, out.numel() + 1).reshape(out.shape)).sum().backward()
+        grad = None if w1.grad is None else w1.grad.item()
+    entries = [
+        (t.requires_grad, t.detach().clone()) if isinstance(t, torch.Tensor) else t for t in log
+    ]
+    return out, grad, entries
+
+
+@pytest.mark.task("ch02.3")
+def test_first_stage_on_other_inputs():
+    """first_stage returns w1 * x on the graph for any x shape, and appends one detached copy to the log."""
+    x = torch.tensor([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]])
+    out, grad, entries = first_stage_on(-1.5, x)
+    assert (
+        isinstance(out, torch.Tensor) and out.shape == x.shape and torch.allclose(out, -1.5 * x)
+    ), f"first_stage(w1, x, log) must return w1 * x with the shape of x; got {brief(out)}"
+    weights = torch.arange(1.0, 7.0).reshape(2, 3)
+    assert grad is not None and grad == pytest.approx(float((weights * x).sum()), rel=1e-5), (
+        "the returned features must stay on the graph, connected to w1 itself"
+    )
+    assert len(entries) == 2 and entries[0] == "earlier entry", (
+        "first_stage appends one entry to the log it is given (and keeps what was there)"
+    )
+    flag, logged = entries[1]
+    assert not flag and torch.allclose(logged, -1.5 * x), (
+        f"the logged entry must be a detached copy of w1 * x; {first_difference(logged, -1.5 * x)}"
     )
 
 
 # ---------------------------------------------------------------- ch02.4 accumulated_grad
 
 
-def matches(got, want) -> bool:
-    return all(
-        n in got and torch.allclose(got[n], g, rtol=1e-5, atol=1e-6) for n, g in want.items()
-    )
-
-
 @pytest.mark.task("ch02.4")
 @pytest.mark.points(2)
 def test_accumulated_grad_with_uneven_micro_batches():
-    torch.manual_seed(11)
-    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 3))
-    g = torch.Generator().manual_seed(12)
-    batch = (torch.randn(10, 3, generator=g), torch.randn(10, 3, generator=g))
-    want = full_batch_grad(model, nn.functional.mse_loss, batch)
-    got = ag.accumulated_grad(model, nn.functional.mse_loss, batch, 3)
-    assert matches(got, want), (
-        "with micro-batches of unequal size (10 examples in 3), each micro-batch's mean loss must "
-        "be weighted by its share of the batch (size / total), not by 1/n_micro"
+    """Uneven micro-batches are weighted by their share of the batch."""
+    case = (11, 10, 3, 12)
+    seen = accumulate(*case, width=3, kind="relu")
+    check_accumulation(
+        "accumulated_grad with micro-batches of unequal size (10 examples in 3)",
+        seen,
+        *case,
+        width=3,
+        kind="relu",
     )
 
 
@@ -330,30 +735,67 @@ def test_accumulated_grad_with_uneven_micro_batches():
 @pytest.mark.points(2)
 @pytest.mark.parametrize("n_micro", [1, 6])
 def test_accumulated_grad_at_the_extremes(n_micro):
-    torch.manual_seed(13)
-    model = nn.Linear(6, 6)
-    g = torch.Generator().manual_seed(14)
-    batch = (torch.randn(6, 6, generator=g), torch.randn(6, 6, generator=g))
-    model(batch[0]).sum().backward()  # stale gradient left from elsewhere
-    want = full_batch_grad(model, nn.functional.mse_loss, batch)
-    got = ag.accumulated_grad(model, nn.functional.mse_loss, batch, n_micro)
-    assert matches(got, want), (
-        "one micro-batch (the whole batch) and one example per micro-batch must both give the "
-        "full-batch gradient, whatever .grad held before the call"
+    """One micro-batch, and one example per micro-batch, both give the full-batch gradient."""
+    case = (13, 6, n_micro, 14)
+    seen = accumulate(*case, width=6, kind="linear", stale=True)
+    check_accumulation(
+        f"accumulated_grad with n_micro={n_micro} on 6 examples, after a stale backward",
+        seen,
+        *case,
+        width=6,
+        kind="linear",
+        stale=True,
     )
 
 
 @pytest.mark.task("ch02.4")
 @pytest.mark.points(2)
 def test_accumulated_grad_for_a_classifier_called_twice():
-    torch.manual_seed(15)
-    model = nn.Sequential(nn.Linear(5, 5), nn.Tanh(), nn.Linear(5, 5))
-    g = torch.Generator().manual_seed(16)
-    batch = (torch.randn(20, 5, generator=g), torch.randint(0, 5, (20,), generator=g))
-    want = full_batch_grad(model, nn.functional.cross_entropy, batch)
-    first = ag.accumulated_grad(model, nn.functional.cross_entropy, batch, 5)
-    second = ag.accumulated_grad(model, nn.functional.cross_entropy, batch, 5)
-    assert matches(first, want) and matches(second, want), (
-        "the accumulated cross-entropy gradient must equal the full-batch gradient, and calling "
-        "again must not add onto the previous call's gradient (start from zero)"
+    """A second call starts from zero instead of adding onto the first call's gradient."""
+    case = (15, 20, 5, 16)
+    seen = accumulate(*case, width=5, loss="cross_entropy", calls=2)
+    check_accumulation(
+        "accumulated_grad(model, cross_entropy, 20 examples, n_micro=5), called twice",
+        seen,
+        *case,
+        width=5,
+        loss="cross_entropy",
     )
+
+
+@pytest.mark.task("ch02.4")
+@pytest.mark.points(3)
+@drawn(25)
+@given(
+    n=st.integers(1, 13),
+    share=st.floats(0.0, 1.0),
+    width=st.integers(2, 5),
+    kind=st.sampled_from(["tanh", "relu", "linear"]),
+    loss=st.sampled_from(["mse", "cross_entropy"]),
+    stale=st.booleans(),
+    seed=st.integers(0, 1000),
+)
+def test_accumulated_grad_on_generated_batches(n, share, width, kind, loss, stale, seed):
+    """The accumulated gradient equals the full-batch gradient for any batch size and split."""
+    n_micro = max(1, min(n, round(share * n)))
+    case = (seed, n, n_micro, seed + 1)
+    options = {"width": width, "kind": kind, "loss": loss, "stale": stale}
+    seen = accumulate(*case, **options)
+    check_accumulation(
+        f"accumulated_grad on {n} examples in {n_micro} micro-batches ({loss}, {kind})",
+        seen,
+        *case,
+        **options,
+    )
+
+
+@pytest.mark.task("ch02.4")
+def test_accumulated_grad_splits_into_n_micro_batches():
+    """The model sees n_micro micro-batches that cover the batch once, none larger than ceil(n / n_micro)."""
+    seen = accumulate(2, 11, 4, 3, width=3)
+    sizes = seen["sizes"]
+    assert sum(sizes) == 11 and len(sizes) == 4 and max(sizes) <= math.ceil(11 / 4), (
+        f"11 examples in n_micro=4 micro-batches were run as batches of {sizes}: split into "
+        "n_micro pieces (torch.tensor_split), not pieces of n_micro examples, and run each once"
+    )
+    assert seen["aliased"] == [], "the returned gradients must be copies, not the .grad tensors"
