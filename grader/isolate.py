@@ -37,7 +37,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-UID_BASE, UID_COUNT = 61000, 1000
+# Sandbox uids: GRADER_UID_BASE moves the range (the project's tests use their own).
+UID_BASE = int(os.environ.get("GRADER_UID_BASE", "61000"))
+UID_COUNT = 1000
 LOCK_DIR = Path(tempfile.gettempdir()) / "grader-uids"
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000

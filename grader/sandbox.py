@@ -183,7 +183,15 @@ def verdict_config(root: Path, chapters: list[index.Chapter], tests, limits: Lim
 def trusted_env(threads: int) -> dict:
     env = {
         key: os.environ[key]
-        for key in ("PATH", "HOME", "LANG", "CUDA_VISIBLE_DEVICES", "XDG_CACHE_HOME")
+        for key in (
+            "PATH",
+            "HOME",
+            "LANG",
+            "CUDA_VISIBLE_DEVICES",
+            "XDG_CACHE_HOME",
+            "GRADER_UID_BASE",
+            "GRADER_ISOLATION",
+        )
         if key in os.environ
     }
     return env | {
@@ -231,6 +239,7 @@ def run_once(
     config = verdict_config(root, chapters, tests, limits)
     read_fd, write_fd = os.pipe()
     config["fd"] = write_fd
+    config["grader_pid"] = os.getpid()
     (root / "run" / "config.json").write_text(json.dumps(config))
     result = RunResult()
     started_at = time.monotonic()

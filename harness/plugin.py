@@ -114,8 +114,8 @@ def property_only(message: str) -> str:
 
 
 def failure_category(exc: BaseException) -> str:
-    """What kind of failure: todo, import, timeout, crash, raised (the student's code
-    raised) or assert (a test's check did not hold)."""
+    """What kind of failure: todo, import, timeout, crash, tampering, raised (the
+    student's code raised) or assert (a test's check did not hold)."""
     if isinstance(exc, NotImplementedError):
         return "todo"
     if isinstance(exc, target.TargetImportError):
@@ -123,7 +123,7 @@ def failure_category(exc: BaseException) -> str:
     if isinstance(exc, probe.StudentTimeout):
         return "timeout"
     if isinstance(exc, probe.StudentCrashed):
-        return "crash"
+        return "tampering" if exc.type_name == "Tampering" else "crash"
     if isinstance(exc, AssertionError) and not isinstance(exc, probe.StudentError):
         return "assert"
     return "raised"
@@ -143,7 +143,7 @@ def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
             text = property_only(text)
     elif category == "todo":
         text = f"TODO: implement {exc}"
-    elif category in ("import", "timeout", "crash"):
+    elif category in ("import", "timeout", "crash", "tampering"):
         text = str(exc)
     elif isinstance(exc, probe.StudentError):
         text = f"your code raised {exc.describe()}"
