@@ -39,7 +39,10 @@ def choose_chapters(names: list[str] | None) -> list[index.Chapter]:
 
 
 def default_limits(jobs: int, **overrides) -> Limits:
-    threads = max(1, (os.cpu_count() or 1) // max(1, jobs))
+    # One torch thread per job: the course's tensors are tiny, and more threads than free
+    # cores make small ops 10-20x slower on a busy machine (two processes per job share
+    # the cores in turn anyway).
+    threads = 1
     fields = {k: v for k, v in overrides.items() if v is not None}
     return Limits(threads=threads, **fields)
 

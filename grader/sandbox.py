@@ -7,6 +7,7 @@ The sandbox of a submission holds, per chapter and phase (``ch02-public``,
     students/ch02-public/impl/ch02/autograd.py           the submitted module
     students/ch02-public/exercises/ch02/test_autograd.py  probes only (harness.strip)
     students/ch02-public/course/data/ch02_*               the chapter's data, if any
+    students/ch02-public/harness/*.py                     for worker processes it spawns
     students/ch02-hidden/...                              the same, plus the hidden probes
 
 The public phase never holds a hidden file, so nothing the student's code could read
@@ -118,6 +119,8 @@ def build(root: Path, chapters: list[index.Chapter], impl_files: dict[str, bytes
                 _write(folder / rel, text.encode())
             for p in data_files(chapter):
                 _write(folder / p.relative_to(REPO), p.read_bytes())
+            for p in sorted((REPO / "harness").glob("*.py")):  # for spawned worker processes
+                _write(folder / "harness" / p.name, p.read_bytes())
             rel = f"{chapter.id}/{chapter.module}.py"
             (folder / "impl" / chapter.id).mkdir(parents=True)
             if rel in impl_files:
@@ -183,7 +186,15 @@ def verdict_config(root: Path, chapters: list[index.Chapter], tests, limits: Lim
 def trusted_env(threads: int) -> dict:
     env = {
         key: os.environ[key]
-        for key in ("PATH", "HOME", "LANG", "CUDA_VISIBLE_DEVICES", "XDG_CACHE_HOME")
+        for key in (
+            "PATH",
+            "HOME",
+            "LANG",
+            "CUDA_VISIBLE_DEVICES",
+            "XDG_CACHE_HOME",
+            "GRADER_UID_BASE",
+            "GRADER_ISOLATION",
+        )
         if key in os.environ
     }
     return env | {
@@ -231,6 +242,7 @@ def run_once(
     config = verdict_config(root, chapters, tests, limits)
     read_fd, write_fd = os.pipe()
     config["fd"] = write_fd
+    config["grader_pid"] = os.getpid()
     (root / "run" / "config.json").write_text(json.dumps(config))
     result = RunResult()
     started_at = time.monotonic()

@@ -134,6 +134,7 @@ HIDDEN_CATEGORY = {
     "import": "your module could not be imported (the public tests show why)",
     "timeout": "your code did not finish in time",
     "crash": "your code ended its process",
+    "tampering": "tampering: the process running your code did not answer as the tests expect",
     "raised": "your code raised an error",
     "assert": "does not hold",
     "error": "could not run",

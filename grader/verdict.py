@@ -81,10 +81,11 @@ class SpawnerClient:
 
 
 class Gone(Exception):
-    """The student process ended (EOF) or ran out of time; ``timed_out`` says which."""
+    """The student process ended (EOF), ran out of time, or sent something that is not
+    a reply (``tampered``); it has been killed either way."""
 
-    def __init__(self, timed_out: bool, code: int | None) -> None:
-        self.timed_out, self.code = timed_out, code
+    def __init__(self, timed_out: bool, code: int | None, tampered: str = "") -> None:
+        self.timed_out, self.code, self.tampered = timed_out, code, tampered
 
 
 class StudentProcess:
@@ -103,8 +104,18 @@ class StudentProcess:
         (size,) = struct.unpack(">Q", head)
         if size > MAX_REPLY_BYTES:
             self.kill()
-            raise wire.WireError(f"your code sent back more than {MAX_REPLY_BYTES >> 20} MiB")
-        return wire.decode(self._read(size, deadline))
+            raise Gone(
+                False, None, f"a reply of {size} bytes (more than {MAX_REPLY_BYTES >> 20} MiB)"
+            )
+        try:
+            reply = wire.decode(self._read(size, deadline))
+        except wire.WireError as exc:
+            self.kill()
+            raise Gone(False, None, f"bytes that are not plain data ({exc})") from None
+        if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
+            self.kill()
+            raise Gone(False, None, "a reply of the wrong form")
+        return reply
 
     def _write(self, data: bytes, deadline: float) -> None:
         view = memoryview(data)
@@ -152,6 +163,13 @@ class StudentProcess:
                 kill(self.pid, 9)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+def tampering_message(gone: Gone) -> str:
+    return (
+        f"tampering: the process running your code sent back {gone.tampered} instead of "
+        "the tests' reply, so it was stopped and this test failed"
+    )
 
 
 def how_it_ended(code: int | None) -> str:
@@ -222,7 +240,9 @@ class SplitTransport:
                 reply = self.process.ask(request, time.monotonic() + self.import_timeout)
             except Gone as gone:
                 self.process = None
-                if gone.timed_out:
+                if gone.tampered:
+                    err = StudentCrashed("Tampering", tampering_message(gone))
+                elif gone.timed_out:
                     err = StudentTimeout(
                         "ImportTimeout",
                         f"importing {chapter}/{module}.py did not finish within "
@@ -294,6 +314,8 @@ class SplitTransport:
         except Gone as gone:
             self.process = None
             self.failures[chapter] = self.failures.get(chapter, 0) + 1
+            if gone.tampered:
+                raise StudentCrashed("Tampering", tampering_message(gone)) from None
             if gone.timed_out:
                 raise StudentTimeout(
                     "Timeout",
@@ -485,6 +507,8 @@ def main(argv: list[str]) -> int:
     from grader import isolate
 
     isolate.die_with_parent()
+    if os.getppid() != config.get("grader_pid", os.getppid()):
+        os._exit(1)  # the grader died before this process could tie itself to it
     import importlib
 
     import torch

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +29,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="which implementation the chapter tests import: the student's exercises/ "
         "(default), the reference solutions/, or a folder shaped like exercises/",
     )
+    group.addoption(
+        "--start-method",
+        choices=("fork", "spawn", "forkserver"),
+        help="how worker processes (DataLoader workers) start: default, the platform's own",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -44,6 +50,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(TaskSummary(), "course-task-summary")
     _set_threads()
+    method = config.getoption("start_method", None)
+    if method:
+        import multiprocessing
+
+        multiprocessing.set_start_method(method, force=True)
 
 
 def _set_threads() -> None:
@@ -114,8 +125,8 @@ def property_only(message: str) -> str:
 
 
 def failure_category(exc: BaseException) -> str:
-    """What kind of failure: todo, import, timeout, crash, raised (the student's code
-    raised) or assert (a test's check did not hold)."""
+    """What kind of failure: todo, import, timeout, crash, tampering, raised (the
+    student's code raised) or assert (a test's check did not hold)."""
     if isinstance(exc, NotImplementedError):
         return "todo"
     if isinstance(exc, target.TargetImportError):
@@ -123,10 +134,20 @@ def failure_category(exc: BaseException) -> str:
     if isinstance(exc, probe.StudentTimeout):
         return "timeout"
     if isinstance(exc, probe.StudentCrashed):
-        return "crash"
+        return "tampering" if exc.type_name == "Tampering" else "crash"
     if isinstance(exc, AssertionError) and not isinstance(exc, probe.StudentError):
         return "assert"
     return "raised"
+
+
+def _raised_in_student_code(exc: BaseException) -> bool:
+    root = target.current_root()
+    tb = exc.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename).is_relative_to(root):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
@@ -143,13 +164,60 @@ def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
             text = property_only(text)
     elif category == "todo":
         text = f"TODO: implement {exc}"
-    elif category in ("import", "timeout", "crash"):
+    elif category in ("import", "timeout", "crash", "tampering"):
         text = str(exc)
     elif isinstance(exc, probe.StudentError):
         text = f"your code raised {exc.describe()}"
+    elif _raised_in_student_code(exc):
+        text = f"your code raised {probe.last_line(exc)}"
     else:
         text = excinfo.exconly()
     return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + " [...]"
+
+
+def _frames(tb, keep) -> list[str]:
+    """``file:line in function`` and the source line, for traceback entries ``keep`` picks."""
+    import linecache
+
+    lines = []
+    while tb is not None:
+        path = Path(tb.tb_frame.f_code.co_filename)
+        if keep(path):
+            where = f"{_shown_path(path)}:{tb.tb_lineno} in {tb.tb_frame.f_code.co_name}"
+            source = linecache.getline(str(path), tb.tb_lineno).strip()
+            lines.append(f"  {where}: {source}" if source else f"  {where}")
+        tb = tb.tb_next
+    return lines
+
+
+def _shown_path(path: Path) -> str:
+    for base in (target.current_root(), target.REPO):
+        if path.is_relative_to(base):
+            return path.relative_to(base).as_posix()
+    return str(path)
+
+
+def short_report(item: pytest.Item, excinfo: pytest.ExceptionInfo, message: str) -> str:
+    """A student's view of a failure: the test's message, the student's own frames (the
+    innermost last) and the test line that found it. ``--tb=long`` shows everything."""
+    exc = excinfo.value
+    root = target.current_root()
+    stated = property_only(message)
+    if stated != message and (len(message) - len(stated) > 600 or message.count("\n") > 14):
+        message = stated + "\n(pytest's comparison details are long: --tb=long shows them)"
+    mine = _frames(exc.__traceback__, lambda p: p.is_relative_to(root))
+    cause = exc.__cause__
+    if not mine and cause is not None:
+        mine = _frames(cause.__traceback__, lambda p: p.is_relative_to(root))
+    test_file = Path(str(item.path))
+    at = _frames(exc.__traceback__, lambda p: p == test_file)[-1:]
+    parts = [message]
+    if mine:
+        parts += ["", "in your code (innermost last):", *mine[-6:]]
+    if at:
+        parts += ["", "found by the test at:", *at]
+    parts += ["", "(pytest --tb=long shows the whole traceback)"]
+    return "\n".join(parts)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -170,6 +238,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             # One line instead of a wall of traceback: the stub is simply not done yet, or
             # the student's code ran in another process (its traceback is not here).
             report.longrepr = message
+        elif item.config.getoption("tbstyle", "auto") == "auto":
+            report.longrepr = short_report(item, call.excinfo, message)
     return report
 
 
@@ -178,15 +248,21 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 class TaskSummary:
-    """Collects outcomes per task and prints which tasks are done, with hints for the rest."""
+    """Collects outcomes per task and prints which tasks are done. A task not started
+    yet (only TODOs) points to its section of the reading; the mechanism hint appears
+    only once the task is implemented and still failing, so it never gives away what
+    the reading asks the student to predict."""
 
     def __init__(self) -> None:
         self.results: dict[str | None, list[str]] = defaultdict(list)
+        self.started: dict[str | None, bool] = defaultdict(bool)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)
         if "task" in props and (report.when == "call" or report.outcome != "passed"):
             self.results[props["task"]].append(report.outcome)
+            if report.outcome != "skipped" and props.get("category") not in ("todo", "import"):
+                self.started[props["task"]] = True
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.results:
@@ -201,8 +277,15 @@ class TaskSummary:
                 task = index.task(task_id) if task_id else None
             except KeyError:
                 task = None
-            status = "done" if passed == graded else f"{passed}/{graded} tests pass"
+            started = self.started[task_id]
+            if passed == graded:
+                status = "done"
+            elif not started:
+                status = "not started (TODO)"
+            else:
+                status = f"{passed}/{graded} tests pass"
             tr.write_line(f"{task_id or '(no task)':<9} {task.name if task else '?':<28} {status}")
             if task and passed < graded:
-                tr.write_line(f"          hint: {task.hint}")
+                if started:
+                    tr.write_line(f"          hint: {task.hint}")
                 tr.write_line(f"          read: {task.anchor}")

@@ -173,11 +173,11 @@ def because(explanation: str):
     except Exception as exc:
         if not is_from_student(exc):
             raise
-        detail = exc.describe() if isinstance(exc, StudentError) else _last_line(exc)
+        detail = exc.describe() if isinstance(exc, StudentError) else last_line(exc)
         raise AssertionError(f"{explanation}\n(your code raised {detail})") from exc
 
 
-def _last_line(exc: BaseException) -> str:
+def last_line(exc: BaseException) -> str:
     text = str(exc).strip()
     last = text.splitlines()[-1] if text else ""
     if len(last) > MESSAGE_LIMIT:

@@ -16,6 +16,7 @@ session (see ``harness.plugin``).
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +24,11 @@ from types import ModuleType
 REPO = Path(__file__).resolve().parent.parent
 NAMED_TARGETS = {"exercises": REPO / "exercises", "solutions": REPO / "solutions"}
 
-_root: Path = NAMED_TARGETS["exercises"]
+# The chosen implementation also lives in the environment, so that worker processes a
+# test starts with "spawn" or "forkserver" (DataLoader workers) load the same one.
+ROOT_ENV = "COURSE_IMPL"
+_root: Path = Path(os.environ.get(ROOT_ENV) or NAMED_TARGETS["exercises"])
+_on_path: set[str] = set()
 _course: Path = REPO / "course"
 _cache: dict[tuple[Path, float], ModuleType] = {}
 _forbidden: str | None = None
@@ -48,6 +53,7 @@ def set_root(impl: str | Path) -> Path:
     """Make ``impl`` the target for every ``chapter_module`` lookup from now on."""
     global _root
     _root = resolve_impl(impl)
+    os.environ[ROOT_ENV] = str(_root)
     return _root
 
 
@@ -72,8 +78,33 @@ def module_path(chapter: str, module: str) -> Path:
     return _root / chapter / f"{module}.py"
 
 
+def _importable(name: str, chapter: str, mod: ModuleType | None = None) -> None:
+    """Make ``name`` (``chNN.<module>``) import from the current root, here and in any
+    worker process started from here: the root is on ``sys.path`` (alone among roots)
+    and nothing of that name from another root is left in ``sys.modules``."""
+    root = str(_root)
+    for other in _on_path - {root}:
+        while other in sys.path:
+            sys.path.remove(other)
+    _on_path.intersection_update({root})
+    if root not in sys.path:
+        sys.path.append(root)  # last: it never shadows a library
+        _on_path.add(root)
+    package = sys.modules.get(chapter)
+    if package is not None and str(_root / chapter) not in list(getattr(package, "__path__", [])):
+        del sys.modules[chapter]
+    if mod is not None:
+        sys.modules[name] = mod
+    else:
+        sys.modules.pop(name, None)
+
+
 def load(chapter: str, module: str) -> ModuleType:
-    """Import ``<root>/<chapter>/<module>.py`` under a private name; cached per file version."""
+    """Import ``<root>/<chapter>/<module>.py`` as ``chapter.module``; cached per file version.
+
+    The real, importable name lets pickling, dataclasses and worker processes (any
+    multiprocessing start method) find the module and its classes.
+    """
     if _forbidden:
         raise RuntimeError(
             f"course bug: {chapter}/{module}.py was touched outside a probe ({_forbidden})"
@@ -84,13 +115,15 @@ def load(chapter: str, module: str) -> ModuleType:
             f"{chapter}/{module}.py not found under {_root}: the tests need this file "
             f"(keep the name and location of the exercise module)"
         )
+    name = f"{chapter}.{module}"
     key = (path, path.stat().st_mtime)
     if key in _cache:
+        _importable(name, chapter, _cache[key])
         return _cache[key]
-    name = f"_target_{chapter}_{module}_{len(_cache)}"
+    _importable(name, chapter)
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses and pickling look the module up by name
+    sys.modules[name] = mod
     try:
         spec.loader.exec_module(mod)
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything, even SystemExit

@@ -152,14 +152,17 @@ class _Encoder:
             raise NotPlainData(f"{where} is nested too deeply (or is a cycle)")
         if x is None or type(x) is str or type(x) is bool:
             return x
-        if isinstance(x, bool | np.bool_):
-            return bool(x)
-        if isinstance(x, int | np.integer):
-            return int(x)
-        if isinstance(x, float | np.floating):
-            v = float(x)
+        if isinstance(x, np.generic):
+            x = x.item()
+            if type(x) is bool:
+                return x
+        # Subclasses give their base value, whatever their conversions say.
+        if isinstance(x, int):
+            return int.__index__(x)
+        if isinstance(x, float):
+            v = float.__float__(x)
             return v if math.isfinite(v) else {"f": repr(v)}
-        if isinstance(x, complex | np.complexfloating):
+        if isinstance(x, complex):
             return {
                 "c": [
                     self.node(float(x.real), where, depth),

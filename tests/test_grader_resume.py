@@ -9,10 +9,11 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from grader import merge
+from grader import isolate, merge
 from harness.target import REPO
 from tests.grader_data.helpers import (
     CH00_MAX,
@@ -84,8 +85,9 @@ def test_killed_run_resumes_to_the_same_grades(subs, uninterrupted, tmp_path):
     deadline = time.monotonic() + 300
     while len(list(journal.glob("s*.json"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)  # the grader and everything it started
+    os.kill(proc.pid, signal.SIGKILL)  # the grader alone: what it started must die with it
     proc.wait()
+    assert_no_sandbox_process_survives()
     done = {p.name: p.stat().st_mtime_ns for p in journal.glob("s*.json")}
     assert 2 <= len(done) < len(STUDENTS), "the run was not killed halfway"
     assert not (out / "grades.csv").exists()
@@ -103,6 +105,44 @@ def test_killed_run_resumes_to_the_same_grades(subs, uninterrupted, tmp_path):
         (subs / "s2" / "ch00" / "training_loop.py").write_text(STUB)
     assert f"{len(STUDENTS) - 1} submissions unchanged" in err
     assert f"s2: {CH00_MAX}/{CH00_MAX}" in err
+
+
+def sandbox_processes() -> list[int]:
+    base = int(os.environ["GRADER_UID_BASE"])
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            line = next(ln for ln in status.read_text().splitlines() if ln.startswith("Uid:"))
+        except (OSError, StopIteration):
+            continue
+        if base <= int(line.split()[1]) < base + isolate.UID_COUNT:
+            found.append(int(status.parent.name))
+    return found
+
+
+def assert_no_sandbox_process_survives(within: float = 20.0) -> None:
+    deadline = time.monotonic() + within
+    while sandbox_processes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not sandbox_processes(), (
+        f"sandbox processes outlived their grader: {sandbox_processes()}"
+    )
+
+
+@pytest.mark.skipif(isolate.mode() == "session", reason="sandbox uids need root")
+def test_a_grader_killed_with_sigkill_leaves_nothing_running(tmp_path):
+    """A student process stuck in an endless import dies with its grader."""
+    write_submission(tmp_path / "subs", "looper", with_override("while True:\n    pass\n"))
+    proc = grader(
+        tmp_path / "subs", "--out", tmp_path / "out", "--jobs", "1", "--test-timeout", "600"
+    )
+    deadline = time.monotonic() + 300
+    while not sandbox_processes() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert sandbox_processes(), "the student process never started"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert_no_sandbox_process_survives()
 
 
 def test_merged_shards_equal_one_run(subs, uninterrupted, tmp_path):

@@ -1,0 +1,137 @@
+"""The student's loop, seen from outside: short failures that point at the student's
+own lines, explanations that survive the student's code raising, hints that wait until
+a task is started, and the same results whatever the multiprocessing start method."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from grader import grade
+from harness.target import REPO
+
+pytest_plugins = ["pytester"]
+STUB = (REPO / "exercises" / "ch00" / "training_loop.py").read_text()
+SOLUTION = (REPO / "solutions" / "ch00" / "training_loop.py").read_text()
+
+
+@pytest.fixture
+def course(pytester):
+    """A folder with one test file for ch00 and ``impl(code)`` to set the student's module."""
+    pytester.makeini("[pytest]\n")
+
+    def impl(code: str):
+        folder = pytester.path / "impl" / "ch00"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "training_loop.py").write_text(code)
+        return pytester.path / "impl"
+
+    return impl
+
+
+def run(pytester, *args):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider", *args],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    return proc.stdout + proc.stderr
+
+
+TESTS = textwrap.dedent(
+    """
+    import pytest
+    import torch
+    from harness.probe import because
+    from harness.target import chapter_module
+
+    tl = chapter_module("ch00", "training_loop")
+
+    @pytest.mark.task("ch00.1")
+    def test_plain_call():
+        assert tl.gradient_at(1.0, 2.0, 6.0) == pytest.approx(-16.0), "gradient_at(1, 2, 6) should be -16"
+
+    @pytest.mark.task("ch00.1")
+    def test_explained_call():
+        with because("the chain rule needs the residual x*w - target: look at how it is built"):
+            tl.gradient_at(1.0, 2.0, 6.0)
+
+    @pytest.mark.task("ch00.3")
+    def test_big_comparison():
+        got = torch.arange(10000.0).reshape(100, 100)
+        assert torch.equal(got, got + 1) and got.sum() > 0, "the two 100x100 tensors differ everywhere"
+    """
+)
+
+RAISES_DEEP_IN_TORCH = STUB.replace(
+    '    raise NotImplementedError("ch00.1 gradient_at — see course/ch00.md#one-gradient")',
+    "    import torch\n"
+    "    import torch.nn.functional as F\n"
+    "    ids = torch.tensor([int(x) + 7])\n"
+    "    return F.embedding(ids, torch.zeros(3, 2)).sum().item()",
+)
+
+
+def test_a_raising_student_function_shows_its_own_line_not_torch_internals(pytester, course):
+    pytester.makepyfile(test_loop=TESTS)
+    out = run(
+        pytester, "test_loop.py", "--impl", str(course(RAISES_DEEP_IN_TORCH)), "-k", "plain_call"
+    )
+    assert "your code raised IndexError" in out, out
+    assert "ch00/training_loop.py:" in out and "F.embedding(ids" in out, out
+    assert "def embedding" not in out and "torch/nn/functional.py" not in out, out
+    assert len(out.splitlines()) < 60, out
+
+
+def test_an_explanation_survives_the_students_code_raising(pytester, course):
+    pytester.makepyfile(test_loop=TESTS)
+    out = run(
+        pytester, "test_loop.py", "--impl", str(course(RAISES_DEEP_IN_TORCH)), "-k", "explained"
+    )
+    assert "the chain rule needs the residual" in out, out
+    assert "your code raised IndexError" in out, out
+
+
+def test_long_tensor_comparisons_do_not_flood_the_report(pytester, course):
+    pytester.makepyfile(test_loop=TESTS)
+    out = run(pytester, "test_loop.py", "--impl", str(course(SOLUTION)), "-k", "big_comparison")
+    assert "the two 100x100 tensors differ everywhere" in out, out
+    assert len(out) < 4000, f"{len(out)} characters for one failure:\n{out[:3000]}"
+
+
+def test_the_full_traceback_is_one_option_away(pytester, course):
+    pytester.makepyfile(test_loop=TESTS)
+    impl = str(course(RAISES_DEEP_IN_TORCH))
+    out = run(pytester, "test_loop.py", "--impl", impl, "-k", "plain_call", "--tb=long")
+    assert "torch/nn/functional.py" in out, out
+
+
+def test_hints_wait_until_a_task_is_started(pytester, course):
+    pytester.makepyfile(test_loop=TESTS)
+    untouched = run(pytester, "test_loop.py", "--impl", str(course(STUB)), "-k", "plain_call")
+    assert "not started" in untouched and "read: course/ch00.md#one-gradient" in untouched
+    assert "hint:" not in untouched, untouched
+    wrong = STUB.replace(
+        '    raise NotImplementedError("ch00.1 gradient_at — see course/ch00.md#one-gradient")',
+        "    return 0.0",
+    )
+    started = run(pytester, "test_loop.py", "--impl", str(course(wrong)), "-k", "plain_call")
+    assert "hint:" in started, started
+
+
+def test_the_grader_runs_one_torch_thread_per_job_whatever_the_cores():
+    assert grade.default_limits(1).threads == 1
+    assert grade.default_limits(2).threads == 1
+
+
+def test_the_students_front_page_shows_the_self_check():
+    text = (REPO / "course" / "README.md").read_text()
+    assert "python -m grader check" in text
