@@ -1,6 +1,8 @@
-"""Hidden tests for ch10: other sizes, seeds, data and edge cases than the public ones.
-Messages state the violated property, not the test."""
+"""Hidden tests for ch10: other sizes, seeds, data and edge cases than the public ones, and
+comparisons with the reference where the contract fixes the answer. Messages state the
+violated property, not the test."""
 
+import io
 import math
 
 import pytest
@@ -8,48 +10,48 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from exercises.ch10.test_gpt import (  # helpers shared with the public twin
-    next_token_loss,
+from exercises.ch10.test_gpt import (  # helpers and probes shared with the public twin
+    CROP,
+    SLICE,
+    TINY,
+    attention_input_grads,
+    attention_outputs,
+    attention_with_random_weights,
+    batch_of,
+    block_outputs,
+    cross_entropy,
+    decoded,
+    generated,
+    gpt_forward,
+    gpt_structure,
+    head_of,
+    implied_scale,
+    logits_with_scaled_embeddings,
+    losses_under_global_seeds,
+    next_token_batch,
+    tokenizer_on,
+    training_run,
     unigram_entropy,
+    unknown_character_problem,
+    window_rule,
+    windows,
+    xy,
 )
-from harness.target import chapter_module, course_file
+from harness.probe import because, probe
+from harness.target import chapter_module, course_file, reference_module
+
+try:  # test bodies only: the student's process of a split run cannot import these
+    from harness.evidence import brief, first_difference
+    from harness.generated import examples, given, st
+except ImportError:
+    pass
 
 gpt = chapter_module("ch10", "gpt")
+ref = reference_module("ch10", "gpt")
 
 
 def corpus() -> str:
     return course_file("data/ch10_corpus.txt").read_text()
-
-
-class TableModel(nn.Module):
-    """Fixed next-token logits: position t predicts from table[idx[:, t]]."""
-
-    def __init__(self, table, block_size):
-        super().__init__()
-        self.unused = nn.Parameter(torch.zeros(()))  # so model.parameters() gives a device
-        self.register_buffer("table", table)
-        self.block_size = block_size
-
-    def forward(self, idx, targets=None):
-        if idx.shape[1] > self.block_size:
-            raise ValueError(f"{idx.shape[1]} positions exceed block_size {self.block_size}")
-        return self.table[idx], None
-
-
-class WindowModel(nn.Module):
-    """Fixed logits that depend on the context: every position predicts (first token of the
-    window it was given + 1) mod vocab, almost surely."""
-
-    def __init__(self, vocab, block_size):
-        super().__init__()
-        self.unused = nn.Parameter(torch.zeros(()))  # so model.parameters() gives a device
-        self.vocab, self.block_size = vocab, block_size
-
-    def forward(self, idx, targets=None):
-        if idx.shape[1] > self.block_size:
-            raise ValueError(f"{idx.shape[1]} positions exceed block_size {self.block_size}")
-        logits = 40.0 * F.one_hot((idx[:, :1] + 1) % self.vocab, self.vocab).float()
-        return logits.repeat(1, idx.shape[1], 1), None
 
 
 # ---------------------------------------------------------------- ch10.1
@@ -57,24 +59,64 @@ class WindowModel(nn.Module):
 
 @pytest.mark.task("ch10.1")
 def test_tokenizer_on_other_text():
+    """The tokenizer round-trips any text (newlines, non-ASCII, the empty string) with sorted ids."""
     text = "Zebra\nab ba, \u00e9t\u00e9 \u20ac5!\n"
-    tok = gpt.CharTokenizer(text)
-    assert tok.vocab_size == len(set(text)), (
+    alphabet = "".join(sorted(set(text)))
+    seen = tokenizer_on(text, [text, alphabet, ""])
+    ids, sorted_ids, empty = seen["encoded"]
+    assert seen["vocab_size"] == len(set(text)), (
         "vocab_size must equal the number of distinct characters"
     )
-    ids = tok.encode(text)
-    assert all(0 <= i < tok.vocab_size for i in ids), "ids must lie in 0 .. vocab_size-1"
-    assert tok.decode(ids) == text, (
+    assert sorted_ids == list(range(len(alphabet))), (
+        "ids must follow the sorted order of the distinct characters, so that they are the same "
+        "in every process"
+    )
+    assert decoded(text, ids) == text, (
         "decode(encode(text)) must give back the text, newlines and non-ASCII included"
     )
-    assert tok.encode("".join(sorted(set(text)))) == list(range(tok.vocab_size)), (
-        "ids must follow the sorted order of the distinct characters, so that they are the same in every process"
+    assert empty == [] and decoded(text, []) == "", "the empty string must encode to [] and back"
+
+
+@pytest.mark.task("ch10.1")
+@examples(25)
+@given(
+    text=st.text(
+        alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=40
+    ),
+    data=st.data(),
+)
+def test_tokenizer_matches_the_reference_on_generated_text(text, data):
+    """On generated text, vocab_size and encode agree with the sorted-characters vocabulary, and decode inverts them."""
+    query = data.draw(st.text(alphabet=st.sampled_from(sorted(set(text))), max_size=20))
+    want = ref.CharTokenizer(text)
+    seen = tokenizer_on(text, [text, query])
+    assert seen["vocab_size"] == want.vocab_size, (
+        f"CharTokenizer({text!r}).vocab_size is {seen['vocab_size']}, expected {want.vocab_size}"
     )
-    assert tok.encode("") == [] and tok.decode([]) == "", (
-        "the empty string must encode to [] and back"
+    assert seen["encoded"] == [want.encode(text), want.encode(query)], (
+        f"CharTokenizer({text!r}).encode differs from ids = index in the sorted distinct "
+        f"characters: got {brief(seen['encoded'])}"
     )
-    with pytest.raises((KeyError, ValueError)):
-        tok.encode("q")  # not in the text: must not be mapped silently to some other character
+    with because("decode of a 1-D tensor of ids raised: convert each id with int()"):
+        back = decoded(text, want.encode(query), as_tensor=True)
+    assert back == query, f"decode(encode({query!r})) gave {back!r}"
+
+
+@pytest.mark.task("ch10.1")
+def test_unknown_characters_raise_wherever_they_would_sort():
+    """encode raises (KeyError) for characters outside the vocabulary: before, between or after the known ones."""
+    for text, query in (
+        ("bdf", "c"),
+        ("bdf", "a"),
+        ("bdf", "bz"),
+        ("hello", "hello world"),
+        ("", "x"),
+    ):
+        problem = unknown_character_problem(text, query)
+        assert problem is None, (
+            f"CharTokenizer({text!r}).encode({query!r}) {problem}: a character outside the "
+            "vocabulary must raise, not be mapped to some id or dropped"
+        )
 
 
 # ---------------------------------------------------------------- ch10.2
@@ -82,68 +124,141 @@ def test_tokenizer_on_other_text():
 
 @pytest.mark.task("ch10.2")
 def test_targets_follow_inputs_in_arbitrary_data():
+    """On data in no particular order, every target is the token that follows its input in the data."""
     gen = torch.Generator().manual_seed(11)
     data = torch.randperm(300, generator=gen)  # distinct tokens in no particular order
     successor = {int(a): int(b) for a, b in zip(data[:-1], data[1:])}
-    x, y = gpt.get_batch(data, 10, 7, torch.Generator().manual_seed(2))
+    x, y = xy(batch_of(data, 10, 7, 2))
     assert x.shape == y.shape == (7, 10), "x and y must both be (batch_size, block_size)"
     ok = all(successor.get(int(a)) == int(b) for a, b in zip(x.flatten(), y.flatten()))
     assert ok, (
         "some target is not the token that follows its input in the data: y must be x shifted by one"
     )
-    x, y = gpt.get_batch(data[:9], 8, 5, torch.Generator().manual_seed(0))
-    assert torch.equal(x, data[:8].repeat(5, 1)) and torch.equal(y, data[1:9].repeat(5, 1)), (
-        "when data holds exactly block_size + 1 tokens there is one window: x = data[:-1], y = data[1:]"
-    )
 
 
 @pytest.mark.task("ch10.2")
-def test_every_window_can_be_drawn():
+def test_every_window_can_be_drawn_and_none_runs_past_the_end():
+    """Window starts cover 0 .. len(data) - block_size - 1; with block_size + 1 tokens there is exactly one window."""
+    data = torch.arange(9) * 3
+    x, y = xy(batch_of(data, 8, 5, 0))
+    one = torch.equal(x, data[:8].repeat(5, 1)) and torch.equal(y, data[1:9].repeat(5, 1))
+    assert one, (
+        "when data holds exactly block_size + 1 tokens there is one window: x = data[:-1], y = data[1:]"
+    )
     data = torch.arange(20)
-    x, y = gpt.get_batch(data, 4, 3000, torch.Generator().manual_seed(0))
-    assert torch.equal(y, x + 1), "targets must be the next tokens"
+    x, y = xy(batch_of(data, 4, 3000, 0))
+    shifted = torch.equal(y, x + 1)
+    assert shifted, "targets must be the next tokens"
     assert int(x[:, 0].min()) == 0 and int(y[:, -1].max()) == 19, (
         "over many draws, windows never start at the first token or never reach the last token: "
         "every start 0 .. len(data) - block_size - 1 must be possible"
     )
 
 
+@pytest.mark.task("ch10.2")
+@examples(20)
+@given(
+    n=st.integers(2, 60),
+    block=st.integers(1, 12),
+    batch=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+)
+def test_get_batch_matches_the_reference_draw(n, block, batch, seed):
+    """With the same generator seed, get_batch draws the reference's windows (torch.randint over the starts) and shifts y by one."""
+    length = n + block  # n possible window starts
+    data = torch.randperm(length, generator=torch.Generator().manual_seed(seed))
+    x, y = xy(batch_of(data, block, batch, seed))
+    want_x, want_y = ref.get_batch(data, block, batch, torch.Generator().manual_seed(seed))
+    same = torch.equal(x, want_x) and torch.equal(y, want_y)
+    assert same, (
+        f"get_batch(data of {length} tokens, block_size={block}, batch_size={batch}) with a "
+        f"generator seeded {seed} gave x {first_difference(x, want_x)}; y "
+        f"{first_difference(y, want_y)}: draw starts with torch.randint(len(data) - block_size, "
+        "(batch_size,), generator=generator), x = data[i : i+T], y = data[i+1 : i+T+1]"
+    )
+
+
 # ---------------------------------------------------------------- ch10.3
+
+
+def windows_at(data, starts, T, shifts):
+    return torch.stack([data[i + s : i + s + T] for i, s in zip(starts, shifts)])
 
 
 @pytest.mark.task("ch10.3")
 def test_check_targets_on_past_mixed_and_unrelated_targets():
+    """Past targets give shift -1; a batch with one misaligned row (anywhere) or unrelated targets gives shift None."""
     data = torch.arange(1000)
     starts = [5, 300, 41, 700]
-    x = torch.stack([data[i : i + 16] for i in starts])
-    r = gpt.check_targets(x, torch.stack([data[i - 1 : i + 15] for i in starts]))
+    x = windows_at(data, starts, 16, [0] * 4)
+    r = gpt.check_targets(x, windows_at(data, starts, 16, [-1] * 4))
     assert (r.ok, r.shift) == (False, -1), (
         "targets equal to the previous token must give ok=False, shift=-1"
     )
-    y = x + 1
-    y[2] = x[2]  # one row is not shifted
-    r = gpt.check_targets(x, y)
-    assert not r.ok and r.shift is None, (
-        "when one row of the batch is not shifted the batch is not a next-token batch: every row must agree"
-    )
+    for row in range(4):
+        shifts = [1] * 4
+        shifts[row] = 0
+        r = gpt.check_targets(x, windows_at(data, starts, 16, shifts))
+        assert not r.ok and r.shift is None, (
+            f"when row {row} of the batch is not shifted the batch is not a next-token batch: "
+            f"every row must agree (got ok={r.ok}, shift={r.shift})"
+        )
     gen = torch.Generator().manual_seed(0)
     r = gpt.check_targets(x, torch.randint(1000, x.shape, generator=gen))
     assert not r.ok and r.shift is None, "unrelated targets must give ok=False, shift=None"
 
 
 @pytest.mark.task("ch10.3")
-def test_check_targets_on_short_and_text_windows():
+def test_check_targets_on_short_windows_real_text_and_the_reach():
+    """Shifts are found in windows of 2 and of real text; offsets with |s| >= max(2, T/2) are not tried."""
     r = gpt.check_targets(torch.tensor([[3, 9], [4, 2]]), torch.tensor([[9, 7], [2, 2]]))
     assert r.ok and r.shift == 1, "a correct next-token batch with block_size 2 must be recognised"
-    text = corpus()
-    data = torch.tensor([ord(c) for c in text])
-    starts = [0, 1000, 5000, 9000, 12000]
-    x = torch.stack([data[i : i + 40] for i in starts])
-    for s in (1, 0, 3):
-        r = gpt.check_targets(x, torch.stack([data[i + s : i + s + 40] for i in starts]))
+    data = torch.tensor([ord(c) for c in corpus()])
+    starts = [10, 1000, 5000, 9000, 12000]
+    x = windows_at(data, starts, 40, [0] * 5)
+    for s in (1, 0, 3, -2):
+        r = gpt.check_targets(x, windows_at(data, starts, 40, [s] * 5))
         assert (r.ok, r.shift) == (s == 1, s), (
-            "on windows of real text the reported shift must be the offset between x and y"
+            f"on windows of real text with y[:, t] == x[:, t{s:+d}] check_targets said ok={r.ok}, "
+            f"shift={r.shift}: the reported shift must be the offset between x and y"
         )
+    data = torch.arange(100)
+    for T, s, want in ((9, 4, 4), (8, 4, None), (8, -3, -3), (3, 1, 1), (3, 2, None)):
+        x = windows_at(data, [10, 50], T, [0, 0])
+        r = gpt.check_targets(x, windows_at(data, [10, 50], T, [s, s]))
+        assert r.shift == want, (
+            f"T = {T}, y shifted by {s}: check_targets said shift={r.shift}, expected {want} — "
+            f"offsets |s| < max(2, T/2) = {max(2, T / 2)} are tried, larger ones are not"
+        )
+
+
+@pytest.mark.task("ch10.3")
+@pytest.mark.points(2)
+@examples(40)
+@given(
+    B=st.integers(1, 4),
+    T=st.integers(1, 20),
+    data=st.data(),
+)
+def test_check_targets_matches_the_reference(B, T, data):
+    """On generated batches (any size, any offset, some rows misaligned) ok and shift agree with the reference."""
+    s = data.draw(st.integers(-T + 1, T - 1), label="shift")
+    bad = data.draw(st.one_of(st.none(), st.tuples(st.integers(0, B - 1), st.integers(-T, T))))
+    seed = data.draw(st.integers(0, 1000), label="seed")
+    tokens = torch.randperm(200, generator=torch.Generator().manual_seed(seed))
+    starts = torch.randint(25, 150, (B,), generator=torch.Generator().manual_seed(seed)).tolist()
+    shifts = [s] * B
+    if bad is not None:
+        shifts[bad[0]] = bad[1]
+    x = windows_at(tokens, starts, T, [0] * B)
+    y = windows_at(tokens, starts, T, shifts)
+    want = ref.check_targets(x, y)
+    got = gpt.check_targets(x, y)
+    assert (got.ok, got.shift) == (want.ok, want.shift), (
+        f"check_targets on a (B={B}, T={T}) batch with row shifts {shifts} said ok={got.ok}, "
+        f"shift={got.shift}; expected ok={want.ok}, shift={want.shift} (the smallest |s| < "
+        "max(2, T/2) with y[:, t] == x[:, t+s] in every row wherever both exist)"
+    )
 
 
 # ---------------------------------------------------------------- ch10.4
@@ -151,67 +266,93 @@ def test_check_targets_on_short_and_text_windows():
 
 @pytest.mark.task("ch10.4")
 def test_attention_gradient_is_causal_everywhere():
-    torch.manual_seed(4)
-    m = gpt.CausalSelfAttention(16, 4, 16).eval()  # eval: dropout, if any, off
-    x = torch.randn(1, 16, 16, requires_grad=True)
-    out = m(x)
-    for t in range(16):
-        (g,) = torch.autograd.grad(out[0, t].sum(), x, retain_graph=True)
+    """The gradient of every output position reaches position 0 and no later position; one head and one position work."""
+    grads = attention_input_grads(16, 4, 16, 4, torch.randn(1, 16, 16), list(range(16)))
+    for t, g in enumerate(grads):
         if t < 15:
             assert g[0, t + 1 :].abs().max().item() == 0.0, (
-                "an output position receives gradient from a later input position: attention leaks the future"
+                f"output position {t} receives gradient from a later input position: attention leaks the future"
             )
-        assert g[0, 0].abs().max().item() > 0, "an output position ignores the first input position"
-    one = gpt.CausalSelfAttention(8, 1, 8)(torch.randn(2, 1, 8))
+        assert g[0, 0].abs().max().item() > 0, (
+            f"output position {t} ignores the first input position"
+        )
+    with because(f"CausalSelfAttention(8, 1, 8) on one position raised {SLICE}"):
+        (one,) = attention_outputs(8, 1, 8, 0, [torch.randn(2, 1, 8)])
     assert one.shape == (2, 1, 8), "a single head and a single position must work"
 
 
 @pytest.mark.task("ch10.4")
 def test_attention_keeps_batch_rows_apart():
-    torch.manual_seed(5)
-    m = gpt.CausalSelfAttention(12, 3, 12).eval()
+    """Changing one sequence of the batch never changes another's output."""
     x = torch.randn(3, 12, 12)
     x2 = x.clone()
     x2[1:] = torch.randn(2, 12, 12)
-    gap = (m(x)[0] - m(x2)[0]).abs().max().item()
+    out, out2 = attention_outputs(12, 3, 12, 5, [x, x2])
+    gap = (out[0] - out2[0]).abs().max().item()
     assert gap < 1e-5, (
         "changing one sequence of the batch changes another: attention must mix positions, never batch rows"
+    )
+
+
+@pytest.mark.task("ch10.4")
+@pytest.mark.parametrize("C, H, T", [(30, 5, 7), (8, 1, 8), (32, 8, 4), (36, 3, 12)])
+def test_attention_scale_on_other_head_sizes(C, H, T):
+    """Scores are scaled by 1/sqrt(n_embd / n_head), whatever the number of heads (1 head included)."""
+    x = torch.randn(2, T, C, generator=torch.Generator().manual_seed(C))
+    with because(f"CausalSelfAttention({C}, {H}, block_size=12) raised {SLICE}"):
+        params, out = attention_with_random_weights(C, H, 12, 1, x)
+    s = implied_scale(x, out, params, C, H)
+    right = 1 / math.sqrt(C // H)
+    assert s is None or abs(s / right - 1) < 1e-3, (
+        f"CausalSelfAttention({C}, {H}) scales its scores by {s:.4g}, expected 1/sqrt({C // H}) = {right:.4g}"
     )
 
 
 # ---------------------------------------------------------------- ch10.5
 
 
+@probe
+def block_input_grad(n_embd, n_head, block_size, seed, x, t):
+    """d(sum of Block output[:, t]) / d(input), and the Block's output on a prefix of x and on x."""
+    torch.manual_seed(seed)
+    blk = gpt.Block(n_embd, n_head, block_size).eval()
+    x = x.clone().requires_grad_(True)
+    out = blk(x)
+    (g,) = torch.autograd.grad(out[:, t].sum(), x)
+    with torch.no_grad():
+        prefix = blk(x[:, : t + 3])
+    return g, prefix, out.detach()
+
+
 @pytest.mark.task("ch10.5")
 def test_block_gradient_is_causal_and_prefix_stable():
-    torch.manual_seed(6)
-    blk = gpt.Block(12, 3, 12).eval()
-    x = torch.randn(2, 12, 12, requires_grad=True)
-    out = blk(x)
-    (g,) = torch.autograd.grad(out[:, 4].sum(), x)
+    """A Block's output at t gets gradient from positions <= t only, and a prefix gives the prefix of the output."""
+    with because(f"Block(12, 3, 12) raised {SLICE}"):
+        g, prefix, out = block_input_grad(12, 3, 12, 6, torch.randn(2, 12, 12), 4)
     assert g[:, 5:].abs().max().item() == 0.0, (
         "a Block output position receives gradient from later positions"
     )
     assert g[:, :4].abs().max().item() > 0, "a Block output position ignores earlier positions"
-    assert torch.allclose(blk(x[:, :7]), out[:, :7], atol=1e-5), (
+    assert torch.allclose(prefix, out[:, :7], atol=1e-5), (
         "a Block applied to a prefix must give the prefix of its output on the full sequence"
     )
 
 
 @pytest.mark.task("ch10.5")
-def test_block_residual_stream_carries_its_input():
-    torch.manual_seed(9)
-    blk = gpt.Block(16, 4, 16).eval()
-    x = torch.randn(2, 10, 16)
-    out = blk(x)
-    shifted = blk(x + 3.0)
-    gap = (shifted - (out + 3.0)).abs().max().item()
-    assert gap < 1e-3, (
-        "adding a constant to every input entry must add the same constant to the Block's output: "
-        "in a pre-norm block each branch sees only a LayerNorm of the stream (which removes the "
-        "constant) and the residual path carries the input through untouched — no LayerNorm after "
-        f"the additions, no branch without its residual (max deviation {gap:.2e})"
+@pytest.mark.points(2)
+def test_block_residual_stream_carries_its_input_at_other_sizes():
+    """Adding any per-position constant to a Block's input adds it to the output (pre-norm, residual paths)."""
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(3, 7, 24, generator=gen)
+    c = 5.0 * torch.randn(3, 7, 1, generator=gen)
+    out, moved, big = block_outputs(24, 3, 7, 2, [x, x + c, x - 40.0])
+    gap = max((moved - (out + c)).abs().max().item(), (big - (out - 40.0)).abs().max().item())
+    assert gap < 2e-3, (
+        "adding a constant to every channel at a position must add the same constant to the "
+        "Block's output there: each branch reads a LayerNorm of the stream and the residual path "
+        f"carries the input untouched — pre-norm, no LayerNorm after the additions (max deviation {gap:.2e})"
     )
+    assert (out - x).abs().max().item() > 1e-3, "the Block's branches add nothing to the stream"
 
 
 # ---------------------------------------------------------------- ch10.6
@@ -219,39 +360,71 @@ def test_block_residual_stream_carries_its_input():
 
 @pytest.mark.task("ch10.6")
 def test_square_gpt_is_causal_and_calibrated_at_init():
-    torch.manual_seed(7)
-    model = gpt.GPT(24, 24, 1, 2, 24).eval()  # vocab == block == n_embd
+    """With vocab == block_size == n_embd the logits at t ignore later tokens, and the loss at init is about ln(vocab)."""
     idx = torch.randint(24, (4, 24))
-    logits, _ = model(idx)
+    variants = []
     for cut in (1, 12, 23):
         idx2 = idx.clone()
         idx2[:, cut:] = (idx2[:, cut:] + 7) % 24
-        moved = (model(idx2)[0][:, :cut] - logits[:, :cut]).abs().max().item()
+        variants.append(idx2)
+    logits, *others = [lg for lg, _ in gpt_forward((24, 24, 1, 2, 24), 7, [idx, *variants])]
+    for cut, lg in zip((1, 12, 23), others):
+        moved = (lg[:, :cut] - logits[:, :cut]).abs().max().item()
         assert moved < 1e-5, (
-            "logits at a position change when only later tokens change: the model sees the future"
+            f"logits at positions < {cut} change when only later tokens change: the model sees the future"
         )
-    torch.manual_seed(8)
-    big = gpt.GPT(100, 16, 2, 4, 32).eval()
-    _, loss = big(torch.randint(100, (8, 16)), torch.randint(100, (8, 16)))
-    assert abs(loss.item() - math.log(100)) < 0.5, (
-        "the loss at initialization must be close to ln(vocab_size)"
+    ((_, loss),) = gpt_forward(
+        (100, 16, 2, 4, 32), 8, [torch.randint(100, (8, 16))], [torch.randint(100, (8, 16))]
+    )
+    assert abs(float(loss) - math.log(100)) < 0.5, (
+        f"the loss at initialization is {float(loss):.3f}, not close to ln(100) = {math.log(100):.3f}"
     )
 
 
 @pytest.mark.task("ch10.6")
 def test_every_layer_is_registered_and_trained():
-    count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
-    one, three = gpt.GPT(20, 8, 1, 2, 16), gpt.GPT(20, 8, 3, 2, 16)
-    assert count(three) > count(one), (
-        "a GPT with 3 layers has no more parameters than one with 1: the blocks are not registered as submodules"
+    """Parameters and state_dict grow with n_layer, and the loss reaches every parameter."""
+    one, two, three = gpt_structure(20, 8, 2, 16, [1, 2, 3])
+    grows = one["parameters"] < two["parameters"] < three["parameters"]
+    assert grows and one["state"] < two["state"] < three["state"], (
+        "the number of parameters or of state_dict entries does not grow with n_layer: the blocks "
+        "are not registered as submodules"
     )
-    assert len(three.state_dict()) > len(one.state_dict()), (
-        "the state_dict does not grow with n_layer"
+    assert not three["unreached"], f"parameters the loss never reaches: {three['unreached'][:4]}"
+
+
+@pytest.mark.task("ch10.6")
+@pytest.mark.parametrize("cfg", [(24, 12, 1, 3, 24), (10, 6, 3, 2, 12)])
+def test_final_layer_norm_at_other_sizes(cfg):
+    """The head reads a LayerNorm of the stream: huge embeddings do not make the logits grow with them."""
+    idx = torch.randint(cfg[0], (3, cfg[1]))
+    found, (small, large) = logits_with_scaled_embeddings(cfg, 4, idx, [3e3, 3e4])
+    if not found:
+        return  # nothing to scale from outside: the property cannot be observed
+    ratio = large.norm().item() / max(small.norm().item(), 1e-30)
+    assert 0.5 < ratio < 1.5, (
+        f"10x larger embeddings changed the logits' size by {ratio:.3g}: apply a final LayerNorm "
+        "before the head"
     )
-    _, loss = three(torch.randint(20, (2, 8)), torch.randint(20, (2, 8)))
-    loss.backward()
-    silent = [n for n, p in three.named_parameters() if p.grad is None]
-    assert not silent, f"parameters the loss never reaches: {silent[:4]}"
+
+
+@pytest.mark.task("ch10.6")
+def test_loss_is_the_mean_cross_entropy_at_every_size():
+    """The loss is the mean cross-entropy over all B*T positions, for one sequence of one token too."""
+    cases = [(1, 1), (4, 5), (2, 3)]
+    idxs = [torch.randint(7, (b, t)) for b, t in cases]
+    targets = [torch.randint(7, (b, t)) for b, t in cases]
+    with because(f"GPT(7, 5, 1, 1, 8) raised {SLICE}"):
+        runs = gpt_forward((7, 5, 1, 1, 8), 2, idxs, targets)
+    for (b, t), (logits, loss), y in zip(cases, runs, targets):
+        assert tuple(logits.shape) == (b, t, 7), (
+            f"logits of a ({b}, {t}) input have shape {tuple(logits.shape)}"
+        )
+        want = cross_entropy(logits, y)
+        assert abs(float(loss) - want) < 1e-4, (
+            f"on a ({b}, {t}) batch the loss is {float(loss):.5f}, the mean cross-entropy of the "
+            f"logits over all positions is {want:.5f}"
+        )
 
 
 # ---------------------------------------------------------------- ch10.7
@@ -259,60 +432,112 @@ def test_every_layer_is_registered_and_trained():
 
 @pytest.mark.task("ch10.7")
 def test_tiny_temperature_is_greedy():
-    gen = torch.Generator().manual_seed(3)
-    table = torch.randn(6, 6, generator=gen)
-    model = TableModel(table, 5)
+    """As the temperature goes to 0, sampling becomes the argmax of the last position's logits."""
+    table = torch.randn(6, 6, generator=torch.Generator().manual_seed(3))
     idx = torch.tensor([[0], [1], [2], [3], [4], [5]]).repeat(50, 1)
-    out = gpt.generate(model, idx, 3, 1e-3, torch.Generator().manual_seed(1))
+    out = generated("markov", idx, 3, 1e-3, 1, table=table, block_size=5)["out"]
     greedy = idx.clone()
     for _ in range(3):
         greedy = torch.cat([greedy, table[greedy[:, -1]].argmax(-1, keepdim=True)], dim=1)
     assert torch.equal(out, greedy), (
-        "as the temperature goes to 0, sampling must become the argmax of the last position's logits"
+        "at temperature 1e-3 generate did not take the argmax of the last position's logits: "
+        "divide the logits by the temperature before the softmax"
     )
 
 
 @pytest.mark.task("ch10.7")
 @pytest.mark.points(2)
 def test_each_row_samples_from_its_own_last_token_past_the_block():
+    """Past block_size, each row's next token follows the softmax of its own last position; the prompt is left unchanged."""
     table = torch.tensor([[0.0, 3.0, 0.0], [0.0, 0.0, 3.0], [3.0, 0.0, 0.0]]) * 0.5
-    model = TableModel(table, 4)
     n = 6000
-    idx = torch.cat(
-        [torch.zeros(n, 6, dtype=torch.long), torch.full((n, 6), 2)]
-    )  # (2n, 6) > block_size
+    idx = torch.cat([torch.zeros(n, 6, dtype=torch.long), torch.full((n, 6), 2)])
     idx[:n, -1] = 1  # first half ends in token 1, second half in token 2
-    start = idx.clone()
-    try:
-        out = gpt.generate(model, idx, 2, 1.0, torch.Generator().manual_seed(9))
-    except ValueError as exc:
-        raise AssertionError(
-            f"generation on a prompt longer than block_size failed ({exc}): crop the context"
-        ) from None
-    assert torch.equal(idx, start), "generate must not modify the prompt tensor it was given"
+    with because(f"generate on a prompt longer than block_size raised: {CROP}"):
+        seen = generated("markov", idx, 2, 1.0, 9, table=table, block_size=4)
+    out = seen["out"]
+    assert torch.equal(seen["prompt_after"], idx), (
+        "generate must not modify the prompt tensor it was given"
+    )
     for rows, last in ((slice(0, n), 1), (slice(n, 2 * n), 2)):
-        freq = torch.bincount(out[rows, 6], minlength=3).float() / n
-        want = F.softmax(table[last], -1)
+        freq = torch.bincount(out[rows, 6], minlength=3).double() / n
+        want = F.softmax(table[last].double(), -1)
         assert (freq - want).abs().max().item() < 0.03, (
-            "the first generated token does not follow the softmax of the logits at the last prompt position"
+            f"rows ending in token {last}: the first generated token has frequencies "
+            f"{[round(v, 3) for v in freq.tolist()]}, expected the softmax of that row's last "
+            f"position {[round(v, 3) for v in want.tolist()]}"
         )
 
 
 @pytest.mark.task("ch10.7")
-def test_generation_reads_the_last_block_size_tokens():
-    model = WindowModel(6, 4)
-    for prompt in ([[5, 0, 3, 1, 4, 2], [2, 2, 0, 5, 1, 3]], [[3, 1], [0, 4]]):
+def test_generation_window_at_other_sizes():
+    """The model always receives the last block_size tokens (the whole sequence while shorter), from a single token on."""
+    for prompt, block, vocab in (
+        ([[4]], 3, 5),
+        ([[0, 1, 2]], 3, 5),
+        ([[2, 0, 1, 4, 3, 3, 1]] * 3, 5, 7),
+    ):
         idx = torch.tensor(prompt)
-        out = gpt.generate(model, idx, 7, 1.0, torch.Generator().manual_seed(0))
-        want = idx.clone()
-        for _ in range(7):
-            window = want[:, -4:]  # the whole sequence while it is shorter than block_size
-            want = torch.cat([want, (window[:, :1] + 1) % 6], dim=1)
+        with because(f"generate with block_size {block} raised: {CROP}"):
+            out = generated("window", idx, 9, 1.0, 2, vocab=vocab, block_size=block)["out"]
+        want = window_rule(idx, 9, vocab, block)
         assert torch.equal(out, want), (
-            "generate must give the model the last block_size tokens of the sequence as its context "
-            "(all of it while shorter): a model whose prediction depends on the oldest token of that "
-            "window was fed a different window"
+            f"from the prompt {prompt[0]} with block_size {block}, generate gave {out[0].tolist()}, "
+            f"expected {want[0].tolist()}: the context is the last block_size tokens"
         )
+
+
+@pytest.mark.task("ch10.7")
+def test_zero_new_tokens_returns_the_prompt():
+    """max_new_tokens = 0 returns the prompt itself (same tokens, same shape)."""
+    idx = torch.tensor([[1, 2, 3], [3, 2, 1]])
+    out = generated("window", idx, 0, 1.0, 0, vocab=4, block_size=3)["out"]
+    assert torch.equal(out, idx), f"generate(..., max_new_tokens=0) returned {brief(out)}"
+
+
+class TinyLM(nn.Module):
+    """A small learnable model whose logits at t depend on tokens t and t-1."""
+
+    def __init__(self, vocab: int, block_size: int, seed: int) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.now = nn.Parameter(torch.randn(vocab, vocab, generator=g))
+        self.before = nn.Parameter(torch.randn(vocab, vocab, generator=g))
+        self.block_size = block_size
+
+    def forward(self, idx, targets=None):
+        if idx.shape[1] > self.block_size:
+            raise ValueError(f"{idx.shape[1]} positions exceed block_size {self.block_size}")
+        prev = torch.cat([idx[:, :1], idx[:, :-1]], dim=1)
+        return self.now[idx] + self.before[prev], None
+
+
+@probe
+def tiny_lm_round_trip(idx, new_tokens, seed):
+    """generate with a TinyLM, with a TinyLM of other weights that loaded its state_dict, and
+    with that other TinyLM before loading, each under a generator seeded with seed."""
+    model, fresh, other = TinyLM(5, 4, 1), TinyLM(5, 4, 2), TinyLM(5, 4, 2)
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    buffer.seek(0)
+    fresh.load_state_dict(torch.load(buffer))
+    return [
+        gpt.generate(m, idx.clone(), new_tokens, 1.0, torch.Generator().manual_seed(seed))
+        for m in (model, fresh, other)
+    ]
+
+
+@pytest.mark.task("ch10.7")
+def test_generation_depends_only_on_the_model_state_and_the_generator():
+    """A model reloaded from a state_dict generates exactly the same tokens under the same generator seed."""
+    idx = torch.tensor([[0, 1], [2, 3], [4, 4]])
+    with because(f"generate raised: {CROP}"):
+        a, b, c = tiny_lm_round_trip(idx, 15, 6)
+    assert torch.equal(a, b), (
+        "a model and its reloaded copy generate different tokens under the same generator seed: "
+        "generation must depend only on the model's weights, the prompt and the generator"
+    )
+    assert not torch.equal(a, c), "models with different weights generated the same 45 tokens"
 
 
 # ---------------------------------------------------------------- ch10.8
@@ -320,68 +545,145 @@ def test_generation_reads_the_last_block_size_tokens():
 
 @pytest.mark.task("ch10.8")
 @pytest.mark.points(2)
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(180)
 def test_another_configuration_learns_from_context():
+    """Another configuration and seed also ends clearly below the unigram entropy; val_data is the last 10% of the tokens."""
     text = corpus()
     cfg = dict(steps=150, block_size=16, batch_size=24, n_layer=1, n_head=2, n_embd=32, lr=4e-3)
-    result = gpt.train_gpt(text, seed=1, **cfg)
-    h1 = unigram_entropy(text)
-    true_val = next_token_loss(result.model, result.val_data, 16)
+    r = training_run(text, 1, "next", cfg)
+    val = r["val_data"]
     tail = len(text) - int(0.9 * len(text))  # 90% of the tokens is not a whole number here
-    assert abs(len(result.val_data) - tail) <= 1 and torch.equal(
-        result.val_data.long(),
-        torch.tensor(result.tokenizer.encode(text[-len(result.val_data) :]), dtype=torch.long),
-    ), "val_data must be the last 10% of the tokens (rounded either way)"
-    assert true_val < h1 - 0.3, (
-        "the trained model's loss on true next tokens of the validation split is not clearly below "
-        "the unigram entropy of the text: it has not learned to use context"
+    chars = sorted(set(text))
+    want = torch.tensor([chars.index(c) for c in text[-len(val) :]])
+    assert val.dtype == torch.int64 and abs(len(val) - tail) <= 1 and torch.equal(val, want), (
+        f"val_data is {brief(val)}; it must be the last 10% of the tokens (rounded either way), int64"
     )
-    assert abs(result.val_loss - true_val) < 0.3, (
-        "the reported val_loss disagrees with the model's next-token loss on val_data"
+    _, y = windows(val, 16)
+    true_val = cross_entropy(r["window_logits"], y)
+    assert true_val < unigram_entropy(text) - 0.3, (
+        f"the trained model's loss on the true next tokens of val_data is {true_val:.3f}, not "
+        f"clearly below the unigram entropy {unigram_entropy(text):.3f}: it has not learned to use context"
+    )
+    assert abs(r["val_loss"] - true_val) < 0.3, (
+        f"the reported val_loss {r['val_loss']:.3f} disagrees with the model's next-token loss "
+        f"{true_val:.3f} on val_data"
     )
 
 
 @pytest.mark.task("ch10.8")
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(120)
 def test_training_is_deterministic_per_seed():
-    text = corpus()[:3000]
-    cfg = dict(steps=12, block_size=16, batch_size=8, n_layer=1, n_head=2, n_embd=16)
-    a = gpt.train_gpt(text, seed=5, **cfg).train_losses
-    torch.manual_seed(123)  # global state before the call must not matter
-    b = gpt.train_gpt(text, seed=5, **cfg).train_losses
-    c = gpt.train_gpt(text, seed=6, **cfg).train_losses
+    """train_gpt's losses depend on its seed only, not on the global random state before the call."""
+    text = corpus()[3000:6000]
+    cfg = dict(TINY, steps=6, n_embd=24, n_head=3)
+    a, b, c = losses_under_global_seeds(text, [(2, 7), (2, 99), (3, 7)], cfg)
     assert a == b, (
-        "two train_gpt runs with the same seed differ: seed the model construction and the batch generator from seed"
+        f"train_gpt(seed=2) gave {head_of(a)} and {head_of(b)} after different global seeds: seed "
+        "the model construction (torch.manual_seed(seed) before building it) and the batch generator"
     )
-    assert a != c, (
-        "two train_gpt runs with different seeds are identical: the seed must reach the model and the batches"
-    )
+    assert a != c, "two train_gpt runs with different seeds are identical"
 
 
-@pytest.mark.task("ch10.8")
-@pytest.mark.timeout(60)
-def test_batches_come_from_the_right_split():
-    text = corpus()[:4000]
-    calls = []
+class Recorder:
+    """A correct batch function that records what train_gpt gave it and what it returned."""
 
-    def recording_batch(data, block_size, batch_size, generator=None):
-        calls.append(data.detach().clone())
-        starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator)
-        x = torch.stack([data[i : i + block_size] for i in starts.tolist()])
-        y = torch.stack([data[i + 1 : i + block_size + 1] for i in starts.tolist()])
+    def __init__(self) -> None:
+        self.calls = []
+
+    def __call__(self, data, block_size, batch_size, generator=None):
+        state = generator.get_state() if isinstance(generator, torch.Generator) else None
+        x, y = next_token_batch(data, block_size, batch_size, generator)
+        self.calls.append({"data": data.detach().clone(), "generator": state, "x": x, "y": y})
         return x, y
 
-    cfg = dict(steps=6, block_size=8, batch_size=4, n_layer=1, n_head=2, n_embd=16)
-    result = gpt.train_gpt(text, seed=2, batch_fn=recording_batch, **cfg)
-    tok = result.tokenizer
-    ids = torch.tensor(tok.encode(text), dtype=torch.long)
-    n_train = int(0.9 * len(ids))
-    train, val = ids[:n_train], ids[n_train:]
-    same = lambda a, b: a.shape == b.shape and torch.equal(a.long(), b)  # noqa: E731
-    assert len(calls) > 6 and all(same(d, train) for d in calls[:6]), (
-        "every training step must draw its batch with batch_fn from the training split (the first 90% of the tokens)"
+
+@probe
+def recorded_training(text, seed, cfg):
+    """train_gpt with a recording batch_fn: every call's data, generator state, x and y, the
+    trained model's logits on each recorded x, and train_gpt's result."""
+    rec = Recorder()
+    r = gpt.train_gpt(text, seed=seed, batch_fn=rec, **cfg)
+    model = r.model.eval()
+    with torch.no_grad():
+        logits = [model(c["x"])[0] for c in rec.calls]
+    return {
+        "calls": rec.calls,
+        "logits": logits,
+        "val_loss": r.val_loss,
+        "steps": len(r.train_losses),
+    }
+
+
+SPLIT_CFG = dict(steps=6, block_size=8, batch_size=4, n_layer=1, n_head=2, n_embd=16)
+
+
+def split_of(text):
+    """Token ids of text and the possible training lengths (90%, rounded either way)."""
+    chars = sorted(set(text))
+    ids = torch.tensor([chars.index(c) for c in text])
+    return ids, {math.floor(0.9 * len(ids)), math.ceil(0.9 * len(ids))}
+
+
+@pytest.mark.task("ch10.8")
+@pytest.mark.points(2)
+@pytest.mark.timeout(120)
+def test_batches_come_from_the_right_split():
+    """Each training step draws one batch from the first 90%; val_loss is the mean loss over 8 batch_fn batches from the last 10%."""
+    text = corpus()[:4001]
+    seen = recorded_training(text, 2, SPLIT_CFG)
+    ids, cuts = split_of(text)
+    calls = seen["calls"]
+
+    def kind(data):
+        data = data.long()
+        for n in cuts:
+            if data.shape == ids[:n].shape and torch.equal(data, ids[:n]):
+                return "train"
+            if data.shape == ids[n:].shape and torch.equal(data, ids[n:]):
+                return "val"
+        return "other"
+
+    kinds = [kind(c["data"]) for c in calls]
+    steps = SPLIT_CFG["steps"]
+    observed = f"train_gpt(steps={steps}) called batch_fn {len(calls)} times, with: " + ", ".join(
+        f"{k} x{n}" for k, n in _runs(kinds)
     )
-    assert all(same(d, val) for d in calls[6:]), (
-        "after training, val_loss must be measured on batches that batch_fn draws from the validation "
-        "split (the last 10% of the tokens), not the training split"
+    assert kinds[:steps] == ["train"] * steps, (
+        f"{observed}; expected {steps} calls on the training split (the first 90% of the tokens), "
+        "one per step, then 8 on the validation split"
+    )
+    assert kinds[steps:] == ["val"] * 8, (
+        f"{observed}; after training, val_loss must be measured on 8 batches that batch_fn draws "
+        "from the validation split (the last 10% of the tokens)"
+    )
+    val_losses = [cross_entropy(lg, c["y"]) for lg, c in zip(seen["logits"][steps:], calls[steps:])]
+    want = sum(val_losses) / len(val_losses)
+    assert abs(seen["val_loss"] - want) < 1e-4, (
+        f"val_loss is {seen['val_loss']:.5f}, but the trained model's mean loss over the 8 "
+        f"validation batches batch_fn returned is {want:.5f}: val_loss is their mean loss (model in eval mode)"
+    )
+
+
+def _runs(kinds):
+    out = []
+    for k in kinds:
+        if out and out[-1][0] == k:
+            out[-1][1] += 1
+        else:
+            out.append([k, 1])
+    return out
+
+
+@pytest.mark.task("ch10.8")
+@pytest.mark.timeout(120)
+def test_batches_are_drawn_with_a_generator_seeded_with_seed():
+    """batch_fn receives a torch.Generator seeded with seed (its state at the first call is manual_seed(seed)'s)."""
+    seen = recorded_training(corpus()[:4001], 3, SPLIT_CFG)
+    states = [c["generator"] for c in seen["calls"]]
+    assert states and all(s is not None for s in states), (
+        "train_gpt called batch_fn without a torch.Generator: pass a generator seeded with seed"
+    )
+    fresh = torch.Generator().manual_seed(3).get_state()
+    assert torch.equal(states[0], fresh), (
+        "the generator train_gpt passed to batch_fn was not freshly seeded with seed at the first batch"
     )
