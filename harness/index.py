@@ -18,6 +18,8 @@ A chapter file looks like::
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import re
 import tomllib
 from dataclasses import dataclass
@@ -102,3 +104,63 @@ def chapter(chapter_id: str) -> Chapter:
 
 def task(task_id: str) -> Task:
     return chapter(task_id.split(".")[0]).task(task_id)
+
+
+def repair_sites(source: str, task_id: str) -> list[str]:
+    """The top-level definitions holding a ``# TODO(<task_id>, repair)`` marker."""
+    marked = [
+        n for n, line in enumerate(source.splitlines(), 1) if f"TODO({task_id}, repair)" in line
+    ]
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and any(node.lineno <= n <= node.end_lineno for n in marked)
+    ]
+
+
+def definitions_digest(source: str, names: list[str]) -> str | None:
+    """A fingerprint of the top-level functions or classes ``names`` in ``source``, blind
+    to comments, docstrings and formatting (None if the source does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name in names:
+                for sub in ast.walk(node):
+                    body = getattr(sub, "body", None)
+                    if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+                        first = body[0].value
+                        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                            sub.body = body[1:] or [ast.Pass()]
+                found[node.name] = ast.dump(node)
+    text = "\n".join(found.get(n, f"<missing {n}>") for n in names)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@cache
+def untouched() -> dict[str, dict]:
+    """Repair task id -> ``{"sites": [...], "digest": ...}``: where its broken program
+    lives and its fingerprint as the stub ships it (``course/untouched.toml``), so the
+    summary can tell "not started" from "failing"."""
+    path = COURSE / "untouched.toml"
+    return tomllib.loads(path.read_text()).get("repair", {}) if path.exists() else {}
+
+
+def untouched_table() -> dict[str, dict]:
+    """What ``course/untouched.toml`` must say for the stubs as they are now."""
+    table = {}
+    for chapter in chapters().values():
+        stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text()
+        for task in chapter.tasks:
+            if task.kind == "repair":
+                sites = repair_sites(stub, task.id) or [task.name]
+                table[task.id] = {"sites": sites, "digest": definitions_digest(stub, sites)}
+    return table

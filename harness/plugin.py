@@ -247,6 +247,16 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"course target (--impl): {target.current_root()}"
 
 
+def _repair_started(task: index.Task) -> bool:
+    """A repair task counts as started once its broken program was changed."""
+    shipped = index.untouched().get(task.id)
+    chapter = index.chapter(task.id.split(".")[0])
+    path = target.module_path(chapter.id, chapter.module)
+    if shipped is None or not path.is_file():
+        return shipped is None
+    return index.definitions_digest(path.read_text(), shipped["sites"]) != shipped["digest"]
+
+
 class TaskSummary:
     """Collects outcomes per task and prints which tasks are done. A task not started
     yet (only TODOs) points to its section of the reading; the mechanism hint appears
@@ -278,6 +288,8 @@ class TaskSummary:
             except KeyError:
                 task = None
             started = self.started[task_id]
+            if task and task.kind == "repair":
+                started = _repair_started(task)
             if passed == graded:
                 status = "done"
             elif not started:

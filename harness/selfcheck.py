@@ -11,7 +11,8 @@ For one chapter, runs the public and hidden tests against
 A variant is a small Python file appended to the solution module, so it overrides just
 the definitions it gets wrong. It declares ``EXPECT``, a regular expression that a
 failure message must match (case-insensitive), and may declare ``SELECT``, a pytest
-``-k`` expression narrowing the run to the tests that should catch it (for speed).
+``-k`` expression narrowing the run to the tests that should catch it (for speed), and
+``TASK``, the task whose tests must catch it (so blame lands where the mistake is).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # the project's tests run chapter
 
 def variant_settings(path: Path) -> dict[str, str | None]:
     """Read EXPECT and SELECT from a variant without importing it."""
-    found: dict[str, str | None] = {"EXPECT": None, "SELECT": None}
+    found: dict[str, str | None] = {"EXPECT": None, "SELECT": None, "TASK": None}
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             name = getattr(node.targets[0], "id", None)
@@ -74,6 +75,7 @@ def check_chapter(chapter_id: str) -> dict:
             outcomes = run_tests(paths, impl, extra)
             report["variants"][variant.stem] = {
                 "expect": settings["EXPECT"],
+                "task": settings["TASK"],
                 "outcomes": [o.to_dict() for o in outcomes],
             }
     return report

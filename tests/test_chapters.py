@@ -86,6 +86,12 @@ def test_bugzoo_variant_is_rejected_naming_its_mechanism(selfcheck, chapter, var
     assert naming, (
         f"{chapter}/{variant}: tests fail, but no failure message matches {expect!r}:\n{_describe(failed)}"
     )
+    if result.get("task"):
+        blamed = [o for o in naming if o["task"] == result["task"]]
+        assert blamed, (
+            f"{chapter}/{variant}: the mistake is in {result['task']}, but only tests of "
+            f"{sorted({o['task'] for o in naming})} name it:\n{_describe(naming)}"
+        )
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

@@ -139,3 +139,15 @@ def test_chapter_modules_are_self_contained(chapter, kind):
                 f"{kind}/{chapter}/{chap.module}.py imports {name}: a chapter module may import only "
                 "torch, numpy, matplotlib and the standard library, never another chapter or the course tooling"
             )
+
+
+def test_the_untouched_repair_programs_are_recorded():
+    """course/untouched.toml fingerprints each repair task's broken program as shipped."""
+    expected = index.untouched_table()
+    lines = "\n".join(
+        f'"{k}" = {{ sites = {v["sites"]!r}, digest = "{v["digest"]}" }}'.replace("'", '"')
+        for k, v in expected.items()
+    )
+    assert index.untouched() == expected, (
+        f"update the [repair] table of course/untouched.toml:\n{lines}"
+    )

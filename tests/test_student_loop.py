@@ -127,6 +127,30 @@ def test_hints_wait_until_a_task_is_started(pytester, course):
     assert "hint:" in started, started
 
 
+def test_a_repair_hint_waits_until_the_broken_program_is_changed(pytester):
+    pytester.makeini("[pytest]\n")
+    stub = (REPO / "exercises" / "ch02" / "autograd.py").read_text()
+    folder = pytester.path / "impl" / "ch02"
+    folder.mkdir(parents=True)
+    pytester.makepyfile(
+        test_repair=textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.mark.task("ch02.3")
+            def test_w1_moves():
+                assert False, "w1 never moved"
+            """
+        )
+    )
+    (folder / "autograd.py").write_text(stub)
+    untouched = run(pytester, "test_repair.py", "--impl", str(pytester.path / "impl"))
+    assert "not started" in untouched and "hint:" not in untouched, untouched
+    (folder / "autograd.py").write_text(stub.replace("(w1 * x).detach()", "w1 * x"))
+    changed = run(pytester, "test_repair.py", "--impl", str(pytester.path / "impl"))
+    assert "hint:" in changed, changed
+
+
 def test_the_grader_runs_one_torch_thread_per_job_whatever_the_cores():
     assert grade.default_limits(1).threads == 1
     assert grade.default_limits(2).threads == 1
