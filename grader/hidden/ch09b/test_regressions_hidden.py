@@ -1,37 +1,77 @@
 """Hidden tests for ch09b: other objects, configurations, seeds and noise levels than the
 public ones. Messages state the violated property, not the test."""
 
-import re
+import math
+import random
 
 import pytest
 import torch
+from torch import nn
 
-from exercises.ch09b.test_regressions import sample, verdict  # helpers shared with the public twin
-from harness.target import chapter_module
+from exercises.ch09b.test_regressions import (  # helpers shared with the public twin
+    Run,
+    bits,
+    book_data,
+    book_init,
+    entries,
+    named_step,
+    run_of,
+    runs,
+    same_state,
+    sample,
+    verdict,
+)
+from harness.probe import because, probe
+from harness.target import chapter_module, reference_module
+
+try:  # trusted-side helpers; a graded run's student process has only harness.probe/target
+    from harness.evidence import first_difference
+    from harness.generated import examples, given, st
+except ImportError:  # there the probes below never need them
+    pass
 
 rg = chapter_module("ch09b", "regressions")
+ref = reference_module("ch09b", "regressions")
+
+HIDDEN = dict(n=96, d_in=6, hidden=12, lr=0.08, epochs=2, batch_size=16, data_seed=77)
 
 
-def config(**changes):
-    return rg.RunConfig(
-        **{**dict(n=96, d_in=6, hidden=12, lr=0.08, epochs=2, batch_size=16), **changes}
-    )
+def hidden_config(**changes):
+    return {**HIDDEN, **changes}
 
 
 # ---------------------------------------------------------------- ch09b.1
 
 
+@probe
+def digests_of_autograd_tensors(seed):
+    """fingerprint of tensors that require grad (a Parameter, a list of a model's
+    parameters, a non-leaf result) beside detached copies of them."""
+    torch.manual_seed(seed)
+    p = nn.Parameter(torch.randn(5))
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    params = list(model.parameters())
+    product = p * 2
+    fp = rg.fingerprint
+    return {
+        "a Parameter": (fp(p), fp(p.detach().clone())),
+        "a list of a model's parameters": (fp(params), fp([q.detach().clone() for q in params])),
+        "a non-leaf tensor": (fp(product), fp(product.detach().clone())),
+    }
+
+
 @pytest.mark.task("ch09b.1")
 def test_fingerprint_ignores_layout_and_autograd_flags():
-    x = torch.arange(12.0).reshape(3, 4)
-    assert rg.fingerprint(x.t()) == rg.fingerprint(x.t().contiguous()), (
-        "a transposed view and its contiguous copy hold the same values in the same shape, so their "
-        "fingerprints must agree (hash the logical values, not the storage)"
-    )
-    p = torch.nn.Parameter(torch.randn(5))
-    assert rg.fingerprint(p) == rg.fingerprint(p.detach().clone()), (
-        "a parameter and a detached copy of it must have the same fingerprint"
-    )
+    """Equal values give equal fingerprints whether or not a tensor requires grad."""
+    with because(
+        "fingerprint raised on a tensor that requires grad: detach it before reading its bytes"
+    ):
+        pairs = digests_of_autograd_tensors(4)
+    for what, (a, b) in pairs.items():
+        assert a == b, (
+            f"{what} and a detached copy of it got different fingerprints: requires_grad is not "
+            "part of the value"
+        )
     nested = {"w": [torch.ones(2), torch.zeros(2)], "step": torch.tensor(3)}
     twin = {"w": [torch.ones(2), torch.zeros(2)], "step": torch.tensor(3)}
     assert rg.fingerprint(nested) == rg.fingerprint(twin), (
@@ -41,18 +81,53 @@ def test_fingerprint_ignores_layout_and_autograd_flags():
 
 @pytest.mark.task("ch09b.1")
 def test_fingerprint_sees_keys_order_and_narrow_dtypes():
+    """Renamed keys, values moved between keys, list order, 0-d versus 1-element, and
+    same-byte tensors of other dtypes or shapes all change the fingerprint."""
     sd = {"a.weight": torch.ones(2, 2), "b.weight": torch.ones(2, 2)}
     renamed = {"a.weight": torch.ones(2, 2), "c.weight": torch.ones(2, 2)}
     assert rg.fingerprint(sd) != rg.fingerprint(renamed), (
         "a renamed state-dict key must change the fingerprint"
     )
+    moved = {"a.weight": torch.zeros(2), "b.weight": torch.ones(2)}
+    back = {"a.weight": torch.ones(2), "b.weight": torch.zeros(2)}
+    assert rg.fingerprint(moved) != rg.fingerprint(back), (
+        "swapping the tensors of two keys must change the fingerprint: hash each key with its value"
+    )
     a, b = torch.zeros(3), torch.ones(3)
     assert rg.fingerprint([a, b]) != rg.fingerprint([b, a]), (
         "the order of the tensors in a list must change the fingerprint"
     )
-    assert rg.fingerprint(torch.zeros(4, dtype=torch.float16)) != rg.fingerprint(
-        torch.zeros(2, dtype=torch.float32)
-    ), "float16 zeros(4) and float32 zeros(2) (the same 8 bytes) must have different fingerprints"
+    same_bytes = {
+        "float16 zeros(4)": torch.zeros(4, dtype=torch.float16),
+        "bfloat16 zeros(4)": torch.zeros(4, dtype=torch.bfloat16),
+        "int16 zeros(4)": torch.zeros(4, dtype=torch.int16),
+        "float32 zeros(2)": torch.zeros(2, dtype=torch.float32),
+        "int8 zeros(8)": torch.zeros(8, dtype=torch.int8),
+        "uint8 zeros(8)": torch.zeros(8, dtype=torch.uint8),
+        "bool zeros(8)": torch.zeros(8, dtype=torch.bool),
+        "float32 zeros(1, 2)": torch.zeros(1, 2),
+        "float32 zeros(2, 1)": torch.zeros(2, 1),
+    }
+    with because("fingerprint raised on a tensor of a narrow dtype (bfloat16, bool, int8, ...)"):
+        digests = {what: rg.fingerprint(t) for what, t in same_bytes.items()}
+    clashes = [
+        (x, y)
+        for i, x in enumerate(digests)
+        for y in list(digests)[i + 1 :]
+        if digests[x] == digests[y]
+    ]
+    assert not clashes, (
+        f"tensors holding the same bytes in another dtype or shape got one fingerprint: {clashes[:3]}"
+    )
+    assert rg.fingerprint(torch.tensor(3.0)) != rg.fingerprint(torch.tensor([3.0])), (
+        "a 0-d tensor and a 1-element tensor of the same value differ in shape: their fingerprints must too"
+    )
+    empties = [torch.zeros(0), torch.zeros(0, 3), torch.zeros(0, dtype=torch.int64)]
+    with because("fingerprint raised on an empty tensor"):
+        empty_digests = {rg.fingerprint(t) for t in empties}
+    assert len(empty_digests) == 3, (
+        "empty tensors of shapes (0,), (0, 3) and int64 (0,) must get three different fingerprints"
+    )
     big = torch.randn(50, 50)
     changed = big.clone()
     changed[25, 25] += 1e-3
@@ -61,36 +136,250 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     )
 
 
+DTYPES = [
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+]
+
+
+def changed_at(t, k):
+    """t with its k-th element (flat, row-major) changed to another value of its dtype."""
+    out = t.clone().reshape(-1)
+    if t.dtype == torch.bool:
+        out[k] = ~out[k]
+    else:
+        out[k] = out[k] + 1
+    return out.reshape(t.shape)
+
+
+@pytest.mark.task("ch09b.1")
+@pytest.mark.parametrize("dtype", DTYPES, ids=[str(d).removeprefix("torch.") for d in DTYPES])
+def test_fingerprint_sees_a_change_anywhere_in_any_dtype(dtype):
+    """Changing any single element (first, middle, last) of a tensor of any dtype changes its
+    fingerprint; an equal copy keeps it."""
+    g = torch.Generator().manual_seed(3)
+    t = (torch.rand(37, 29, generator=g) * 50).to(dtype)
+    with because(f"fingerprint raised on a {dtype} tensor"):
+        fp = rg.fingerprint(t)
+        assert rg.fingerprint(t.clone()) == fp, (
+            f"an equal copy of a {dtype} tensor got another fingerprint"
+        )
+        for k in (0, t.numel() // 2, t.numel() - 1):
+            assert rg.fingerprint(changed_at(t, k)) != fp, (
+                f"changing element {k} of {t.numel()} of a {dtype} (37, 29) tensor left the "
+                "fingerprint unchanged: hash every byte of the data"
+            )
+
+
+def leaf(rng, dtype=None):
+    shape = rng.choice([(), (1,), (3,), (2, 3), (3, 2), (0,), (2, 0)])
+    dtype = dtype or rng.choice([torch.float32, torch.float64, torch.int64, torch.int32])
+    values = torch.tensor(
+        [rng.randint(-5, 5) for _ in range(math.prod(shape))], dtype=torch.float64
+    )
+    return values.reshape(shape).to(dtype)
+
+
+def tree(rng, depth):
+    kind = rng.choice(["tensor", "list", "dict"] if depth < 3 else ["tensor"])
+    if kind == "tensor":
+        return leaf(rng)
+    if kind == "list":
+        return [tree(rng, depth + 1) for _ in range(rng.randint(1, 3))]
+    keys = rng.sample(["w", "b", "0.weight", "0.bias", "layer.1"], rng.randint(1, 3))
+    return {k: tree(rng, depth + 1) for k in keys}
+
+
+def mutated(rng, obj):
+    """obj with one change somewhere inside (a value, a dtype, a shape, a key), or None if
+    the chosen change was not possible there."""
+    if isinstance(obj, torch.Tensor):
+        change = rng.choice(["value", "dtype", "shape"])
+        if change == "value" and obj.numel():
+            return changed_at(obj, rng.randrange(obj.numel()))
+        if change == "dtype":
+            other = torch.float64 if obj.dtype != torch.float64 else torch.float32
+            return obj.to(other)
+        if change == "shape" and obj.numel() > 1:
+            return obj.reshape(-1) if obj.dim() != 1 else obj.reshape(1, -1)
+        return torch.cat([obj.reshape(-1), obj.new_ones(1)])  # one more element
+    if isinstance(obj, list):
+        k = rng.randrange(len(obj))
+        inner = mutated(rng, obj[k])
+        return obj[:k] + [inner] + obj[k + 1 :]
+    key = rng.choice(list(obj))
+    if rng.random() < 0.3:
+        return {(k + "_renamed" if k == key else k): v for k, v in obj.items()}
+    return {k: (mutated(rng, v) if k == key else v) for k, v in obj.items()}
+
+
+def copied(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.clone()
+    if isinstance(obj, list):
+        return [copied(v) for v in obj]
+    return {k: copied(v) for k, v in obj.items()}
+
+
+@pytest.mark.task("ch09b.1")
+@pytest.mark.points(2)
+def test_fingerprint_of_nested_containers_at_any_depth():
+    """On generated nested lists and dicts of tensors, an equal copy keeps the fingerprint and
+    one change of a value, dtype, shape or key anywhere inside changes it."""
+    rng = random.Random(9)
+    for _ in range(40):
+        obj = tree(rng, 0)
+        with because("fingerprint raised on a nested list/dict of tensors"):
+            fp = rg.fingerprint(obj)
+            same = rg.fingerprint(copied(obj))
+            other = mutated(rng, obj)
+            different = rg.fingerprint(other)
+        assert same == fp, "an equal copy of a nested container of tensors got another fingerprint"
+        assert different != fp, (
+            "one change deep inside a nested container (a value, dtype, shape or key) left the "
+            "fingerprint unchanged: walk lists and dicts at any depth, hashing keys, dtypes, "
+            "shapes and bytes"
+        )
+
+
 # ---------------------------------------------------------------- ch09b.2
 
 
 @pytest.mark.task("ch09b.2")
+@pytest.mark.points(2)
 def test_runs_repeat_whatever_the_global_state():
-    results = []
-    for noise in (0, 1, 2):
-        torch.manual_seed(100 + noise)
-        torch.randn(noise * 10 + 1)
-        results.append(rg.make_run(config(), 11))
-    assert len({r.init_fingerprint for r in results}) == 1, (
+    """make_run(config, seed) is bitwise identical whatever was drawn from the global random
+    state before the call."""
+    fields = hidden_config()
+    seen = [run_of(fields, 11, noise) for noise in (0, 1, 25)]
+    assert all(same_state(init, seen[0][1]) for _, init, _ in seen), (
         "the initial weights of make_run(config, seed) depend on the global random state before the call"
     )
-    assert len({r.order_fingerprint for r in results}) == 1 and all(
-        r.losses == results[0].losses for r in results
-    ), "the data order or losses of make_run(config, seed) are not reproducible across calls"
+    assert all(v == seen[0][2] for _, _, v in seen), (
+        "the data order of make_run(config, seed) depends on the global random state before the call"
+    )
+    assert all(bits(r.losses) == bits(seen[0][0].losses) for r, _, _ in seen), (
+        "the losses of make_run(config, seed) are not bitwise reproducible across calls"
+    )
+    assert len({(r.init_fingerprint, r.order_fingerprint) for r, _, _ in seen}) == 1, (
+        "equal runs must report equal init and order fingerprints"
+    )
 
 
 @pytest.mark.task("ch09b.2")
+@pytest.mark.points(2)
 def test_data_order_depends_on_the_seed_not_on_the_model():
-    narrow, wide = rg.make_run(config(hidden=4), 7), rg.make_run(config(hidden=40), 7)
-    assert narrow.order_fingerprint == wide.order_fingerprint, (
+    """The data order comes from the seed alone: a wider model keeps it, another seed changes it."""
+    narrow, _, order_narrow = run_of(hidden_config(hidden=4), 7)
+    wide, _, order_wide = run_of(hidden_config(hidden=40), 7)
+    assert order_narrow == order_wide and narrow.order_fingerprint == wide.order_fingerprint, (
         "with the same seed, changing only the model width changed the data order: the shuffle must "
         "come from its own generator seeded from the seed, not from the global state the model consumed"
     )
     assert narrow.init_fingerprint != wide.init_fingerprint, (
         "models of different widths cannot share initial weights"
     )
-    orders = {rg.make_run(config(), s).order_fingerprint for s in (21, 22, 23, 24)}
-    assert len(orders) == 4, "different seeds must shuffle the data differently"
+    orders = [run_of(hidden_config(), s)[2] for s in (21, 22, 23, 24)]
+    assert len({str(o) for o in orders}) == 4, "different seeds must shuffle the data differently"
+
+
+@pytest.mark.task("ch09b.2")
+@pytest.mark.points(2)
+def test_every_epoch_visits_each_example_once_in_a_new_order():
+    """Each epoch visits every example exactly once, in minibatches of batch_size (the last
+    one smaller when n does not divide), each epoch shuffled anew, and another seed in
+    other orders."""
+    fields = hidden_config(n=100, batch_size=32, epochs=3)
+    result, _, visits = run_of(fields, 5)
+    _, _, other_seed = run_of(fields, 6)
+    sizes = [len(v) for v in visits]
+    assert sizes == [32, 32, 32, 4] * 3, (
+        f"with n=100, batch_size=32 and 3 epochs the training forwards saw batches of {sizes}; "
+        "expected [32, 32, 32, 4] per epoch: every example once per epoch, the last batch smaller"
+    )
+    epochs = [sum(visits[4 * e : 4 * e + 4], []) for e in range(3)]
+    assert all(sorted(e) == list(range(100)) for e in epochs), (
+        "an epoch did not visit each of the 100 examples exactly once: shuffle a permutation "
+        "(torch.randperm) and walk it in slices"
+    )
+    assert len({tuple(e) for e in epochs}) == 3, (
+        "two epochs visited the data in the same order: make the shuffling generator once per run "
+        "and draw a new permutation from it each epoch (re-seeding it every epoch repeats the order)"
+    )
+    assert len(result.losses) == 12, (
+        f"make_run returned {len(result.losses)} losses for 12 steps: one loss per step"
+    )
+    assert other_seed != visits, (
+        "seeds 5 and 6 visited the data in the same order: seed the shuffling generator from the seed"
+    )
+
+
+def replay(fields, init, visits):
+    """Minibatch SGD with MSE, written out: the losses of training from `init` on `visits`."""
+    X, y = book_data(fields)
+    model = nn.Sequential(
+        nn.Linear(fields["d_in"], fields["hidden"]), nn.Tanh(), nn.Linear(fields["hidden"], 1)
+    ).double()
+    model.load_state_dict({k: v.double() for k, v in init.items()})
+    losses = []
+    for idx in visits:
+        idx = torch.tensor(idx)
+        loss = ((model(X[idx].double()) - y[idx].double()) ** 2).mean()
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= fields["lr"] * p.grad
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.task("ch09b.2")
+@pytest.mark.points(2)
+def test_losses_are_the_steps_of_minibatch_sgd():
+    """Each recorded loss is the mean squared error of that step's minibatch before its SGD
+    update, starting from the weights build_model gives right after seeding."""
+    fields = hidden_config(n=100, batch_size=32, epochs=2, lr=0.1)
+    result, _, visits = run_of(fields, 9, noise=5)
+    expected = replay(fields, book_init(fields, 9), visits)
+    assert len(result.losses) == len(expected) and torch.allclose(
+        torch.tensor(result.losses, dtype=torch.float64),
+        torch.tensor(expected, dtype=torch.float64),
+        rtol=1e-4,
+        atol=1e-6,
+    ), (
+        "the losses are not those of minibatch SGD with mean squared error from the seeded initial "
+        f"weights (one per step, recorded before the update, lr from the config): "
+        f"{first_difference(result.losses, expected)}"
+    )
+
+
+@pytest.mark.task("ch09b.2")
+def test_fingerprints_are_of_the_initial_weights_and_the_whole_order():
+    """init_fingerprint describes the weights before training (a learning-rate change keeps
+    it); order_fingerprint covers every epoch (one more epoch changes it)."""
+    slow, init_slow, _ = run_of(hidden_config(lr=0.01), 13)
+    fast, init_fast, _ = run_of(hidden_config(lr=0.3), 13)
+    assert same_state(init_slow, init_fast) and slow.init_fingerprint == fast.init_fingerprint, (
+        "the same seed under two learning rates gave different init fingerprints: fingerprint the "
+        "weights before training (a state dict's tensors share storage with the parameters, so "
+        "hash them before the first step)"
+    )
+    assert slow.order_fingerprint == fast.order_fingerprint, (
+        "the learning rate changed the order fingerprint: the order comes from the seed alone"
+    )
+    longer, _, _ = run_of(hidden_config(lr=0.01, epochs=3), 13)
+    assert longer.order_fingerprint != slow.order_fingerprint, (
+        "a third epoch left the order fingerprint unchanged: fingerprint the order of every epoch"
+    )
+    assert longer.init_fingerprint == slow.init_fingerprint, (
+        "the number of epochs changed the init fingerprint"
+    )
 
 
 # ---------------------------------------------------------------- ch09b.3
@@ -98,34 +387,91 @@ def test_data_order_depends_on_the_seed_not_on_the_model():
 
 @pytest.mark.task("ch09b.3")
 def test_compare_runs_on_order_and_length():
-    base = rg.RunResult([1.0] * 20, "i", "o")
-    c = rg.compare_runs(base, rg.RunResult([1.0] * 20, "i", "o2"))
-    assert not c.comparable and any(d.startswith("order_fingerprint") for d in c.differences), (
+    """Different orders make runs incomparable; losses of different lengths are a difference
+    at the first step present in only one run."""
+    base = Run([1.0] * 20, "i", "o")
+    c = rg.compare_runs(base, Run([1.0] * 20, "i", "o2"))
+    assert not c.comparable and entries(c, "order_fingerprint"), (
         "runs that visit the data in different orders are not comparable bit for bit, and the order must be named"
     )
-    assert not any(d.startswith("losses") for d in c.differences), (
-        "equal losses must not be reported as a difference"
-    )
-    c = rg.compare_runs(base, rg.RunResult([1.0] * 12, "i", "o"))
-    loss = [d for d in c.differences if d.startswith("losses")]
-    assert loss and "12" in loss[0], (
-        "losses of different lengths must be reported, naming the first step present in only one run"
+    assert not entries(c, "losses"), "equal losses must not be reported as a difference"
+    for a, b, step in (
+        ([1.0] * 20, [1.0] * 12, 12),
+        ([1.0, 2.0], [1.0, 2.0, 3.0], 2),
+        ([1.0, 9.0, 3.0], [1.0, 2.0], 1),
+        ([], [0.5], 0),
+    ):
+        c = rg.compare_runs(Run(a, "i", "o"), Run(b, "i", "o"))
+        loss = entries(c, "losses")
+        assert c.comparable and len(loss) == 1 and named_step(loss[0]) == step, (
+            f"losses {a} and {b} first differ at step {step} (counted from 0; a step present in only "
+            f"one run differs); compare_runs gave {c}"
+        )
+    c = rg.compare_runs(Run([], "i", "o"), Run([], "i", "o"))
+    assert c.comparable and list(c.differences) == [], (
+        "two runs with no losses at all do not differ"
     )
 
 
 @pytest.mark.task("ch09b.3")
 def test_compare_runs_is_bitwise_with_nan():
-    nan = float("nan")
-    a = rg.RunResult([0.5, 0.4, nan, nan], "i", "o")
-    c = rg.compare_runs(a, rg.RunResult([0.5, 0.4, nan, nan], "i", "o"))
+    """Losses compare bit for bit: nan equals nan, but nan versus a number, inf versus -inf
+    and a change in the last bits are differences at their step."""
+    nan, inf = float("nan"), float("inf")
+    a = Run([0.5, 0.4, nan, nan], "i", "o")
+    c = rg.compare_runs(a, Run([0.5, 0.4, nan, nan], "i", "o"))
     assert c.comparable and list(c.differences) == [], (
         "two runs that diverged to nan at the same steps are bitwise identical: nan must compare equal to nan here"
     )
-    c = rg.compare_runs(a, rg.RunResult([0.5, 0.4 + 1e-12, nan, nan], "i", "o"))
-    loss = [d for d in c.differences if d.startswith("losses")]
-    assert loss and re.search(r"\b1\b", loss[0]), (
+    c = rg.compare_runs(a, Run([0.5, 0.4 + 1e-12, nan, nan], "i", "o"))
+    loss = entries(c, "losses")
+    assert loss and named_step(loss[0]) == 1, (
         "a difference in the last bits of a loss must be reported with its step (counted from 0)"
     )
+    for other, step in (([0.5, 0.4, 0.3, nan], 2), ([0.5, 0.4, nan, 0.2], 3)):
+        c = rg.compare_runs(a, Run(other, "i", "o"))
+        loss = entries(c, "losses")
+        assert loss and named_step(loss[0]) == step, (
+            f"a nan in one run where the other has a number is a difference (at step {step}); got {c}"
+        )
+    c = rg.compare_runs(Run([1.0, inf], "i", "o"), Run([1.0, inf], "i", "o"))
+    assert list(c.differences) == [], "equal infinite losses are bitwise identical"
+    c = rg.compare_runs(Run([1.0, inf], "i", "o"), Run([1.0, -inf], "i", "o"))
+    assert entries(c, "losses") and named_step(entries(c, "losses")[0]) == 1, (
+        "inf and -inf are different losses"
+    )
+
+
+LOSS_VALUES = [0.5, 0.25, 0.5000000000000001, float("nan"), float("inf"), 1e-30]
+
+
+@pytest.mark.task("ch09b.3")
+@pytest.mark.points(2)
+@examples(60)
+@given(
+    a=st.lists(st.sampled_from(LOSS_VALUES), max_size=5),
+    b=st.lists(st.sampled_from(LOSS_VALUES), max_size=5),
+    init=st.sampled_from([("i", "i"), ("i", "j")]),
+    order=st.sampled_from([("o", "o"), ("o", "p")]),
+)
+def test_compare_runs_agrees_with_the_reference(a, b, init, order):
+    """On generated pairs of runs, comparable, the fields named and the first differing step
+    agree with the reference."""
+    ra, rb = Run(a, init[0], order[0]), Run(b, init[1], order[1])
+    got, want = rg.compare_runs(ra, rb), ref.compare_runs(ra, rb)
+    fields = ("init_fingerprint", "order_fingerprint", "losses")
+    got_fields = {f: len(entries(got, f)) for f in fields}
+    want_fields = {f: len(entries(want, f)) for f in fields}
+    assert bool(got.comparable) == want.comparable and got_fields == want_fields, (
+        f"compare_runs({ra}, {rb}) gave {got}; expected comparable={want.comparable} and one entry "
+        f"for each of {[f for f in fields if want_fields[f]]}"
+    )
+    if want_fields["losses"]:
+        expected = named_step(entries(want, "losses")[0])
+        assert named_step(entries(got, "losses")[0]) == expected, (
+            f"compare_runs({ra}, {rb}) named {entries(got, 'losses')[0]!r}; the losses first differ "
+            f"(bitwise, nan equal to nan; a step present in one run only differs) at step {expected}"
+        )
 
 
 # ---------------------------------------------------------------- ch09b.4
@@ -133,9 +479,11 @@ def test_compare_runs_is_bitwise_with_nan():
 
 @pytest.mark.task("ch09b.4")
 def test_the_threshold_scales_with_the_noise():
-    quiet = dict(enumerate(sample(10, 1.0, 0.01, seed=4)))
-    noisy = dict(enumerate(sample(10, 1.0, 1.0, seed=4)))
-    shift = lambda runs, d: {s + 100: v + d for s, v in runs.items()}  # noqa: E731
+    """The decision scales with the seed-to-seed spread, and a better candidate is never a
+    regression."""
+    quiet = runs(sample(10, 1.0, 0.01, seed=4))
+    noisy = runs(sample(10, 1.0, 1.0, seed=4))
+    shift = lambda r, d: {s + 100: v + d for s, v in r.items()}  # noqa: E731
     assert verdict(quiet, shift(quiet, 0.3)), (
         "a shift of 0.3 is thirty seed-standard-deviations when runs vary by 0.01: that is a regression"
     )
@@ -146,27 +494,145 @@ def test_the_threshold_scales_with_the_noise():
 
 
 @pytest.mark.task("ch09b.4")
+@pytest.mark.points(2)
+def test_few_seeds_cannot_resolve_a_shift_the_spread_explains():
+    """With few seeds a shift of about one spread is within the noise of the means (few
+    standard errors), though the same shift with many seeds is not."""
+    for n, shift_sd in ((4, 0.9), (3, 1.2), (6, 1.0)):
+        base = runs(sample(n, 0.5, 0.1, seed=20 + n))
+        cand = runs(sample(n, 0.5 + 0.1 * shift_sd, 0.1, seed=40 + n), 50)
+        t = shift_sd / math.sqrt(2 / n)
+        assert not verdict(base, cand), (
+            f"{n} seeds a side, candidate {shift_sd} seed-standard-deviations worse: that is only "
+            f"{t:.1f} standard errors of the difference of the means — within seed noise; a rule "
+            "that compares the shift with the spread of single runs ignores how many runs were averaged"
+        )
+    base = runs(sample(120, 0.5, 0.1, seed=61))
+    cand = runs(sample(120, 0.58, 0.1, seed=62), 200)  # 0.8 sd with 120 seeds: 6.2 standard errors
+    assert verdict(base, cand), (
+        "120 seeds a side and a candidate 0.8 seed-standard-deviations worse (6.2 standard errors) "
+        "is a regression: the noise of a mean shrinks with the number of runs"
+    )
+
+
+@pytest.mark.task("ch09b.4")
+@pytest.mark.points(2)
+def test_both_sides_noise_counts():
+    """The noise of the candidate's runs counts as much as the baseline's: a shift that a noisy
+    side explains is not a regression, whichever side is noisy."""
+    quiet = runs(sample(8, 0.20, 0.005, seed=30))
+    noisy = runs(sample(8, 0.25, 0.2, seed=31), 8)  # mean 0.05 worse, runs vary by 0.2
+    assert not verdict(quiet, noisy), (
+        "a candidate whose runs vary by 0.2 from seed to seed is 0.05 worse on average than a "
+        "quiet baseline (sd 0.005): well within the candidate's own noise (about 0.7 standard "
+        "errors) — use both sides' variance, sqrt(var_b/n_b + var_c/n_c)"
+    )
+    noisy_base = runs(sample(8, 0.20, 0.2, seed=32))
+    quiet_cand = runs(sample(8, 0.25, 0.005, seed=33), 8)
+    assert not verdict(noisy_base, quiet_cand), (
+        "a quiet candidate 0.05 worse than a baseline whose runs vary by 0.2 is within the "
+        "baseline's noise — use both sides' variance"
+    )
+
+
+@pytest.mark.task("ch09b.4")
+@pytest.mark.points(2)
+def test_deterministic_runs_with_no_noise():
+    """When every run gives the same metric (no seed noise), equal metrics are not a regression
+    and any worsening is; an improvement is not; nothing raises."""
+    base = runs([0.5] * 8)
+    assert not verdict(base, runs([0.5] * 8, 8)), (
+        "baseline and candidate both 0.5 on every seed is no regression (and zero variance must not "
+        "divide by zero)"
+    )
+    assert verdict(base, runs([0.5 + 1e-3] * 8, 8)), (
+        "with no seed-to-seed noise at all, a candidate worse on every seed by 0.001 is worse by "
+        "more than noise explains: a zero standard error makes any positive shift a regression"
+    )
+    assert not verdict(base, runs([0.5 - 1e-3] * 8, 8)), (
+        "with no noise, a candidate better on every seed is not a regression"
+    )
+
+
+@pytest.mark.task("ch09b.4")
+def test_unequal_numbers_of_runs():
+    """Each side's noise is divided by its own number of runs."""
+    base = runs(sample(30, 1.0, 1.0, seed=50))
+    few = runs(sample(3, 2.0, 1.0, seed=51), 100)  # 1 sd worse, 3 runs: 1.65 standard errors
+    assert not verdict(base, few), (
+        "3 candidate runs 1 sd worse than 30 baseline runs is about 1.6 standard errors: the "
+        "candidate's mean of 3 runs is noisy — divide each side's variance by its own count"
+    )
+    base = runs(sample(40, 1.0, 1.0, seed=52))
+    cand = runs(sample(12, 2.8, 1.0, seed=53), 100)  # 1.8 sd worse: about 5.3 standard errors
+    assert verdict(base, cand), (
+        "12 candidate runs 1.8 sd worse than 40 baseline runs (about 5 standard errors) is a regression"
+    )
+
+
+@pytest.mark.task("ch09b.4")
+@pytest.mark.points(2)
+@examples(40)
+@given(
+    n_b=st.integers(8, 30),
+    n_c=st.integers(8, 30),
+    scale=st.sampled_from([1e-3, 1.0, 250.0]),
+    offset=st.sampled_from([0.0, 3.0, -40.0]),
+    t=st.sampled_from([-12.0, -3.0, 0.0, 0.5, 1.0, 12.0, 20.0]),
+    seed=st.integers(0, 10_000),
+)
+def test_clear_cases_of_many_shapes(n_b, n_c, scale, offset, t, seed):
+    """On generated run sets (sizes, scales, offsets), a shift of at most one standard error
+    or any improvement is not a regression, and a shift of twelve or more is."""
+    base = sample(n_b, offset, scale, seed)
+    se = scale * math.sqrt(1 / n_b + 1 / n_c)
+    cand = sample(n_c, offset + t * se, scale, seed + 1)
+    expected = t >= 12
+    got = verdict(runs(base), runs(cand, 1000))
+    assert got == expected, (
+        f"{n_b} baseline and {n_c} candidate runs (sd {scale}, mean {offset}) with the candidate "
+        f"shifted by {t} standard errors: is_regression said {got}, expected {expected} "
+        "(lower is better; judge the shift of the means against their noise)"
+    )
+
+
+@pytest.mark.task("ch09b.4")
+def test_the_same_seeds_on_both_sides():
+    """Baseline and candidate may be measured on the same seeds."""
+    base = runs(sample(10, 0.3, 0.02, seed=70))
+    worse = runs([v + 0.05 for v in sample(10, 0.3, 0.02, seed=71)])  # same seeds 0..9
+    same = runs(sample(10, 0.3, 0.02, seed=71))
+    assert verdict(base, worse) and not verdict(base, same), (
+        "with both sides measured on seeds 0..9, a 2.5 sd shift must be a regression and an "
+        "unshifted rerun must not"
+    )
+
+
+@pytest.mark.task("ch09b.4")
 def test_a_lucky_baseline_run_does_not_count():
-    base = dict(enumerate(sample(8, 0.5, 0.05, seed=6)))
+    """One exceptionally lucky baseline run does not make a matching candidate a regression;
+    fewer than two runs on either side raise ValueError."""
+    base = runs(sample(8, 0.5, 0.05, seed=6))
     base[7] = 0.2  # one baseline run six standard deviations better than the rest
-    cand = dict(zip(range(10, 18), sample(8, 0.5, 0.05, seed=7)))
+    cand = runs(sample(8, 0.5, 0.05, seed=7), 10)
     assert not verdict(base, cand), (
         "the candidate matches the baseline's typical runs; only one exceptionally lucky baseline run is "
         "better — comparing against the best run, or one pair of runs, mistakes luck for a regression"
     )
-    for one_side, other_side in (({0: 0.5}, cand), (base, {10: 0.9})):
+    for one_side, other_side in (({0: 0.5}, cand), (base, {10: 0.9}), ({}, {})):
         try:
             rg.is_regression(one_side, other_side)
         except ValueError:
             continue
         raise AssertionError(
-            "with a single run on one side is_regression must raise ValueError: one run cannot "
-            "measure that side's seed-to-seed noise"
+            f"with {len(one_side)} and {len(other_side)} runs is_regression must raise ValueError: "
+            "one run cannot measure that side's seed-to-seed noise"
         )
 
 
 @pytest.mark.task("ch09b.4")
 def test_measured_runs_of_a_real_change():
+    """Measured final losses: a rerun with other seeds is no regression, a lower learning rate is."""
     # final losses measured with the reference make_run (RunConfig(), last epoch mean) for lr 0.05
     # (seeds 0-7), a rerun with other seeds (8-15), and the changed lr 0.03 (seeds 8-15)
     base = {0: 0.1631, 1: 0.2354, 2: 0.1827, 3: 0.2007, 4: 0.1719, 5: 0.2154, 6: 0.1912, 7: 0.1742}
