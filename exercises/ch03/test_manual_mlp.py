@@ -1,13 +1,24 @@
 """Public tests for ch03 — run with `pytest exercises/ch03` (add `--impl solutions` to
-see the reference pass)."""
+see the reference pass).
+
+Anything live (a generator, a tensor's .grad or identity, a forward function handed to
+train_mlp) is reached inside a `@probe` below, which returns what it observed; the test
+beside it judges that observation."""
 
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
+from harness.probe import because, probe
 from harness.target import chapter_module
+
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from harness.evidence import brief, first_difference
+except ImportError:  # (probes never use it)
+    pass
 
 mm = chapter_module("ch03", "manual_mlp")
 
@@ -39,6 +50,9 @@ def linear_mlp(params, X):
     return (X @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
 
 
+FORWARDS = {"relu": relu_mlp, "linear": linear_mlp}
+
+
 # ---------------------------------------------------------------- ch03.1 data
 
 
@@ -50,19 +64,22 @@ def test_xor_data_shapes_labels_and_split():
         f"make_xor_data(500, 3) returned shapes {shapes}; expected 80% train (400, 2), (400,) "
         "and 20% validation (100, 2), (100,)"
     )
-    assert d.X_train.dtype == torch.float32 and d.y_train.dtype == torch.int64, (
-        f"got X {d.X_train.dtype}, y {d.y_train.dtype}: features are float32, labels int64 class indices"
+    dtypes = [t.dtype for t in d]
+    assert dtypes == [torch.float32, torch.int64, torch.float32, torch.int64], (
+        f"got dtypes {dtypes}: features are float32, labels int64 class indices"
     )
     for X, y, part in ((d.X_train, d.y_train, "train"), (d.X_val, d.y_val, "val")):
         rule = ((X[:, 0] > 0) ^ (X[:, 1] > 0)).long()
-        assert torch.equal(y, rule), (
-            f"{part} labels disagree with (x0 > 0) xor (x1 > 0) on {int((y != rule).sum())} rows: "
-            "label each point after drawing it, and split X and y with the same indices"
+        wrong = int((y != rule).sum())
+        assert wrong == 0, (
+            f"{part} labels disagree with (x0 > 0) xor (x1 > 0) on {wrong} rows: label each "
+            "point after drawing it, and split X and y with the same indices"
         )
-    rows = torch.cat([d.X_train, d.X_val])
-    assert torch.unique(rows, dim=0).shape[0] == 500, (
-        "train and validation together should be the 500 drawn points, each exactly once: "
-        "split by a permutation, not by drawing indices with replacement"
+    distinct = torch.unique(torch.cat([d.X_train, d.X_val]), dim=0).shape[0]
+    assert distinct == 500, (
+        f"train and validation together hold {distinct} distinct points; expected the 500 "
+        "drawn points, each exactly once: split by a permutation, not by drawing indices "
+        "with replacement"
     )
 
 
@@ -71,64 +88,87 @@ def test_xor_data_shapes_labels_and_split():
 def test_xor_data_is_the_books_data():
     d = mm.make_xor_data(2000, 0)
     Xtr, ytr, Xva, yva = book_data()
-    assert torch.equal(d.X_train, Xtr) and torch.equal(d.X_val, Xva), (
-        "make_xor_data(2000, 0) is not the book's data: from a generator seeded with 0 draw "
-        "randn(n, 2) first, then randperm(n); the first 80% of the permutation is the training set"
+    same_points = torch.equal(d.X_train, Xtr) and torch.equal(d.X_val, Xva)
+    assert same_points, (
+        "make_xor_data(2000, 0) is not the book's data (X_train: "
+        f"{first_difference(d.X_train, Xtr)}): from a generator seeded with 0 draw randn(n, 2) "
+        "first, then randperm(n); the first 80% of the permutation is the training set"
     )
-    assert torch.equal(d.y_train, ytr) and torch.equal(d.y_val, yva), (
-        "the points match the book's but the labels do not"
+    same_labels = torch.equal(d.y_train, ytr) and torch.equal(d.y_val, yva)
+    assert same_labels, (
+        f"the points match the book's but the labels do not ({first_difference(d.y_train, ytr)})"
     )
 
 
 # ---------------------------------------------------------------- ch03.2 init
 
 
+@probe
+def initialised(d_in, hidden, n_classes, seed, global_seed=None):
+    """init_mlp(d_in, hidden, n_classes, Generator().manual_seed(seed)), after seeding the
+    global generator with ``global_seed``: each tensor with its leaf and grad flags."""
+    if global_seed is not None:
+        torch.manual_seed(global_seed)
+    params = mm.init_mlp(d_in, hidden, n_classes, torch.Generator().manual_seed(seed))
+    return {
+        name: {
+            "value": t.detach().clone(),
+            "is_leaf": t.is_leaf,
+            "requires_grad": t.requires_grad,
+            "grad_fn": type(t.grad_fn).__name__ if t.grad_fn is not None else None,
+        }
+        for name, t in params.items()
+    }
+
+
 @pytest.mark.task("ch03.2")
+@pytest.mark.points(2)
 def test_init_gives_leaf_tensors_that_require_grad():
-    params = mm.init_mlp(3, 5, 4, torch.Generator().manual_seed(0))
-    shapes = {k: tuple(v.shape) for k, v in params.items()}
+    params = initialised(3, 5, 4, 0)
+    shapes = {k: tuple(v["value"].shape) for k, v in params.items()}
     assert shapes == {"W1": (3, 5), "b1": (5,), "W2": (5, 4), "b2": (4,)}, (
         f"init_mlp(3, 5, 4, g) returned {shapes}; X @ W1 needs W1 of shape (d_in, hidden) "
         "and W2 of shape (hidden, n_classes)"
     )
     for name, t in params.items():
-        assert t.requires_grad, f"params[{name!r}] does not require grad: backward will skip it"
-        assert t.is_leaf, (
-            f"params[{name!r}] is not a leaf (grad_fn={type(t.grad_fn).__name__}): it was computed "
-            "from a tensor that required grad, e.g. randn(..., requires_grad=True) / sqrt(fan_in); "
+        assert t["requires_grad"], f"params[{name!r}] does not require grad: backward will skip it"
+        assert t["is_leaf"], (
+            f"params[{name!r}] is not a leaf (grad_fn={t['grad_fn']}): it was computed from a "
+            "tensor that required grad, e.g. randn(..., requires_grad=True) / sqrt(fan_in); "
             "backward never fills a non-leaf's .grad. Scale first, then call requires_grad_()"
         )
 
 
 @pytest.mark.task("ch03.2")
 def test_init_scales_by_fan_in():
-    params = mm.init_mlp(400, 100, 25, torch.Generator().manual_seed(0))
+    params = initialised(400, 100, 25, 0)
     for name, fan_in in (("W1", 400), ("W2", 100)):
-        std = params[name].detach().std().item()
+        std = params[name]["value"].std().item()
         assert std == pytest.approx(1 / math.sqrt(fan_in), rel=0.1), (
             f"init_mlp(400, 100, 25, g): {name} has std {std:.4f}, expected about "
             f"1/sqrt({fan_in}) = {1 / math.sqrt(fan_in):.4f}: scale standard normals by "
             "1/sqrt(fan_in), the number of inputs each output sums over"
         )
     for name in ("b1", "b2"):
-        assert torch.all(params[name] == 0), f"{name} should start at zero"
+        assert bool((params[name]["value"] == 0).all()), f"{name} should start at zero"
 
 
 @pytest.mark.task("ch03.2")
 def test_init_draws_from_the_given_generator():
-    torch.manual_seed(123)
-    a = mm.init_mlp(2, 16, 2, torch.Generator().manual_seed(1))
-    torch.manual_seed(456)
-    b = mm.init_mlp(2, 16, 2, torch.Generator().manual_seed(1))
+    a = initialised(2, 16, 2, 1, global_seed=123)
+    b = initialised(2, 16, 2, 1, global_seed=456)
     book = book_params()
     for name in ("W1", "W2"):
-        assert torch.equal(a[name], b[name]), (
+        alike = torch.equal(a[name]["value"], b[name]["value"])
+        assert alike, (
             f"two calls with generators seeded alike gave different {name}: draw with "
             "randn(..., generator=generator), not from the global random state"
         )
-        assert torch.allclose(a[name], book[name]), (
-            f"init_mlp(2, 16, 2, Generator().manual_seed(1))[{name!r}] is not the book's: draw W1 "
-            "then W2 as randn(fan_in, fan_out, generator=generator) / sqrt(fan_in)"
+        close_enough = torch.allclose(a[name]["value"], book[name].detach())
+        assert close_enough, (
+            f"init_mlp(2, 16, 2, Generator().manual_seed(1))[{name!r}] is not the book's "
+            f"({first_difference(a[name]['value'], book[name].detach())}): draw W1 then W2 as "
+            "randn(fan_in, fan_out, generator=generator) / sqrt(fan_in)"
         )
 
 
@@ -174,8 +214,11 @@ def test_cross_entropy_matches_pytorch():
     targets = torch.randint(0, 6, (6,), generator=g)
     got = mm.cross_entropy(logits, targets)
     want = F.cross_entropy(logits, targets)
-    assert got.dim() == 0, f"cross_entropy returned shape {tuple(got.shape)}, expected a 0-d mean"
-    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5), (
+    assert isinstance(got, torch.Tensor) and got.dim() == 0, (
+        f"cross_entropy returned {brief(got)}, expected a 0-d tensor (the batch mean)"
+    )
+    close_enough = torch.allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert close_enough, (
         f"cross_entropy(logits (6, 6), targets) = {got.item():.5f}, F.cross_entropy gives "
         f"{want.item():.5f}: normalise each row over the class axis (dim=1), pick the target's "
         "log-probability, negate, and average over the batch"
@@ -183,74 +226,201 @@ def test_cross_entropy_matches_pytorch():
 
 
 @pytest.mark.task("ch03.4")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 def test_cross_entropy_is_stable_at_large_logits():
     logits = torch.tensor([[1000.0, -1000.0], [-1000.0, 1000.0], [1000.0, 1000.0], [0.0, 999.0]])
     targets = torch.tensor([0, 0, 1, 0])
     got = mm.cross_entropy(logits, targets)
     want = F.cross_entropy(logits, targets)
-    assert torch.isfinite(got), (
+    finite = bool(torch.isfinite(got))
+    assert finite, (
         f"cross_entropy on logits of +-1000 returned {got.item()}: exp(1000) overflows float32 "
         "to inf, and a probability that underflows to 0 gives log(0) = -inf; subtract each "
         "row's max before exp and stay in log space (log-sum-exp) to keep it stable"
     )
-    assert torch.allclose(got, want, rtol=1e-5), (
+    close_enough = torch.allclose(got, want, rtol=1e-5)
+    assert close_enough, (
         f"cross_entropy on logits of +-1000 returned {got.item():.3f}, F.cross_entropy {want.item():.3f}: "
         "the shift by the row max must be undone, log(sum(exp(z - m))) + m"
     )
 
 
+@probe
+def loss_and_gradient(logits, targets):
+    """cross_entropy(logits, targets) and d loss / d logits (None when backward cannot reach
+    the logits)."""
+    logits = logits.detach().clone().requires_grad_()
+    loss = mm.cross_entropy(logits, targets)
+    if isinstance(loss, torch.Tensor) and loss.requires_grad:
+        loss.backward()
+    return loss, logits.grad
+
+
 @pytest.mark.task("ch03.4")
 def test_cross_entropy_gradient_matches_pytorch():
     g = torch.Generator().manual_seed(3)
-    logits = torch.randn(5, 3, generator=g).requires_grad_()
+    logits = torch.randn(5, 3, generator=g)
     targets = torch.tensor([0, 2, 1, 1, 0])
-    mm.cross_entropy(logits, targets).backward()
-    got = logits.grad.clone() if logits.grad is not None else None
-    logits.grad = None
-    F.cross_entropy(logits, targets).backward()
+    _, got = loss_and_gradient(logits, targets)
     assert got is not None, (
         "after cross_entropy(logits, targets).backward() logits.grad is None: the loss must be "
         "built from tensor operations on logits, not from .item() or numpy values"
     )
-    assert torch.allclose(got, logits.grad, atol=1e-6), (
+    leaf = logits.clone().requires_grad_()
+    F.cross_entropy(leaf, targets).backward()
+    close_enough = torch.allclose(got, leaf.grad, atol=1e-6)
+    assert close_enough, (
         "the gradient of cross_entropy w.r.t. the logits differs from F.cross_entropy's "
-        "(softmax - one_hot) / N"
+        f"(softmax - one_hot) / N: {first_difference(got, leaf.grad, atol=1e-6)}"
+    )
+
+
+class LibraryLossUsed(Exception):
+    """Raised by the library losses while a probe checks that they are not used."""
+
+
+LIBRARY_LOSSES = [  # (owner, attribute): what "by hand" replaces
+    (torch.nn.functional, "cross_entropy"),
+    (torch.nn.functional, "nll_loss"),
+    (torch.nn.functional, "log_softmax"),
+    (torch, "log_softmax"),
+    (torch.special, "log_softmax"),
+    (torch.Tensor, "log_softmax"),
+    (torch._C._nn, "cross_entropy_loss"),
+    (torch._C._nn, "nll_loss"),
+]
+
+
+def _refuse(name):
+    def refused(*args, **kwargs):
+        raise LibraryLossUsed(f"{name} was called")
+
+    return refused
+
+
+class LossCallRecorder(TorchFunctionMode):
+    """Notes the name of every torch function called while it is active."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.append(getattr(func, "__name__", ""))
+        return func(*args, **(kwargs or {}))
+
+
+@probe
+def loss_without_library_losses(logits, targets):
+    """cross_entropy(logits, targets) while F.cross_entropy, log_softmax and nll_loss (every
+    spelling in LIBRARY_LOSSES) raise: the value, or the error; and which library loss
+    functions were called anyway (names seen by a TorchFunctionMode, aliases included)."""
+    saved = [(owner, attr, vars(owner).get(attr)) for owner, attr in LIBRARY_LOSSES]
+    recorder = LossCallRecorder()
+    try:
+        for owner, attr, _ in saved:
+            setattr(owner, attr, _refuse(f"{getattr(owner, '__name__', 'Tensor')}.{attr}"))
+        with recorder:
+            value = mm.cross_entropy(logits, targets)
+        error = None
+    except LibraryLossUsed as exc:
+        value, error = None, str(exc)
+    finally:
+        for owner, attr, original in saved:
+            if original is None:  # inherited (Tensor.log_softmax): drop the override
+                delattr(owner, attr)
+            else:
+                setattr(owner, attr, original)
+    used = sorted(
+        {n for n in recorder.names if "cross_entropy" in n or "log_softmax" in n or "nll" in n}
+    )
+    return value, error, used
+
+
+@pytest.mark.task("ch03.4")
+@pytest.mark.points(3)
+def test_cross_entropy_is_written_by_hand():
+    g = torch.Generator().manual_seed(4)
+    logits = 4 * torch.randn(7, 5, generator=g)
+    targets = torch.randint(0, 5, (7,), generator=g)
+    value, error, used = loss_without_library_losses(logits, targets)
+    assert error is None and not used, (
+        f"cross_entropy computed its answer with PyTorch's own loss ({error or ', '.join(used)}): "
+        "the task is to write it by hand — shift each row by its max, log-sum-exp over the "
+        "class axis, subtract the target's logit, average (torch.logsumexp is allowed)"
+    )
+    close_enough = torch.allclose(value, F.cross_entropy(logits, targets), rtol=1e-5, atol=1e-6)
+    assert close_enough, (
+        "with the library losses unavailable, cross_entropy gave "
+        f"{brief(value)}, F.cross_entropy gives {F.cross_entropy(logits, targets).item():.5f}"
     )
 
 
 # ---------------------------------------------------------------- ch03.5 update
 
 
+@probe
+def one_sgd_step(values, grads, lr):
+    """sgd_step on leaf tensors made from ``values`` with .grad from ``grads`` (None: no
+    gradient): afterwards, whether each entry is still the same tensor object, a leaf that
+    requires grad with no grad_fn, its value and its .grad."""
+    params = {k: v.clone().requires_grad_() for k, v in values.items()}
+    for k, g in grads.items():
+        params[k].grad = None if g is None else g.clone()
+    originals = dict(params)
+    mm.sgd_step(params, lr)
+    return {
+        k: {
+            "same_object": params.get(k) is originals[k],
+            "is_leaf": getattr(params.get(k), "is_leaf", None),
+            "requires_grad": getattr(params.get(k), "requires_grad", None),
+            "value": originals[k].detach().clone(),
+            "dict_value": params[k].detach().clone() if k in params else None,
+            "grad": originals[k].grad,
+        }
+        for k in originals
+    }
+
+
 @pytest.mark.task("ch03.5")
 @pytest.mark.points(2)
 def test_sgd_step_updates_the_same_leaf_tensors_in_place():
     g = torch.Generator().manual_seed(4)
-    params = {
-        "W": torch.randn(3, 3, generator=g).requires_grad_(),
-        "b": torch.zeros(3).requires_grad_(),
+    values = {"W": torch.randn(3, 3, generator=g), "b": torch.zeros(3), "unused": torch.ones(2)}
+    grads = {
+        "W": torch.randn(3, 3, generator=g),
+        "b": torch.tensor([1.0, -2.0, 0.5]),
+        "unused": None,
     }
-    grads = {"W": torch.randn(3, 3, generator=g), "b": torch.tensor([1.0, -2.0, 0.5])}
-    for k in params:
-        params[k].grad = grads[k].clone()
-    before = {k: v.detach().clone() for k, v in params.items()}
-    ids = {k: id(v) for k, v in params.items()}
-    mm.sgd_step(params, 0.1)
-    for k, p in params.items():
-        assert id(p) == ids[k], (
+    with because(
+        "sgd_step raised: update under torch.no_grad() (an in-place change to a leaf that "
+        "requires grad is refused otherwise) and skip tensors whose .grad is None"
+    ):
+        after = one_sgd_step(values, grads, 0.1)
+    for k, seen in after.items():
+        assert seen["same_object"], (
             f"sgd_step replaced params[{k!r}] by a new tensor: update the existing one in place "
             "(p -= lr * p.grad under torch.no_grad()), or the next backward fills a tensor "
             "nobody updates"
         )
-        assert p.is_leaf and p.requires_grad, (
-            f"after sgd_step params[{k!r}] is_leaf={p.is_leaf}, requires_grad={p.requires_grad}: "
-            "the update must not be recorded in the graph; do it under torch.no_grad()"
+        assert seen["is_leaf"] and seen["requires_grad"], (
+            f"after sgd_step params[{k!r}] is_leaf={seen['is_leaf']}, requires_grad="
+            f"{seen['requires_grad']}: the update must not be recorded in the graph; do it "
+            "under torch.no_grad()"
         )
-        assert torch.allclose(p.detach(), before[k] - 0.1 * grads[k], atol=1e-6), (
-            f"sgd_step(params, lr=0.1) moved params[{k!r}] wrongly: expected p - lr * p.grad "
-            "(against the gradient)"
+        want = values[k] if grads[k] is None else values[k] - 0.1 * grads[k]
+        close_enough = torch.allclose(seen["value"], want, atol=1e-6)
+        assert close_enough, (
+            f"sgd_step(params, lr=0.1) moved params[{k!r}] wrongly "
+            f"({first_difference(seen['value'], want, atol=1e-6)}): expected p - lr * p.grad "
+            "(against the gradient), and no change where .grad is None"
         )
-        assert p.grad is not None and torch.equal(p.grad, grads[k]), (
+        kept = (
+            seen["grad"] is None
+            if grads[k] is None
+            else isinstance(seen["grad"], torch.Tensor) and torch.equal(seen["grad"], grads[k])
+        )
+        assert kept, (
             f"sgd_step changed params[{k!r}].grad; leave it for step_report to read — the "
             "training loop clears it before the next backward"
         )
@@ -259,9 +429,10 @@ def test_sgd_step_updates_the_same_leaf_tensors_in_place():
 # ---------------------------------------------------------------- ch03.6 report
 
 
-@pytest.mark.task("ch03.6")
-@pytest.mark.points(2)
-def test_step_report_on_a_hand_made_step():
+@probe
+def hand_made_report():
+    """step_report after a step made by hand: a healthy leaf, one the loss never reached and
+    one whose gradient holds nan."""
     a = torch.zeros(2, 2).requires_grad_()
     unused = torch.ones(3).requires_grad_()
     bad = torch.zeros(2).requires_grad_()
@@ -271,7 +442,26 @@ def test_step_report_on_a_hand_made_step():
     bad.grad = torch.tensor([float("nan"), 1.0])
     with torch.no_grad():
         a += torch.tensor([[0.1, -0.1], [0.1, -0.3]])  # largest single move 0.3, norm ~0.35
-    rows = mm.step_report(before, params)
+    return mm.step_report(before, params)
+
+
+@probe
+def books_first_step_report():
+    """The chapter's broken (linear) network, one full-batch step at lr 0.5, then step_report."""
+    Xtr, ytr, _, _ = book_data()
+    params = book_params()
+    F.cross_entropy(linear_mlp(params, Xtr), ytr).backward()
+    before = {k: v.detach().clone() for k, v in params.items()}
+    with torch.no_grad():
+        for p in params.values():
+            p -= 0.5 * p.grad
+    return mm.step_report(before, params)
+
+
+@pytest.mark.task("ch03.6")
+@pytest.mark.points(2)
+def test_step_report_on_a_hand_made_step():
+    rows = hand_made_report()
     assert [r.name for r in rows] == ["a", "unused", "bad"], (
         f"step_report rows are named {[r.name for r in rows]}; expected one row per entry of params, in order"
     )
@@ -295,15 +485,7 @@ def test_step_report_on_a_hand_made_step():
 @pytest.mark.task("ch03.6")
 @pytest.mark.points(3)
 def test_step_report_reproduces_the_books_first_step_table():
-    """The chapter's broken (linear) network, one full-batch step at lr 0.5."""
-    Xtr, ytr, _, _ = book_data()
-    params = book_params()
-    F.cross_entropy(linear_mlp(params, Xtr), ytr).backward()
-    before = {k: v.detach().clone() for k, v in params.items()}
-    with torch.no_grad():
-        for p in params.values():
-            p -= 0.5 * p.grad
-    rows = {r.name: r for r in mm.step_report(before, params)}
+    rows = {r.name: r for r in books_first_step_report()}
     book = {
         "W1": (0.4516, 0.1048),
         "b1": (0.0192, 0.0053),
@@ -325,20 +507,108 @@ def test_step_report_reproduces_the_books_first_step_table():
 # ---------------------------------------------------------------- ch03.7 training
 
 
+@probe
+def trained(X_train, y_train, X_val, y_val, forward=None, **options):
+    """train_mlp on the given split with FORWARDS[forward] (None: the module's default)."""
+    data = mm.XorData(X_train, y_train, X_val, y_val)
+    if forward is None:
+        return mm.train_mlp(data, **options)
+    return mm.train_mlp(data, forward=FORWARDS[forward], **options)
+
+
+def gd_run(data, hidden, lr, steps, seed, forward=relu_mlp, clear=True):
+    """Full-batch gradient descent from the recipe's parameters, here on the tests' side:
+    (train losses, validation accuracies after each update). ``clear=False`` is the loop
+    that never clears .grad."""
+    Xtr, ytr, Xva, yva = data
+    g = torch.Generator().manual_seed(seed)
+    W1 = torch.randn(Xtr.shape[1], hidden, generator=g) / math.sqrt(Xtr.shape[1])
+    W2 = torch.randn(hidden, 2, generator=g) / math.sqrt(hidden)
+    params = {"W1": W1, "b1": torch.zeros(hidden), "W2": W2, "b2": torch.zeros(2)}
+    params = {k: v.requires_grad_() for k, v in params.items()}
+    losses, accs = [], []
+    for _ in range(steps):
+        if clear:
+            for p in params.values():
+                p.grad = None
+        loss = F.cross_entropy(forward(params, Xtr), ytr)
+        loss.backward()
+        with torch.no_grad():
+            for p in params.values():
+                p -= lr * p.grad
+        losses.append(loss.item())
+        with torch.no_grad():
+            accs.append((forward(params, Xva).argmax(1) == yva).float().mean().item())
+    return losses, accs
+
+
+def history_problem(hist, data, hidden, lr, seed, forward=relu_mlp, steps=6) -> str | None:
+    """Why ``hist`` does not start like full-batch gradient descent (None when it does):
+    names the first step that differs and the mechanism the evidence points at."""
+    losses, accs = gd_run(data, hidden, lr, steps, seed, forward)
+    got_losses, got_accs = list(hist.train_loss[:steps]), list(hist.val_acc[:steps])
+    for k in range(min(steps, len(got_losses))):
+        if got_losses[k] != pytest.approx(losses[k], rel=1e-4, abs=1e-6):
+            break
+    else:
+        if got_accs != pytest.approx(accs[: len(got_accs)], abs=1e-6):
+            shown = ", ".join(f"{a:.4f}" for a in got_accs[:3])
+            wanted = ", ".join(f"{a:.4f}" for a in accs[:3])
+            return (
+                f"the losses match gradient descent but val_acc starts [{shown}], expected "
+                f"[{wanted}]: val_acc[k] is the validation accuracy after update k"
+            )
+        return None
+    if k == 0:
+        return (
+            f"the first loss is {got_losses[0]:.5f}, expected {losses[0]:.5f}: parameters come "
+            "from init_mlp(d_in, hidden, n_classes, Generator().manual_seed(seed)) and "
+            "train_loss[k] is cross_entropy(forward(params, X_train), y_train) before update k"
+        )
+    stale, _ = gd_run(data, hidden, lr, steps, seed, forward, clear=False)
+    if got_losses[: k + 1] == pytest.approx(stale[: k + 1], rel=1e-4, abs=1e-6):
+        return (
+            f"the first {k} step(s) match gradient descent, then step {k} follows the run that "
+            "never clears .grad (loss "
+            f"{got_losses[k]:.5f}, expected {losses[k]:.5f}): backward adds into .grad, so "
+            "every update used the sum of all gradients so far; clear the gradients every step "
+            "before backward"
+        )
+    return (
+        f"the first {k} step(s) match gradient descent, step {k} does not (loss "
+        f"{got_losses[k]:.5f}, expected {losses[k]:.5f}): each update is p -= lr * p.grad with "
+        "this step's gradient alone"
+    )
+
+
+@pytest.mark.task("ch03.7")
+@pytest.mark.points(2)
+def test_train_mlp_starts_like_gradient_descent():
+    data = book_data()
+    hist = trained(*data, hidden=16, lr=0.5, steps=6, seed=1)
+    assert len(hist.train_loss) == len(hist.val_acc) == 6, (
+        f"train_mlp(steps=6) recorded {len(hist.train_loss)} losses and {len(hist.val_acc)} "
+        "accuracies; expected one of each per step"
+    )
+    problem = history_problem(hist, data, hidden=16, lr=0.5, seed=1)
+    assert problem is None, f"train_mlp on the book's data, lr 0.5, seed 1: {problem}"
+
+
 @pytest.mark.task("ch03.7")
 @pytest.mark.points(3)
 def test_the_nonlinearity_is_what_learns_xor():
-    Xtr, ytr, Xva, yva = book_data()
-    data = mm.XorData(Xtr, ytr, Xva, yva)
-    hist = mm.train_mlp(data, hidden=16, lr=0.5, steps=500, seed=1)
+    data = book_data()
+    Xva, yva = data[2], data[3]
+    hist = trained(*data, hidden=16, lr=0.5, steps=500, seed=1)
     assert len(hist.train_loss) == len(hist.val_acc) == 500, (
         f"train_mlp(steps=500) recorded {len(hist.train_loss)} losses and {len(hist.val_acc)} "
         "accuracies; expected one of each per step"
     )
     acc = hist.val_acc[-1]
+    why = history_problem(hist, data, hidden=16, lr=0.5, seed=1)
     assert acc >= 0.9, (
-        f"train_mlp reached validation accuracy {acc:.4f} on XOR (the book: 0.995); a plateau "
-        "near 0.59 means the hidden layer has no nonlinearity"
+        f"train_mlp reached validation accuracy {acc:.4f} on XOR (the book: 0.995); "
+        + (why or "a plateau near 0.59 means the hidden layer has no nonlinearity")
     )
     scored = (relu_mlp(hist.params, Xva).argmax(1) == yva).float().mean().item()
     assert scored == pytest.approx(acc, abs=1e-6), (
@@ -346,10 +616,10 @@ def test_the_nonlinearity_is_what_learns_xor():
         f"{acc:.4f}: the last entry describes the model after the last update"
     )
     assert acc == pytest.approx(0.995, abs=1e-4), (
-        f"validation accuracy {acc:.4f}, the book's recipe gives 0.995: full batch, lr 0.5, "
-        "parameters from init_mlp with Generator().manual_seed(seed)"
+        f"validation accuracy {acc:.4f}, the book's recipe gives 0.995: "
+        + (why or "full batch, lr 0.5, parameters from init_mlp with Generator().manual_seed(seed)")
     )
-    linear = mm.train_mlp(data, hidden=16, lr=0.5, steps=500, seed=1, forward=linear_mlp)
+    linear = trained(*data, forward="linear", hidden=16, lr=0.5, steps=500, seed=1)
     assert linear.val_acc[-1] < 0.7, (
         f"with the nonlinearity removed train_mlp still reached {linear.val_acc[-1]:.4f}; "
         "a linear model cannot separate XOR quadrants (the book: 0.5925) — use the given forward"

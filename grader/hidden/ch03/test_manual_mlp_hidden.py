@@ -9,17 +9,38 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness.target import chapter_module
+from exercises.ch03.test_manual_mlp import (  # helpers shared with the public twin
+    gd_run,
+    history_problem,
+    initialised,
+    linear_mlp,
+    loss_and_gradient,
+    loss_without_library_losses,
+    one_sgd_step,
+    relu_mlp,
+    trained,
+)
+from harness.probe import because, probe
+from harness.target import chapter_module, reference_module
+
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from hypothesis import Phase, settings
+
+    from harness.evidence import brief, first_difference
+    from harness.generated import examples, given, st
+except ImportError:  # (probes never use them)
+    pass
 
 mm = chapter_module("ch03", "manual_mlp")
+ref = reference_module("ch03", "manual_mlp")
 
 
-def relu_mlp(params, X):
-    return torch.relu(X @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
-
-
-def linear_mlp(params, X):
-    return (X @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
+def drawn(n: int):
+    """``examples(n)`` that reports the first failing example as drawn: no shrinking, no
+    explaining, one error (a wrong answer fails every example quickly)."""
+    return settings(
+        examples(n), phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False
+    )
 
 
 def recipe_params(d_in, hidden, n_classes, seed):
@@ -39,17 +60,26 @@ def recipe_data(n, seed):
     return X[perm[:k]], y[perm[:k]], X[perm[k:]], y[perm[k:]]
 
 
+def same_split(got, want) -> bool:
+    return len(list(got)) == 4 and all(
+        isinstance(a, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+        for a, b in zip(got, want)
+    )
+
+
 # ---------------------------------------------------------------- ch03.1
 
 
 @pytest.mark.task("ch03.1")
 def test_data_for_odd_sizes_and_other_seeds():
+    """The split keeps the first int(0.8 * n) permuted points for training, for any n and seed."""
     d = mm.make_xor_data(1001, 17)
-    assert d.X_train.shape == (800, 2) and d.X_val.shape == (201, 2), (
-        "the training set is the first int(0.8 * n) permuted points, the rest is validation"
+    sizes = (tuple(d.X_train.shape), tuple(d.X_val.shape))
+    assert sizes == ((800, 2), (201, 2)), (
+        f"make_xor_data(1001, 17) split {sizes}: the training set is the first int(0.8 * n) "
+        "permuted points (800, rounded down), the rest is validation"
     )
-    want = recipe_data(1001, 17)
-    assert all(torch.equal(a, b) for a, b in zip(d, want)), (
+    assert same_split(d, recipe_data(1001, 17)), (
         "the data must follow the documented recipe for every n and seed: randn(n, 2) then "
         "randperm(n) from one generator seeded with seed"
     )
@@ -57,17 +87,34 @@ def test_data_for_odd_sizes_and_other_seeds():
 
 @pytest.mark.task("ch03.1")
 def test_data_depends_on_the_seed_only():
+    """The same seed gives the same data whatever the global random state; another seed other data."""
     torch.manual_seed(1)
     a = mm.make_xor_data(300, 4)
     torch.manual_seed(2)
     b = mm.make_xor_data(300, 4)
     c = mm.make_xor_data(300, 5)
-    assert all(torch.equal(x, y) for x, y in zip(a, b)), (
+    assert same_split(a, list(b)), (
         "the same seed must give the same data whatever the global random state"
     )
-    assert not torch.equal(a.X_train, c.X_train), "different seeds must give different data"
+    differs = not torch.equal(a.X_train, c.X_train)
+    assert differs, "different seeds must give different data"
     for part in (a.y_train, a.y_val):
         assert set(part.tolist()) == {0, 1}, "both classes must appear in each split"
+
+
+@pytest.mark.task("ch03.1")
+@drawn(20)
+@given(n=st.integers(1, 120), seed=st.integers(0, 10_000))
+def test_data_agrees_with_the_reference(n, seed):
+    """make_xor_data equals the documented recipe for tiny and odd n (int(0.8 * n) rounds down)."""
+    with because(f"make_xor_data({n}, {seed}) raised"):
+        got = mm.make_xor_data(n, seed)
+    want = ref.make_xor_data(n, seed)
+    assert same_split(got, want), (
+        f"make_xor_data({n}, {seed}) differs from the recipe (training sizes "
+        f"{tuple(got[0].shape)} vs {tuple(want.X_train.shape)}): one generator seeded with "
+        "seed, randn(n, 2) then randperm(n), the first int(0.8 * n) permuted points train"
+    )
 
 
 # ---------------------------------------------------------------- ch03.2
@@ -75,40 +122,83 @@ def test_data_depends_on_the_seed_only():
 
 @pytest.mark.task("ch03.2")
 def test_init_other_sizes_follow_the_recipe():
-    got = mm.init_mlp(7, 3, 5, torch.Generator().manual_seed(9))
+    """init_mlp draws W1 then W2 from the generator, scaled by 1/sqrt(fan_in), biases zero, all leaves."""
+    got = initialised(7, 3, 5, 9)
     want = recipe_params(7, 3, 5, 9)
     for k in want:
-        assert got[k].shape == want[k].shape, (
+        assert k in got and got[k]["value"].shape == want[k].shape, (
             f"{k} has the wrong shape for X @ W1 -> (N, hidden), h @ W2 -> (N, n_classes)"
         )
-        assert torch.allclose(got[k].detach(), want[k].detach(), atol=1e-6), (
+        assert torch.allclose(got[k]["value"], want[k].detach(), atol=1e-6), (
             f"{k} is not randn(fan_in, fan_out, generator) / sqrt(fan_in) drawn W1 then W2 "
             "(biases zero)"
         )
-        assert got[k].is_leaf and got[k].requires_grad, (
+        assert got[k]["is_leaf"] and got[k]["requires_grad"], (
             f"{k} must be a leaf tensor that requires grad"
         )
 
 
-@pytest.mark.task("ch03.2")
-def test_init_advances_the_generator():
-    g = torch.Generator().manual_seed(3)
+@probe
+def two_inits_from_one_generator(seed):
+    """Two init_mlp(4, 4, 4, g) calls sharing one generator: their W1."""
+    g = torch.Generator().manual_seed(seed)
     a = mm.init_mlp(4, 4, 4, g)
     b = mm.init_mlp(4, 4, 4, g)
-    assert not torch.equal(a["W1"], b["W1"]), (
+    return a["W1"].detach().clone(), b["W1"].detach().clone()
+
+
+@pytest.mark.task("ch03.2")
+def test_init_advances_the_generator():
+    """Two calls sharing one generator draw different weights."""
+    a, b = two_inits_from_one_generator(3)
+    assert not torch.equal(a, b), (
         "two calls sharing one generator must draw different weights: the generator must be "
         "used (and advanced), not re-seeded or ignored"
     )
 
 
+@probe
+def grads_after_backward(seed):
+    """init_mlp(3, 8, 3, ...), then backward of a ReLU MLP's loss: which .grad is None."""
+    params = mm.init_mlp(3, 8, 3, torch.Generator().manual_seed(seed))
+    g = torch.Generator().manual_seed(seed + 1)
+    X = torch.randn(16, 3, generator=g)
+    F.cross_entropy(relu_mlp(params, X), torch.randint(0, 3, (16,), generator=g)).backward()
+    return {k: p.grad is None for k, p in params.items()}
+
+
 @pytest.mark.task("ch03.2")
 def test_init_gradients_reach_every_tensor():
-    params = mm.init_mlp(3, 8, 3, torch.Generator().manual_seed(0))
-    X = torch.randn(16, 3)
-    F.cross_entropy(relu_mlp(params, X), torch.randint(0, 3, (16,))).backward()
-    for k, p in params.items():
-        assert p.grad is not None, (
-            f"after backward {k}.grad is None: every returned tensor must be a leaf that requires grad"
+    """After backward every tensor init_mlp returned has a gradient."""
+    missing = [k for k, none in grads_after_backward(0).items() if none]
+    assert not missing, (
+        f"after backward {missing} have .grad None: every returned tensor must be a leaf that "
+        "requires grad (scale first, then requires_grad_())"
+    )
+
+
+@pytest.mark.task("ch03.2")
+@drawn(15)
+@given(
+    d_in=st.integers(1, 9),
+    hidden=st.integers(1, 9),
+    n_classes=st.integers(1, 6),
+    seed=st.integers(0, 10_000),
+)
+def test_init_agrees_with_the_reference(d_in, hidden, n_classes, seed):
+    """init_mlp equals the recipe for any sizes, size 1 included."""
+    with because(f"init_mlp({d_in}, {hidden}, {n_classes}, g) raised"):
+        got = initialised(d_in, hidden, n_classes, seed)
+    want = ref.init_mlp(d_in, hidden, n_classes, torch.Generator().manual_seed(seed))
+    assert list(got) == list(want), f"init_mlp returns the keys {list(want)}, in that order"
+    for k, t in want.items():
+        ok = got[k]["value"].shape == t.shape and torch.allclose(
+            got[k]["value"], t.detach(), atol=1e-6
+        )
+        assert ok and got[k]["is_leaf"] and got[k]["requires_grad"], (
+            f"init_mlp({d_in}, {hidden}, {n_classes}, g)[{k!r}] is not the recipe's leaf: "
+            "randn(fan_in, fan_out, generator) / sqrt(fan_in), W1 then W2, zero biases, "
+            "requires_grad_() last"
         )
 
 
@@ -117,6 +207,7 @@ def test_init_gradients_reach_every_tensor():
 
 @pytest.mark.task("ch03.3")
 def test_forward_is_not_an_affine_map():
+    """mlp_forward is not affine: f(x) + f(-x) differs from 2 f(0)."""
     g = torch.Generator().manual_seed(11)
     params = {
         "W1": torch.randn(4, 4, generator=g),
@@ -140,6 +231,7 @@ def test_forward_is_not_an_affine_map():
 
 @pytest.mark.task("ch03.3")
 def test_forward_other_shapes_and_dtypes():
+    """mlp_forward returns (N, n_classes) logits in the inputs' dtype."""
     g = torch.Generator().manual_seed(12)
     params = {
         "W1": torch.randn(3, 7, generator=g, dtype=torch.float64),
@@ -149,11 +241,39 @@ def test_forward_other_shapes_and_dtypes():
     }
     X = torch.randn(1, 3, generator=g, dtype=torch.float64)
     got = mm.mlp_forward(params, X)
-    assert got.dtype == torch.float64 and got.shape == (1, 2), (
-        "mlp_forward must return (N, n_classes) logits in the dtype of its inputs"
+    assert got.dtype == torch.float64 and tuple(got.shape) == (1, 2), (
+        f"mlp_forward must return (N, n_classes) logits in the dtype of its inputs; got {brief(got)}"
     )
     assert torch.allclose(got, relu_mlp(params, X)), (
         "mlp_forward must compute relu(X @ W1 + b1) @ W2 + b2"
+    )
+
+
+@pytest.mark.task("ch03.3")
+@drawn(15)
+@given(
+    n=st.integers(1, 6),
+    d_in=st.integers(1, 5),
+    hidden=st.integers(1, 5),
+    n_classes=st.integers(1, 5),
+    seed=st.integers(0, 10_000),
+)
+def test_forward_agrees_with_the_formula(n, d_in, hidden, n_classes, seed):
+    """mlp_forward equals relu(X @ W1 + b1) @ W2 + b2 for any sizes."""
+    g = torch.Generator().manual_seed(seed)
+    params = {
+        "W1": torch.randn(d_in, hidden, generator=g),
+        "b1": torch.randn(hidden, generator=g),
+        "W2": torch.randn(hidden, n_classes, generator=g),
+        "b2": torch.randn(n_classes, generator=g),
+    }
+    X = torch.randn(n, d_in, generator=g)
+    with because(f"mlp_forward raised for X ({n}, {d_in}), hidden {hidden}, {n_classes} classes"):
+        got = mm.mlp_forward(params, X)
+    want = relu_mlp(params, X)
+    assert got.shape == want.shape and torch.allclose(got, want, atol=1e-5), (
+        f"mlp_forward differs from relu(X @ W1 + b1) @ W2 + b2 for X ({n}, {d_in}), hidden "
+        f"{hidden}, {n_classes} classes: {first_difference(got, want)}"
     )
 
 
@@ -163,25 +283,25 @@ def test_forward_other_shapes_and_dtypes():
 @pytest.mark.task("ch03.4")
 @pytest.mark.points(2)
 def test_cross_entropy_extreme_and_mixed_logits():
+    """cross_entropy and its gradient stay finite and equal PyTorch's at logits of size 1e4."""
     g = torch.Generator().manual_seed(21)
     logits = torch.randn(64, 3, generator=g) * 1e4
     logits[::4] = 0.0
     targets = torch.randint(0, 3, (64,), generator=g)
-    got = mm.cross_entropy(logits, targets)
+    got, grad = loss_and_gradient(logits, targets)
     want = F.cross_entropy(logits, targets)
-    assert torch.isfinite(got) and torch.allclose(got, want, rtol=1e-4), (
+    assert bool(torch.isfinite(got)) and torch.allclose(got, want, rtol=1e-4), (
         "cross_entropy must stay finite and equal to F.cross_entropy for logits of size 1e4 "
         "(exp overflows unless each row is shifted by its max)"
     )
-    logits.requires_grad_()
-    mm.cross_entropy(logits, targets).backward()
-    assert logits.grad is not None and torch.isfinite(logits.grad).all(), (
+    assert grad is not None and bool(torch.isfinite(grad).all()), (
         "the gradient of a stable cross-entropy must be finite even for huge logits"
     )
 
 
 @pytest.mark.task("ch03.4")
 def test_cross_entropy_many_classes_float64():
+    """cross_entropy keeps float64 and equals F.cross_entropy with 40 classes."""
     g = torch.Generator().manual_seed(22)
     logits = torch.randn(5, 40, generator=g, dtype=torch.float64)
     targets = torch.tensor([39, 0, 7, 7, 21])
@@ -194,6 +314,7 @@ def test_cross_entropy_many_classes_float64():
 
 @pytest.mark.task("ch03.4")
 def test_cross_entropy_single_example():
+    """For one example the loss is log(sum_j exp(z_j)) - z_target."""
     logits = torch.tensor([[2.0, 1.0, 0.0]])
     got = mm.cross_entropy(logits, torch.tensor([2]))
     want = math.log(math.exp(2) + math.exp(1) + 1) - 0.0
@@ -202,37 +323,112 @@ def test_cross_entropy_single_example():
     )
 
 
+@pytest.mark.task("ch03.4")
+@pytest.mark.points(2)
+def test_cross_entropy_by_hand_in_float64_and_one_class():
+    """cross_entropy works without F.cross_entropy, log_softmax or nll_loss, also in float64."""
+    g = torch.Generator().manual_seed(23)
+    cases = [
+        (torch.randn(9, 9, generator=g, dtype=torch.float64) * 30, torch.arange(9) % 9),
+        (torch.randn(3, 1, generator=g), torch.zeros(3, dtype=torch.int64)),
+    ]
+    for logits, targets in cases:
+        value, error, used = loss_without_library_losses(logits, targets)
+        assert error is None and not used, (
+            "cross_entropy must be written by hand: it may not call F.cross_entropy, "
+            "log_softmax or nll_loss (torch.logsumexp is allowed)"
+        )
+        assert torch.allclose(value, F.cross_entropy(logits, targets), rtol=1e-6, atol=1e-7), (
+            "the hand-written loss must equal F.cross_entropy"
+        )
+
+
+@pytest.mark.task("ch03.4")
+@pytest.mark.points(2)
+@drawn(25)
+@given(
+    n=st.integers(1, 8),
+    c=st.integers(1, 8),
+    scale=st.sampled_from([0.1, 1.0, 30.0, 1000.0, 1e4]),
+    double=st.booleans(),
+    seed=st.integers(0, 10_000),
+)
+def test_cross_entropy_and_its_gradient_on_generated_logits(n, c, scale, double, seed):
+    """cross_entropy and its gradient equal F.cross_entropy's for any N, C (square too) and scale."""
+    g = torch.Generator().manual_seed(seed)
+    dtype = torch.float64 if double else torch.float32
+    logits = torch.randn(n, c, generator=g, dtype=dtype) * scale
+    targets = torch.randint(0, c, (n,), generator=g)
+    with because(f"cross_entropy raised on logits ({n}, {c})"):
+        got, grad = loss_and_gradient(logits, targets)
+    leaf = logits.clone().requires_grad_()
+    want = F.cross_entropy(leaf, targets)
+    want.backward()
+    assert (
+        isinstance(got, torch.Tensor)
+        and got.dim() == 0
+        and got.dtype == dtype
+        and torch.allclose(got, want.detach(), rtol=1e-4, atol=1e-5)
+    ), (
+        f"cross_entropy on logits ({n}, {c}) of scale {scale:g} ({dtype}) gave {brief(got)}, "
+        f"F.cross_entropy {want.item():.6g}: a 0-d mean, normalised over the class axis, "
+        "stable (shift by the row max) and in the logits' dtype"
+    )
+    assert grad is not None and torch.allclose(grad, leaf.grad, rtol=1e-4, atol=1e-6), (
+        f"the gradient of cross_entropy on logits ({n}, {c}) differs from F.cross_entropy's "
+        "(softmax - one_hot) / N"
+    )
+
+
 # ---------------------------------------------------------------- ch03.5
+
+
+@probe
+def sgd_training_run(steps, lr):
+    """Five full-batch steps of a ReLU MLP with sgd_step, plus a tensor that never gets a
+    gradient: losses, whether the unused tensor is the same object with its values, and
+    whether every tensor stayed a leaf."""
+    g = torch.Generator().manual_seed(0)
+    params = recipe_params(2, 4, 2, 0)
+    X = torch.randn(32, 2, generator=g)
+    y = ((X[:, 0] > 0) ^ (X[:, 1] > 0)).long()
+    unused = torch.ones(3, requires_grad=True)
+    params["unused"] = unused
+    losses = []
+    for _ in range(steps):
+        for p in params.values():
+            p.grad = None
+        loss = F.cross_entropy(relu_mlp(params, X), y)
+        loss.backward()
+        mm.sgd_step(params, lr)
+        losses.append(loss.item())
+    return {
+        "losses": losses,
+        "unused_same": params["unused"] is unused,
+        "unused": unused.detach().clone(),
+        "leaves": all(getattr(p, "is_leaf", False) for p in params.values()),
+    }
 
 
 @pytest.mark.task("ch03.5")
 @pytest.mark.points(2)
 def test_sgd_step_skips_missing_grads_and_trains_repeatedly():
-    params = recipe_params(2, 4, 2, 0)
-    X = torch.randn(32, 2)
-    y = ((X[:, 0] > 0) ^ (X[:, 1] > 0)).long()
-    unused = torch.ones(3, requires_grad=True)
-    params["unused"] = unused
-    losses = []
-    for _ in range(5):
-        for p in params.values():
-            p.grad = None
-        loss = F.cross_entropy(relu_mlp(params, X), y)
-        loss.backward()
-        mm.sgd_step(params, 0.1)
-        losses.append(loss.item())
-    assert torch.equal(params["unused"], torch.ones(3)) and params["unused"] is unused, (
+    """Repeated sgd_step calls train, keep every tensor a leaf and leave gradient-less tensors alone."""
+    with because("sgd_step raised during repeated training steps"):
+        seen = sgd_training_run(5, 0.1)
+    assert seen["unused_same"] and torch.equal(seen["unused"], torch.ones(3)), (
         "a tensor whose grad is None must be left untouched by the update"
     )
-    assert all(p.is_leaf for p in params.values()), (
-        "the update must keep every tensor a leaf (no graph recorded through the update)"
+    assert seen["leaves"], "the update must keep every tensor a leaf (no graph recorded)"
+    assert seen["losses"][-1] < seen["losses"][0], (
+        "five small steps against the gradient must lower the loss"
     )
-    assert losses[-1] < losses[0], "five small steps against the gradient must lower the loss"
 
 
-@pytest.mark.task("ch03.5")
-@pytest.mark.points(2)
-def test_the_students_chain_reproduces_the_books_first_step():
+@probe
+def students_first_step():
+    """The book's first step with the student's init_mlp, cross_entropy and sgd_step on the
+    linear network: each tensor's largest single-entry move."""
     torch.manual_seed(0)
     X = torch.randn(2000, 2)
     y = ((X[:, 0] > 0) ^ (X[:, 1] > 0)).long()
@@ -241,21 +437,59 @@ def test_the_students_chain_reproduces_the_books_first_step():
     before = {k: v.detach().clone() for k, v in params.items()}
     mm.cross_entropy(linear_mlp(params, X[tr]), y[tr]).backward()
     mm.sgd_step(params, 0.5)
+    return {k: (params[k].detach() - before[k]).abs().max().item() for k in before}
+
+
+@pytest.mark.task("ch03.5")
+@pytest.mark.points(2)
+def test_the_students_chain_reproduces_the_books_first_step():
+    """init_mlp + cross_entropy + sgd_step reproduce the book's first-step moves."""
+    moved = students_first_step()
     book = {"W1": 0.1048, "b1": 0.0053, "W2": 0.1918, "b2": 0.0062}
-    for k, moved in book.items():
-        got = (params[k].detach() - before[k]).abs().max().item()
-        assert got == pytest.approx(moved, abs=1e-4), (
+    for k, want in book.items():
+        assert moved[k] == pytest.approx(want, abs=1e-4), (
             "one step of init_mlp + cross_entropy + sgd_step at lr 0.5 must move each tensor "
             "by the book's table (largest single-entry change)"
+        )
+
+
+@pytest.mark.task("ch03.5")
+@drawn(15)
+@given(
+    shapes=st.lists(st.sampled_from([(), (1,), (3,), (2, 3), (4, 4)]), min_size=1, max_size=4),
+    missing=st.lists(st.booleans(), min_size=4, max_size=4),
+    lr=st.sampled_from([0.0, 0.01, 0.5, 2.0]),
+    double=st.booleans(),
+    seed=st.integers(0, 10_000),
+)
+def test_sgd_step_on_generated_tensors(shapes, missing, lr, double, seed):
+    """sgd_step moves each tensor by -lr * grad in place, any shape and dtype, skipping missing grads."""
+    g = torch.Generator().manual_seed(seed)
+    dtype = torch.float64 if double else torch.float32
+    values = {f"p{k}": torch.randn(s, generator=g, dtype=dtype) for k, s in enumerate(shapes)}
+    grads = {
+        k: None if missing[i] else torch.randn(v.shape, generator=g, dtype=dtype)
+        for i, (k, v) in enumerate(values.items())
+    }
+    with because("sgd_step raised"):
+        after = one_sgd_step(values, grads, lr)
+    for k, seen in after.items():
+        want = values[k] if grads[k] is None else values[k] - lr * grads[k]
+        assert seen["same_object"] and seen["is_leaf"] and seen["requires_grad"], (
+            "sgd_step must update each tensor in place (the same leaf object, still requiring grad)"
+        )
+        assert seen["value"].dtype == dtype and torch.allclose(seen["value"], want, atol=1e-6), (
+            f"sgd_step(lr={lr}) must move each tensor by -lr * grad (none where grad is None), "
+            "keeping its dtype"
         )
 
 
 # ---------------------------------------------------------------- ch03.6
 
 
-@pytest.mark.task("ch03.6")
-@pytest.mark.points(2)
-def test_step_report_flags_non_leaves_and_overflow():
+@probe
+def report_with_nonleaf_and_overflow():
+    """step_report on a leaf, a non-leaf and a tensor set to inf after backward."""
     leaf = torch.tensor([1.0, 2.0], requires_grad=True)
     nonleaf = leaf * 3
     big = torch.tensor([1.0, 1.0], requires_grad=True)
@@ -265,7 +499,14 @@ def test_step_report_flags_non_leaves_and_overflow():
     with torch.no_grad():
         big[0] = float("inf")
         leaf -= torch.tensor([0.5, -2.5])
-    rows = {r.name: r for r in mm.step_report(before, params)}
+    return mm.step_report(before, params)
+
+
+@pytest.mark.task("ch03.6")
+@pytest.mark.points(2)
+def test_step_report_flags_non_leaves_and_overflow():
+    """Non-leaves report no gradient; a tensor holding inf is not finite; norms and moves are right."""
+    rows = {r.name: r for r in report_with_nonleaf_and_overflow()}
     assert list(rows) == ["big", "nonleaf", "leaf"], "one row per tensor, in the order of params"
     assert not rows["nonleaf"].is_leaf and rows["nonleaf"].grad_is_none, (
         "a non-leaf tensor must be reported is_leaf=False with no gradient: backward never fills it"
@@ -279,19 +520,102 @@ def test_step_report_flags_non_leaves_and_overflow():
     )
 
 
+@probe
+def report_after_backward_only(seed):
+    """step_report after backward and no update."""
+    params = recipe_params(3, 3, 3, seed)
+    before = {k: v.detach().clone() for k, v in params.items()}
+    g = torch.Generator().manual_seed(seed + 1)
+    F.cross_entropy(
+        relu_mlp(params, torch.randn(9, 3, generator=g)), torch.arange(9) % 3
+    ).backward()
+    return [
+        (r, type(r.grad_norm).__name__, type(r.moved).__name__)
+        for r in mm.step_report(before, params)
+    ]
+
+
 @pytest.mark.task("ch03.6")
 def test_step_report_on_a_frozen_step():
-    params = recipe_params(3, 3, 3, 4)
-    before = {k: v.detach().clone() for k, v in params.items()}
-    F.cross_entropy(relu_mlp(params, torch.randn(9, 3)), torch.arange(9) % 3).backward()
-    rows = mm.step_report(before, params)
+    """Without an update nothing moved; grad_norm and moved are Python floats."""
+    seen = report_after_backward_only(4)
+    rows = [r for r, _, _ in seen]
     assert all(r.moved == 0.0 for r in rows), "no update happened, so nothing moved"
     assert rows[0].finite and not rows[0].grad_is_none and rows[0].grad_norm > 0, (
         "a healthy tensor with a gradient must report it"
     )
-    assert all(isinstance(r.grad_norm, float) and isinstance(r.moved, float) for r in rows), (
+    assert all(a == "float" and b == "float" for _, a, b in seen), (
         "grad_norm and moved must be Python floats"
     )
+
+
+def random_step(seed):
+    """A step with a random mix of healthy tensors, missing gradients, gradients holding inf
+    or nan, tensors set to inf, and an update of random size."""
+    g = torch.Generator().manual_seed(seed)
+    params, grads, moves = {}, {}, {}
+    for k in range(4):
+        shape = [(1,), (3,), (2, 2), (2, 3)][int(torch.randint(0, 4, (1,), generator=g))]
+        params[f"t{k}"] = torch.randn(shape, generator=g).requires_grad_()
+        kind = int(torch.randint(0, 5, (1,), generator=g))
+        grad = torch.randn(shape, generator=g) * 3
+        if kind == 1:
+            grad = None
+        elif kind == 2:
+            grad.view(-1)[0] = float("inf")
+        elif kind == 3:
+            grad.view(-1)[-1] = float("nan")
+        grads[f"t{k}"] = grad
+        moves[f"t{k}"] = (torch.randn(shape, generator=g) * 0.1, kind == 4)
+    return params, grads, moves
+
+
+def apply_random_step(seed):
+    params, grads, moves = random_step(seed)
+    before = {k: v.detach().clone() for k, v in params.items()}
+    for k, p in params.items():
+        p.grad = grads[k]
+        delta, overflow = moves[k]
+        with torch.no_grad():
+            if p.grad is not None:
+                p += delta
+            if overflow:
+                p.view(-1)[0] = float("inf")
+    return before, params
+
+
+@probe
+def random_step_report(seeds):
+    """step_report on apply_random_step(seed) for each seed."""
+    return [mm.step_report(*apply_random_step(s)) for s in seeds]
+
+
+@pytest.mark.task("ch03.6")
+@pytest.mark.points(2)
+def test_step_report_agrees_with_the_reference_on_random_steps():
+    """step_report's rows equal the reference's on steps with missing, inf and nan gradients and overflowed tensors."""
+    seeds = list(range(30))
+    with because("step_report raised on a step with missing or non-finite gradients"):
+        reports = random_step_report(seeds)
+    for seed, rows in zip(seeds, reports):
+        want = ref.step_report(*apply_random_step(seed))
+        assert [r.name for r in rows] == [r.name for r in want], (
+            "one row per tensor, in the order of params"
+        )
+        for r, w in zip(rows, want):
+            assert (r.is_leaf, r.grad_is_none, r.finite) == (w.is_leaf, w.grad_is_none, w.finite), (
+                f"row {w.name}: is_leaf/grad_is_none/finite should be {w.is_leaf}, "
+                f"{w.grad_is_none}, {w.finite}: finite is False when the tensor or its gradient "
+                "holds inf or nan"
+            )
+            assert r.grad_norm == pytest.approx(w.grad_norm, rel=1e-5, nan_ok=True), (
+                f"row {w.name}: grad_norm should be {w.grad_norm} (the L2 norm of .grad, 0.0 "
+                "without one, inf or nan when the gradient holds them)"
+            )
+            assert r.moved == pytest.approx(w.moved, rel=1e-5, abs=1e-7, nan_ok=True), (
+                f"row {w.name}: moved should be {w.moved}, the largest absolute change of any "
+                "single entry"
+            )
 
 
 # ---------------------------------------------------------------- ch03.7
@@ -300,26 +624,20 @@ def test_step_report_on_a_frozen_step():
 @pytest.mark.task("ch03.7")
 @pytest.mark.points(2)
 def test_training_history_follows_gradient_descent():
-    Xtr, ytr, Xva, yva = recipe_data(600, 8)
-    hist = mm.train_mlp(mm.XorData(Xtr, ytr, Xva, yva), hidden=8, lr=0.3, steps=15, seed=6)
-    params = recipe_params(2, 8, 2, 6)
-    losses, accs = [], []
-    for _ in range(15):
-        for p in params.values():
-            p.grad = None
-        loss = F.cross_entropy(relu_mlp(params, Xtr), ytr)
-        loss.backward()
-        with torch.no_grad():
-            for p in params.values():
-                p -= 0.3 * p.grad
-        losses.append(loss.item())
-        accs.append((relu_mlp(params, Xva).argmax(1) == yva).float().mean().item())
-    assert hist.train_loss == pytest.approx(losses, rel=1e-4, abs=1e-6), (
-        "the recorded losses differ from full-batch gradient descent from init_mlp's parameters: "
+    """train_loss[k] is step k's loss before its update, val_acc[k] the accuracy after it."""
+    data = recipe_data(600, 8)
+    hist = trained(*data, hidden=8, lr=0.3, steps=15, seed=6)
+    losses, accs = gd_run(data, 8, 0.3, 15, 6)
+    problem = history_problem(hist, data, hidden=8, lr=0.3, seed=6, steps=15)
+    assert problem is None, (
+        "the recorded history differs from full-batch gradient descent from init_mlp's "
+        f"parameters: {problem}"
+    )
+    assert list(hist.train_loss) == pytest.approx(losses, rel=1e-4, abs=1e-6), (
         "the gradients must be cleared before every backward (backward adds into .grad), and "
         "train_loss[k] is the loss computed in step k"
     )
-    assert hist.val_acc == pytest.approx(accs, abs=1e-6), (
+    assert list(hist.val_acc) == pytest.approx(accs, abs=1e-6), (
         "val_acc[k] must be the validation accuracy after update k"
     )
 
@@ -327,10 +645,26 @@ def test_training_history_follows_gradient_descent():
 @pytest.mark.task("ch03.7")
 @pytest.mark.points(2)
 def test_training_learns_xor_from_other_data_and_seeds():
-    d = mm.make_xor_data(1000, 5)
-    hist = mm.train_mlp(d, hidden=32, lr=0.5, steps=300, seed=3)
+    """A ReLU MLP reaches 0.9 on XOR; the same loop with a linear forward stays below 0.7."""
+    data = recipe_data(1000, 5)
+    hist = trained(*data, hidden=32, lr=0.5, steps=300, seed=3)
     assert hist.val_acc[-1] >= 0.9, (
-        f"an MLP with a ReLU hidden layer should reach >= 0.9 validation accuracy on XOR; got {hist.val_acc[-1]:.3f}"
+        f"an MLP with a ReLU hidden layer should reach >= 0.9 validation accuracy on XOR; got "
+        f"{hist.val_acc[-1]:.3f}"
     )
-    lin = mm.train_mlp(d, hidden=32, lr=0.5, steps=300, seed=3, forward=linear_mlp)
+    lin = trained(*data, forward="linear", hidden=32, lr=0.5, steps=300, seed=3)
     assert lin.val_acc[-1] < 0.7, "training must use the forward it is given"
+
+
+@pytest.mark.task("ch03.7")
+def test_training_with_zero_steps_returns_the_initial_parameters():
+    """Zero steps record nothing and return init_mlp's parameters."""
+    data = recipe_data(50, 9)
+    hist = trained(*data, hidden=5, lr=0.5, steps=0, seed=2)
+    assert list(hist.train_loss) == [] and list(hist.val_acc) == [], (
+        "zero steps record no loss and no accuracy"
+    )
+    want = recipe_params(2, 5, 2, 2)
+    assert all(torch.allclose(hist.params[k], want[k].detach()) for k in want), (
+        "with zero steps the returned parameters are init_mlp's, from Generator().manual_seed(seed)"
+    )
