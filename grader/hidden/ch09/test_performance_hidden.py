@@ -1,116 +1,280 @@
-"""Hidden tests for ch09: other devices, queues, functions and sizes than the public ones,
-so a solution that only fits the public cases fails. Messages state the property."""
+"""Hidden tests for ch09: other devices, queues, call counts, functions and sizes than the
+public ones (generated kernel times, warm-up and iteration counts, queue depths, MLP
+widths and dtypes, allocation scripts), so a solution that only fits the public cases
+fails. Messages state the property."""
 
-from collections import deque
+import math
+import time
 
 import pytest
 import torch
-import torch.nn.functional as F
-from torch import nn
 
-from harness.target import chapter_module
+from exercises.ch09.test_performance import (  # helpers and probes shared with the public twin
+    FakeGPU,
+    ms_per_step_on_fake,
+    peak_on_fake,
+    profile_rows,
+    saved_activation_mb,
+    time_fn_on_fake,
+    timing_problem,
+)
+from harness.probe import because, probe
+from harness.target import chapter_module, reference_module
+
+try:  # the trusted side only: the grader's student process neither has nor needs these
+    from harness.generated import examples, given, st
+except ImportError:
+    pass
 
 perf = chapter_module("ch09", "performance")
+ref = reference_module("ch09", "performance")
 
 
-class FakeGPU:
-    """Asynchronous fake device: step() costs launch_ms on the host and queues kernel_ms."""
+def examples_one_failure(n: int):
+    """``examples(n)`` reporting one failing example, not an ExceptionGroup of several
+    (whose text would be all a student sees)."""
+    from hypothesis import settings
 
-    def __init__(self, kernel_ms, launch_ms=0.5, queue=None):
-        self.kernel_ms, self.launch_ms, self.queue = kernel_ms, launch_ms, queue
-        self.now, self.ends, self.launches = 0.0, deque(), 0
-
-    def clock(self):
-        return self.now / 1000.0
-
-    def _retire(self):
-        while self.ends and self.ends[0] <= self.now:
-            self.ends.popleft()
-
-    def step(self):
-        self._retire()
-        if self.queue and len(self.ends) >= self.queue:
-            self.now = self.ends[len(self.ends) - self.queue]
-            self._retire()
-        self.now += self.launch_ms
-        start = max(self.now, self.ends[-1] if self.ends else 0.0)
-        self.ends.append(start + self.kernel_ms)
-        self.launches += 1
-
-    def synchronize(self, device=None):  # accepts torch.cuda's optional device
-        if self.ends:
-            self.now = max(self.now, self.ends[-1])
-        self.ends.clear()
+    return settings(examples(n), report_multiple_bugs=False)
 
 
-# ---------------------------------------------------------------- ch09.1 time_fn
+# ---------------------------------------------------------------- probes
 
 
-@pytest.mark.task("ch09.1")
-def test_time_fn_is_not_charged_for_work_queued_before_it():
-    gpu = FakeGPU(50.0, launch_ms=0.5)
-    for _ in range(3):
-        gpu.step()  # 150 ms of earlier work still on the device
-    gpu.kernel_ms = 7.0
-    t = perf.time_fn(gpu.step, 0, 4, "cpu", sync=gpu.synchronize, clock=gpu.clock)
-    assert gpu.launches == 3 + 4, "with warmup=0, time_fn must call fn exactly iters times"
-    assert t.first_ms == pytest.approx(7.5, abs=1e-6) and t.median_ms == pytest.approx(
-        7.5, abs=1e-6
-    ), (
-        "each call takes 7.5 ms, but work queued before time_fn started leaked into the measurements "
-        f"(first_ms={t.first_ms:.2f}, median_ms={t.median_ms:.2f}): synchronize before starting the clock too"
-    )
-
-
-@pytest.mark.task("ch09.1")
-def test_time_fn_defaults_work_on_the_cpu():
+@probe
+def time_fn_on_the_cpu(sleep_ms, warmup, iters):
+    """time_fn of a function that sleeps ``sleep_ms`` on the CPU, with the default sync and
+    clock: the Timing, how often fn ran, and the wall time of the whole call (ms, here)."""
     calls = []
-    a = torch.randn(64, 64)
 
     def work():
         calls.append(1)
-        return a @ a
+        time.sleep(sleep_ms / 1000)
 
-    t = perf.time_fn(work, 2, 7, "cpu")
-    assert len(calls) == 9, f"warmup=2, iters=7 must call fn 9 times, got {len(calls)}"
-    assert 0 < t.p10_ms <= t.median_ms <= t.p90_ms and t.first_ms > 0, (
-        "on the CPU (nothing to synchronize, time.perf_counter as the clock) the timing must be positive "
-        f"milliseconds with p10 <= median <= p90; got {t}"
-    )
+    start = time.perf_counter()
+    t = perf.time_fn(work, warmup, iters, "cpu")
+    return {"timing": t, "calls": len(calls), "wall_ms": (time.perf_counter() - start) * 1000}
 
 
-@pytest.mark.task("ch09.1")
-@pytest.mark.cuda
-def test_cuda_pinned_non_blocking_copy_returns_before_the_transfer_ends():
-    import time
+@probe
+def ms_per_step_by_default(sleep_ms, steps):
+    """ms_per_step(step, steps) with every default (the CPU, perf_counter) on a step that
+    sleeps: the result, how often step ran, and the wall time of the whole call (ms, here)."""
+    calls = []
 
-    pinned = torch.empty(256 * 2**20 // 4).pin_memory()
+    def step():
+        calls.append(1)
+        time.sleep(sleep_ms / 1000)
+
+    start = time.perf_counter()
+    got = perf.ms_per_step(step, steps)
+    return {"ms": got, "calls": len(calls), "wall_ms": (time.perf_counter() - start) * 1000}
+
+
+@probe
+def cuda_pinned_copy(mb):
+    """time_fn of a non_blocking copy of ``mb`` MiB of pinned memory to the GPU, and how long
+    the host needed to issue one such copy (ms, measured here)."""
+    pinned = torch.empty(mb * 2**20 // 4).pin_memory()
     copy_ms = perf.time_fn(lambda: pinned.to("cuda", non_blocking=True), 2, 5, "cuda").median_ms
     torch.cuda.synchronize()
     start = time.perf_counter()
     pinned.to("cuda", non_blocking=True)
     issued_ms = (time.perf_counter() - start) * 1000
     torch.cuda.synchronize()
+    return copy_ms, issued_ms
+
+
+# ---------------------------------------------------------------- ch09.1 time_fn
+
+
+@pytest.mark.task("ch09.1")
+@pytest.mark.points(3)
+@examples_one_failure(40)
+@given(
+    warmup=st.integers(0, 3),
+    kernels=st.lists(st.integers(1, 60), min_size=1, max_size=24),
+    launch_ms=st.sampled_from([0.5, 4.9]),
+    earlier=st.lists(st.integers(5, 50), max_size=3),
+)
+def test_time_fn_describes_the_calls_it_timed(warmup, kernels, launch_ms, earlier):
+    """time_fn's median, p10, p90 (any standard definition) and first call describe exactly
+    the synchronized, post-warm-up calls, for any counts and kernel times, in ms."""
+    warmup = min(warmup, len(kernels) - 1)
+    iters = len(kernels) - warmup
+    what = f"time_fn(fn, warmup={warmup}, iters={iters}, 'cpu', sync=..., clock=...)"
+    with because(f"{what} raised"):
+        seen = time_fn_on_fake([float(k) for k in kernels], launch_ms, warmup, iters, None, earlier)
+    per_call = [k + launch_ms for k in kernels]
+    assert seen["calls"] == warmup + iters, (
+        f"{what} called fn {seen['calls']} times, expected warmup + iters = {warmup + iters} "
+        "(with warmup=0 the first timed call is also first_ms)"
+    )
+    problem = timing_problem(seen["timing"], per_call[warmup:], per_call[0])
+    assert problem is None, (
+        f"{what} on calls of {per_call} ms (the first {warmup} warm-up): {problem}. Synchronize "
+        "before every clock read, keep warm-up calls out of the statistics but report the very "
+        "first call, use the median and the 10th/90th percentiles, in milliseconds"
+    )
+
+
+@pytest.mark.task("ch09.1")
+def test_time_fn_is_not_charged_for_work_queued_before_it():
+    """With warmup=0, earlier queued work does not leak into first_ms or the median."""
+    seen = time_fn_on_fake(7.0, 0.5, 0, 4, earlier=[50.0, 50.0, 50.0])
+    t = seen["timing"]
+    assert seen["calls"] == 4, "with warmup=0, time_fn must call fn exactly iters times"
+    ok = t.first_ms == pytest.approx(7.5, abs=1e-6) and t.median_ms == pytest.approx(7.5, abs=1e-6)
+    assert ok, (
+        "each call takes 7.5 ms, but work queued before time_fn started leaked into the "
+        f"measurements (first_ms={t.first_ms:.4g}, median_ms={t.median_ms:.4g}): synchronize "
+        "before starting the clock too"
+    )
+
+
+@pytest.mark.task("ch09.1")
+def test_time_fn_with_one_timed_call():
+    """With iters=1 the median, p10 and p90 are that one call's time."""
+    with because("time_fn(fn, warmup=2, iters=1, ...) raised: one timed call is allowed"):
+        seen = time_fn_on_fake([30.0, 20.0, 12.0], 0.5, 2, 1)
+    problem = timing_problem(seen["timing"], [12.5], 30.5)
+    assert seen["calls"] == 3 and problem is None, (
+        f"time_fn(warmup=2, iters=1) on calls of 30.5, 20.5 and 12.5 ms: {problem or 'fn ran ' + str(seen['calls']) + ' times'}; "
+        "one timed call is its own median and percentiles"
+    )
+
+
+@pytest.mark.task("ch09.1")
+def test_time_fn_defaults_work_on_the_cpu():
+    """On the CPU with the default sync and clock, time_fn reports milliseconds of real time."""
+    with because("time_fn(fn, 2, 5, 'cpu') with the default sync and clock raised on the CPU"):
+        seen = time_fn_on_the_cpu(2.0, 2, 5)
+    t = seen["timing"]
+    assert seen["calls"] == 7, f"warmup=2, iters=5 must call fn 7 times, got {seen['calls']}"
+    ordered = 0 < t.p10_ms <= t.median_ms <= t.p90_ms
+    # each call sleeps at least 2 ms; at least 3 of the 5 timed calls last the median or
+    # more, and all of them (with the first) fit in the wall time of the whole call
+    units = t.median_ms >= 2.0 - 1e-6 and t.first_ms >= 2.0 - 1e-6
+    units = units and 3 * t.median_ms + t.first_ms <= seen["wall_ms"] + 1e-3
+    assert ordered and units, (
+        f"a function that sleeps 2 ms, timed on the CPU (nothing to synchronize, "
+        f"time.perf_counter in seconds), gave {t} while the whole call took "
+        f"{seen['wall_ms']:.1f} ms: times must be milliseconds with p10 <= median <= p90"
+    )
+
+
+@pytest.mark.task("ch09.1")
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "device", ["cuda", "cuda:0", torch.device("cuda")], ids=["cuda", "cuda:0", "torch.device"]
+)
+def test_time_fn_synchronizes_cuda_by_default(device):
+    """Without a sync argument, time_fn on a CUDA device synchronizes with torch.cuda.synchronize."""
+    with because(f"time_fn(fn, 1, 3, {device!r}) without sync raised"):
+        seen = time_fn_on_fake(16.0, 4.9, 1, 3, device=device, default_sync=True)
+    t = seen["timing"]
+    assert t.median_ms == pytest.approx(20.9, abs=1e-6), (
+        f"on device {device!r} with no sync given, time_fn must call torch.cuda.synchronize "
+        f"before every clock read (a call takes 20.9 ms; got median {t.median_ms:.4g}): recognise "
+        "a CUDA device by torch.device(device).type, whatever form it was given in"
+    )
+
+
+@pytest.mark.task("ch09.1")
+def test_time_fn_does_not_synchronize_cuda_for_the_cpu():
+    """On the CPU, with no sync given, time_fn never calls torch.cuda.synchronize."""
+    seen = time_fn_on_fake(3.0, 0.5, 1, 3, device="cpu", default_sync=True)
+    synced = seen["log"].count("sync")
+    assert synced == 0 and seen["calls"] == 4, (
+        f"time_fn(fn, 1, 3, 'cpu') called torch.cuda.synchronize {synced} times: on the CPU the "
+        "default sync does nothing (a machine without CUDA would fail there)"
+    )
+
+
+@pytest.mark.task("ch09.1")
+@pytest.mark.cuda
+def test_cuda_pinned_non_blocking_copy_returns_before_the_transfer_ends():
+    """A non_blocking copy from pinned memory returns to the host before the transfer ends."""
+    copy_ms, issued_ms = cuda_pinned_copy(256)
     assert issued_ms < 0.5 * copy_ms, (
-        f"a non_blocking copy from pinned memory should return to the host ({issued_ms:.2f} ms) well "
-        f"before the 256 MiB transfer completes ({copy_ms:.2f} ms), so the host can overlap other work"
+        f"a non_blocking copy from pinned memory should return to the host ({issued_ms:.2f} ms) "
+        f"well before the 256 MiB transfer completes ({copy_ms:.2f} ms), so the host can overlap "
+        "other work"
     )
 
 
 # ---------------------------------------------------------------- ch09.2 ms_per_step (repair)
 
 
+def reference_ms_per_step(kernel_ms, launch_ms, queue, steps, earlier):
+    """The reference solution's figure on a fresh fake with the same history."""
+    gpu = FakeGPU(kernel_ms, launch_ms, queue, earlier)
+    return ref.ms_per_step(gpu.step, steps, "cpu", sync=gpu.synchronize, clock=gpu.clock)
+
+
 @pytest.mark.task("ch09.2")
 @pytest.mark.points(2)
 def test_ms_per_step_drains_earlier_work_first():
-    gpu = FakeGPU(16.0, launch_ms=4.9, queue=9)
-    for _ in range(5):
-        gpu.step()  # a previous loop left 5 steps on the device
-    got = perf.ms_per_step(gpu.step, 10, "cpu", sync=gpu.synchronize, clock=gpu.clock)
-    assert gpu.launches == 15 and got == pytest.approx((4.9 + 10 * 16.0) / 10, abs=1e-6), (
-        f"10 steps of 16 ms device work take 16.49 ms/step once earlier queued work is drained; got "
-        f"{got:.3f} after {gpu.launches - 5} calls: synchronize before starting the clock and before "
-        "stopping it, never inside the loop"
+    """Work queued before the loop is not billed to it (a short queue, long kernels)."""
+    seen = ms_per_step_on_fake(40.0, 2.0, 3, 7, earlier=[40.0] * 4)
+    got = seen["ms"]
+    want = (2.0 + 7 * 40.0) / 7
+    assert seen["calls"] == 7 and got == pytest.approx(want, abs=1e-6), (
+        f"7 steps of 40 ms device work take {want:.4g} ms/step once earlier queued work is "
+        f"drained; got {got:.4g} after {seen['calls']} calls: synchronize before starting the "
+        "clock and before stopping it, never inside the loop"
+    )
+
+
+@pytest.mark.task("ch09.2")
+@pytest.mark.points(2)
+@examples_one_failure(40)
+@given(
+    kernel_ms=st.sampled_from([1.0, 16.0, 40.0]),
+    launch_ms=st.sampled_from([0.5, 4.9, 10.0]),
+    queue=st.sampled_from([None, 1, 3, 9]),
+    steps=st.integers(1, 25),
+    earlier=st.lists(st.sampled_from([5.0, 16.0, 50.0]), max_size=5),
+)
+def test_ms_per_step_equals_the_reference_on_any_queue(kernel_ms, launch_ms, queue, steps, earlier):
+    """ms_per_step gives the synchronized throughput for any queue depth, length and history."""
+    what = f"ms_per_step(step, {steps}) with launch {launch_ms} ms, kernel {kernel_ms} ms, queue {queue}"
+    with because(f"{what} raised"):
+        seen = ms_per_step_on_fake(kernel_ms, launch_ms, queue, steps, earlier)
+    want = reference_ms_per_step(kernel_ms, launch_ms, queue, steps, earlier)
+    got = seen["ms"]
+    ok = (
+        seen["calls"] == steps
+        and isinstance(got, float | int)
+        and math.isclose(got, want, abs_tol=1e-6)
+    )
+    assert ok, (
+        f"{what} after {len(earlier)} earlier steps said {got!r} after {seen['calls']} calls, "
+        f"expected {want:.6g} ms/step: exactly `steps` calls, synchronized before the first and "
+        "the last clock read and not in between, total ms divided by steps"
+    )
+
+
+@pytest.mark.task("ch09.2")
+@pytest.mark.points(2)
+def test_ms_per_step_defaults_cpu_and_cuda():
+    """With every default ms_per_step runs on the CPU in ms per step; on 'cuda' without a sync
+    argument it synchronizes with torch.cuda.synchronize."""
+    with because("ms_per_step(step, 4) with the default device, sync and clock raised"):
+        seen = ms_per_step_by_default(2.0, 4)
+    got = seen["ms"]
+    ok = seen["calls"] == 4 and isinstance(got, float | int)
+    ok = ok and 2.0 - 1e-6 <= got and 4 * got <= seen["wall_ms"] + 1e-3
+    assert ok, (
+        f"four steps that each sleep 2 ms gave {got!r} ms/step ({seen['calls']} calls, the whole "
+        f"call took {seen['wall_ms']:.1f} ms): the default device is the CPU (nothing to "
+        "synchronize), time.perf_counter is in seconds, and the result is ms per step"
+    )
+    with because("ms_per_step(step, 20, 'cuda') without sync raised"):
+        seen = ms_per_step_on_fake(16.0, 4.9, 9, 20, device="cuda", default_sync=True)
+    assert seen["ms"] == pytest.approx((4.9 + 20 * 16.0) / 20, abs=1e-6), (
+        f"on 'cuda' with no sync given, ms_per_step must call torch.cuda.synchronize before both "
+        f"clock reads (expected 16.245 ms/step, got {seen['ms']!r})"
     )
 
 
@@ -120,25 +284,21 @@ def test_ms_per_step_drains_earlier_work_first():
 @pytest.mark.task("ch09.3")
 @pytest.mark.points(2)
 def test_profile_ranks_by_time_and_honours_n():
-    g = torch.Generator().manual_seed(1)
-    img, w = torch.randn(2, 16, 64, 64, generator=g), torch.randn(16, 16, 3, 3, generator=g)
-    s1, s2 = torch.randn(8, 8, generator=g), torch.randn(8, 8, generator=g)
-
-    def work():
-        F.conv2d(img, w, padding=1)
-        for _ in range(30):
-            s1 @ s2
-
-    one = perf.profile_top_ops(work, 1)
+    """The single top row is the most expensive operator; rows aggregate calls per operator."""
+    one = profile_rows("conv-and-small-mms", 1)["rows"]
     assert len(one) == 1 and "conv" in one[0].name.lower(), (
-        "with n=1 the single row must be the operator that took the most time (here a convolution "
-        f"called once, not a tiny matmul called 30 times); got {[(r.name, r.calls) for r in one]}"
+        "with n=1 the single row must be the operator that took the most time (here a "
+        "convolution called once, not a tiny matmul called 30 times); got "
+        f"{[(r.name, r.calls) for r in one]}"
     )
-    many = perf.profile_top_ops(work, 50)
+    seen = profile_rows("conv-and-small-mms", 50)
+    many = seen["rows"]
+    names = [r.name for r in many]
     mm = [r for r in many if r.name == "aten::mm"]
-    assert mm and mm[0].calls == 30 and len(many) < 50, (
-        "rows must aggregate calls per operator (aten::mm ran 30 times) and n only caps the number of rows; "
-        f"got {[(r.name, r.calls) for r in many][:8]}"
+    ok = mm and mm[0].calls == 30 and len(many) < 50 and len(set(names)) == len(names)
+    assert ok, (
+        "rows must aggregate calls per operator name (aten::mm ran 30 times, on two input shapes), "
+        f"and n only caps the number of rows; got {[(r.name, r.calls) for r in many][:8]}"
     )
     conv = {r.name: r.self_ms for r in many if "conv" in r.name.lower()}
     assert "aten::conv2d" in conv and conv["aten::conv2d"] < max(conv.values()), (
@@ -146,86 +306,160 @@ def test_profile_ranks_by_time_and_honours_n():
         "convolution kernel, so its self time must be smaller than the kernel's; got "
         f"{sorted(conv.items(), key=lambda kv: -kv[1])}"
     )
+    total = sum(r.self_ms for r in many)
+    assert total <= seen["wall_ms"] * 1.01 + 0.05, (
+        f"the rows' self times add up to {total:.4g} ms but the whole call took "
+        f"{seen['wall_ms']:.4g} ms: the profiler's times are microseconds, self_ms milliseconds"
+    )
+
+
+@pytest.mark.task("ch09.3")
+def test_profile_with_no_rows_asked():
+    """n=0 returns no rows (and still runs fn once)."""
+    with because("profile_top_ops(work, 0) raised"):
+        seen = profile_rows("matmuls-and-adds", 0)
+    assert seen["rows"] == [] and seen["calls"] == 1, (
+        f"profile_top_ops(work, 0) must return an empty list after running work once; got "
+        f"{len(seen['rows'])} rows and {seen['calls']} runs"
+    )
+
+
+@pytest.mark.task("ch09.3")
+def test_profile_rows_are_op_stats():
+    """Every row is OpStat(name: str, self_ms: float >= 0, calls: int >= 1)."""
+    rows = profile_rows("matmuls-and-adds", 100)["rows"]
+    bad = [
+        r
+        for r in rows
+        if not (
+            getattr(r, "_fields", None) == ("name", "self_ms", "calls")
+            and isinstance(r.name, str)
+            and isinstance(r.self_ms, float | int)
+            and r.self_ms >= 0
+            and isinstance(r.calls, int)
+            and r.calls >= 1
+        )
+    ]
+    assert rows and not bad, (
+        f"each row must be an OpStat(name, self_ms, calls) with a str name, a non-negative time "
+        f"and an int count of at least 1; got {bad[:3] or 'no rows'}"
+    )
 
 
 # ---------------------------------------------------------------- ch09.4 estimate_activation_mb
 
 
-def saved_mb(widths, batch, dtype):
-    layers = []
-    for d_in, d_out in zip(widths, widths[1:]):
-        layers += [nn.Linear(d_in, d_out), nn.ReLU()]
-    model = nn.Sequential(*layers[:-1]).to(dtype)
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    seen = {}
-
-    def pack(t):
-        if t.untyped_storage().data_ptr() not in params:
-            seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        model(torch.randn(batch, widths[0], dtype=dtype))
-    return sum(seen.values()) / 2**20
+@pytest.mark.task("ch09.4")
+@pytest.mark.points(2)
+@examples_one_failure(25)
+@given(
+    widths=st.lists(st.integers(1, 64), min_size=2, max_size=5),
+    batch=st.integers(1, 200),
+    dtype=st.sampled_from([torch.float32, torch.bfloat16, torch.float16, torch.float64]),
+)
+def test_estimate_equals_what_autograd_saves(widths, batch, dtype):
+    """The estimate equals the MiB autograd saves for any widths, batch size and dtype."""
+    with because(f"estimate_activation_mb({batch}, {widths}, {dtype}) raised"):
+        got = perf.estimate_activation_mb(batch, widths, dtype)
+    want = saved_activation_mb(widths, batch, dtype)
+    assert isinstance(got, float) and math.isclose(got, want, rel_tol=1e-9), (
+        f"estimate_activation_mb({batch}, {widths}, {dtype}) = {got!r}, but autograd saves "
+        f"{want:.6g} MiB: every Linear's input (batch * (d0 + ... + d_(k-1)) elements) at the "
+        "dtype's element size, as a float in MiB (bytes / 2**20)"
+    )
 
 
 @pytest.mark.task("ch09.4")
 @pytest.mark.parametrize(
     "widths, batch, dtype",
-    [([20, 20], 50, torch.float32), ([7, 33, 5, 5, 2], 96, torch.bfloat16)],
-    ids=["one-linear", "deep-bf16"],
+    [((20, 20), 50, torch.float32), ((7, 33, 5, 5, 2), 96, torch.bfloat16)],
+    ids=["one-linear-tuple", "deep-bf16-tuple"],
 )
 def test_estimate_other_shapes_and_dtypes(widths, batch, dtype):
+    """The estimate takes widths as any sequence (here a tuple)."""
     got = perf.estimate_activation_mb(batch, widths, dtype)
-    want = saved_mb(widths, batch, dtype)
-    assert got == pytest.approx(want, rel=1e-9), (
-        f"the estimate must equal the bytes autograd saves (every Linear's input, at the dtype's element "
-        f"size, in MiB); got {got:.6f}, measured {want:.6f}"
+    want = saved_activation_mb(list(widths), batch, dtype)
+    assert isinstance(got, float) and got == pytest.approx(want, rel=1e-9), (
+        f"the estimate must equal the bytes autograd saves (every Linear's input, at the dtype's "
+        f"element size, in MiB); got {got!r}, measured {want:.6f}"
     )
 
 
 # ---------------------------------------------------------------- ch09.5 peak_memory_mb
 
 
-class FakeMemory:
-    MB = 2**20
+@pytest.mark.task("ch09.5")
+@pytest.mark.points(2)
+def test_peak_of_a_function_that_frees_everything():
+    """A function that briefly holds 128 MiB and frees it has a peak of 128 MiB."""
+    got = peak_on_fake(1000, 3000, [64, 64, -64, -64])["mb"]
+    assert got == pytest.approx(128.0), (
+        "a function that briefly holds 128 MiB and frees it all has a peak of 128 MiB above its "
+        f"baseline, whatever was resident or peaked before it; got {got!r}"
+    )
 
-    def __init__(self, allocated_mb, old_peak_mb):
-        self.allocated, self.peak = allocated_mb * self.MB, old_peak_mb * self.MB
 
-    def alloc(self, mb):
-        self.allocated += mb * self.MB
-        self.peak = max(self.peak, self.allocated)
-
-    def free(self, mb):
-        self.allocated -= mb * self.MB
-
-    def synchronize(self, device=None):  # accepts torch.cuda's optional device
-        pass
-
-    def reset_peak_memory_stats(self, device=None):
-        self.peak = self.allocated
-
-    def memory_allocated(self, device=None):
-        return self.allocated
-
-    def max_memory_allocated(self, device=None):
-        return self.peak
+def replayed_peak(script):
+    """The highest level above the start that ``script`` reaches (0 if it never rises)."""
+    level = peak = 0.0
+    for mb in script:
+        level += mb
+        peak = max(peak, level)
+    return peak
 
 
 @pytest.mark.task("ch09.5")
 @pytest.mark.points(2)
-def test_peak_of_a_function_that_frees_everything():
-    mem = FakeMemory(allocated_mb=1000, old_peak_mb=3000)
+@examples_one_failure(30)
+@given(
+    resident=st.integers(0, 4000),
+    old_peak=st.integers(0, 8000),
+    script=st.lists(st.sampled_from([-300, -64, -1.5, 1.5, 16, 64, 300, 1000]), max_size=8),
+)
+def test_peak_equals_the_replayed_ledger(resident, old_peak, script):
+    """peak_memory_mb is the highest allocation above the baseline while fn runs, from a fresh peak."""
+    old_peak = max(old_peak, resident)
+    with because("peak_memory_mb(fn, 'cuda', memory=ledger) raised"):
+        got = peak_on_fake(resident, old_peak, script)["mb"]
+    want = replayed_peak(script)
+    assert isinstance(got, float | int) and math.isclose(got, want, abs_tol=1e-9), (
+        f"with {resident} MiB resident, an old peak of {old_peak} MiB and fn allocating/freeing "
+        f"{script} MiB, the peak above the baseline is {want:g} MiB; got {got!r}: reset the peak, "
+        "read memory_allocated as the baseline, run fn, return max_memory_allocated minus the "
+        "baseline in MiB (bytes / 2**20)"
+    )
 
-    def scratch():
-        mem.alloc(64)
-        mem.alloc(64)
-        mem.free(64)
-        mem.free(64)
 
-    got = perf.peak_memory_mb(scratch, "cuda", memory=mem)
-    assert got == pytest.approx(128.0), (
-        "a function that briefly holds 128 MiB and frees it all has a peak of 128 MiB above its "
-        f"baseline, whatever was resident or peaked before it; got {got:.1f}"
+@pytest.mark.task("ch09.5")
+def test_peak_is_read_after_synchronizing():
+    """peak_memory_mb synchronizes before fn and again after it, before reading the peak."""
+    log = peak_on_fake(200, 900, [10, -10])["log"]
+    start, end = log.index("fn start"), log.index("fn end")
+    before = "synchronize" in log[:start]
+    reads = [i for i, e in enumerate(log) if e == "max_memory_allocated" and i > end]
+    after = bool(reads) and "synchronize" in log[end : reads[-1]]
+    assert before and after, (
+        f"the ledger saw {log}: synchronize before resetting and reading the baseline, and again "
+        "after fn, before max_memory_allocated, so the device's work is finished when the "
+        "statistics are read"
+    )
+
+
+@pytest.mark.task("ch09.5")
+@pytest.mark.cuda
+def test_cuda_peak_of_a_known_allocation():
+    """On CUDA, with the default memory, the peak of a 64 MiB allocation is 64 MiB."""
+    got = cuda_peak_of_allocation(64)
+    assert got == pytest.approx(64.0, abs=1.0), (
+        f"fn allocates one 64 MiB tensor on the GPU; peak_memory_mb(fn) said {got!r}: with "
+        "memory=None use torch.cuda's statistics on the given device"
+    )
+
+
+@probe
+def cuda_peak_of_allocation(mb):
+    """peak_memory_mb(fn) with the default memory, fn allocating ``mb`` MiB on the GPU."""
+    kept = []
+    return perf.peak_memory_mb(
+        lambda: kept.append(torch.empty(mb * 2**20, dtype=torch.uint8, device="cuda"))
     )
