@@ -55,6 +55,15 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("release", help="build the student bundle")
     r.add_argument("out", type=Path)
 
+    gs = sub.add_parser("gradescope", help="write OUT/autograder.zip for a Gradescope assignment")
+    gs.add_argument("out", type=Path)
+    gs.add_argument("--chapters", type=_chapters, help="e.g. ch02,ch07 (default: all)")
+
+    gr = sub.add_parser("gradescope-run", help="(inside Gradescope) grade /autograder/submission")
+    gr.add_argument(
+        "--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+    )
+
     m = sub.add_parser("merge", help="join the outputs of --shard runs")
     m.add_argument("parts", nargs="+", type=Path)
     m.add_argument("--out", type=Path, required=True)
@@ -81,6 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         from grader import check
 
         return check.main(args.chapters, args.impl, limits=_limits(args))
+    if args.command == "gradescope":
+        from grader import gradescope
+
+        return gradescope.main_build(args.out, args.chapters)
+    if args.command == "gradescope-run":
+        from grader import gradescope
+
+        return gradescope.run(args.root)
     if args.command == "release":
         from grader import release
 

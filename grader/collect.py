@@ -49,7 +49,7 @@ def expected_paths(chapters: list[index.Chapter]) -> list[str]:
 # ---- folders --------------------------------------------------------------------
 
 
-def _read_regular(path: Path) -> bytes:
+def read_regular(path: Path) -> bytes:
     """Read a regular file without following a symlink at its last component."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     try:
@@ -106,7 +106,7 @@ def read_folder(folder: Path, chapters: list[index.Chapter]) -> tuple[dict[str, 
             notes.append(f"{rel}: a symbolic link; ignored (submit the file itself)")
         else:
             try:
-                files[rel] = _read_regular(path)
+                files[rel] = read_regular(path)
             except (OSError, ValueError) as exc:
                 notes.append(f"{rel}: not read ({exc})")
     return files, notes

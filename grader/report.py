@@ -1,8 +1,11 @@
 """Write what the grades say: ``grades.csv``, per student ``results.json`` (Gradescope)
-and ``feedback.md``, and the instructor's ``summary.md`` with ``score_distribution.png``.
+and ``feedback.md``, the instructor's ``summary.md`` with ``score_distribution.png``,
+and ``_instructor/hidden_failures.md`` (the full messages of failed hidden tests).
 
-Everything here is a pure function of the scored results, so a merged set of shards
-writes exactly what one run writes.
+One visibility policy everywhere: what a student may see of a hidden test (its
+statement and how it failed) is the same in ``results.json`` and ``feedback.md``; the
+full message is in the instructor's file only. Everything here is a pure function of
+the scored results, so a merged set of shards writes exactly what one run writes.
 """
 
 from __future__ import annotations
@@ -10,13 +13,30 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections import defaultdict
+import sys
+from collections import Counter, defaultdict
 from pathlib import Path
 
-from grader.score import StudentResult
+from grader.score import StudentResult, TestResult
 from harness import index
 
 VISIBILITY = {False: "visible", True: "after_published"}
+INSTRUCTOR = "_instructor"  # student ids never start with "_": no student folder collides
+# The run's own outputs beside the student folders; a student whose id is one of them
+# gets the folder "_student-<id>" instead (said on stderr and in the summary).
+RUN_FILES = {
+    "grades.csv",
+    "summary.md",
+    "gradebook.db",
+    "score_distribution.png",
+    "nbgrader_grades.csv",
+    "demo-submissions",
+}
+
+
+def student_folder(student: str) -> str:
+    """The folder of ``student``'s outputs: their id, unless that is one of the run's files."""
+    return f"_student-{student}" if student.lower() in RUN_FILES else student
 
 
 def grades_csv(results: list[StudentResult], chapters: list[str]) -> str:
@@ -28,6 +48,12 @@ def grades_csv(results: list[StudentResult], chapters: list[str]) -> str:
             [r.student, *(r.chapter_score(c)[0] for c in chapters), r.total, r.max_total]
         )
     return buf.getvalue()
+
+
+def _status(t: TestResult) -> str:
+    # Gradescope knows "passed" and "failed": a test not graded on this machine did not
+    # pass here; its output says it counts 0 of 0 either way.
+    return "passed" if t.status == "passed" else "failed"
 
 
 def results_json(result: StudentResult) -> dict:
@@ -42,19 +68,17 @@ def results_json(result: StudentResult) -> dict:
             "number": f"{chapter_no}.{numbers[t.spec.chapter]}",
             "score": t.score,
             "max_score": t.max_score,
+            "status": _status(t),
             "output": t.output,
             "visibility": VISIBILITY[t.spec.hidden],
         }
-        if t.status != "not_graded":
-            entry["status"] = t.status
         if t.spec.task:
             entry["tags"] = [t.spec.task]
         tests.append(entry)
-    output = "\n".join(result.notes)
     return {
         "score": result.total,
         "execution_time": round(result.execution_time),
-        "output": output,
+        "output": "\n".join(result.notes),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -75,9 +99,9 @@ def feedback_md(result: StudentResult, chapters: list[str]) -> str:
         mine = [t for t in result.tests if t.spec.chapter == chapter]
         title = index.chapters()[chapter].title if chapter in index.chapters() else chapter
         lines += [f"## {chapter} — {title}: {got} / {most}", ""]
-        passed = [t for t in mine if t.status == "passed"]
-        failed = [t for t in mine if t.status == "failed"]
-        skipped = [t for t in mine if t.status == "not_graded"]
+        passed = [t for t in mine if t.status == "passed" and t.max_score]
+        failed = [t for t in mine if t.status == "failed" and t.max_score]
+        other = [t for t in mine if not t.max_score]
         if passed:
             lines.append(f"Passed ({len(passed)}):")
             lines += [f"- {_label(t)} ({t.score} pt)" for t in passed]
@@ -101,10 +125,9 @@ def feedback_md(result: StudentResult, chapters: list[str]) -> str:
             hints = [h for h in dict.fromkeys(_hint(t.spec.task) for t in failed) if h]
             if hints:
                 lines += ["Where to look:", ""] + [f"- {h}" for h in hints] + [""]
-        if skipped:
-            lines.append(
-                f"Not graded here ({len(skipped)}): " + ", ".join(_label(t) for t in skipped)
-            )
+        if other:
+            lines.append(f"CUDA tests, not counted ({len(other)}):")
+            lines += [f"- {_label(t)}: {t.output.splitlines()[0]}" for t in other]
             lines.append("")
     return "\n".join(lines)
 
@@ -123,65 +146,178 @@ def _hint(task_id: str | None) -> str:
     return f"{task.id} {task.name}: {task.hint} (read {task.anchor})"
 
 
+# ---- the instructor's view ----------------------------------------------------------
+
+CLUSTERS_SHOWN = 12
+NOTES_SHOWN = 30
+NOISE = ("TODO: implement", "not found under", "not implemented yet", "not graded on this machine")
+
+
+def _median(values: list[int]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    return (ordered[(n - 1) // 2] + ordered[n // 2]) / 2 if n else 0.0
+
+
 def summary_md(results: list[StudentResult], chapters: list[str]) -> str:
-    lines = ["# Grading summary", "", f"{len(results)} submissions.", ""]
-    lines += ["| chapter | mean | min | max | out of |", "| --- | --- | --- | --- | --- |"]
+    """A page that stays short at 500 students: per chapter, per task, the few failure
+    clusters that matter, and the submissions that need a look."""
+    n = len(results)
+    lines = ["# Grading summary", "", f"{n} submissions.", ""]
+    lines += [
+        "| chapter | mean | median | min | max | out of | full marks | zero |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for c in chapters:
-        scores = [r.chapter_score(c)[0] for r in results]
-        most = max((r.chapter_score(c)[1] for r in results), default=0)
+        pairs = [r.chapter_score(c) for r in results]
+        scores = [got for got, _ in pairs]
+        most = max((m for _, m in pairs), default=0)
         if scores:
+            full = sum(got == m and m > 0 for got, m in pairs)
+            zero = sum(got == 0 for got in scores)
             lines.append(
-                f"| {c} | {sum(scores) / len(scores):.1f} | {min(scores)} | {max(scores)} | {most} |"
+                f"| {c} | {sum(scores) / n:.1f} | {_median(scores):g} | {min(scores)} | "
+                f"{max(scores)} | {most} | {full} | {zero} |"
             )
-    lines += ["", "![score distribution](score_distribution.png)", ""]
-    lines += ["## Pass rate per test", "", "| test | passed | rate |", "| --- | --- | --- |"]
-    specs = results[0].tests if results else []
-    for k, t in enumerate(specs):
-        graded = [r.tests[k] for r in results if r.tests[k].status != "not_graded"]
-        passed = sum(x.status == "passed" for x in graded)
-        rate = f"{passed / len(graded):.0%}" if graded else "not graded"
-        lines.append(f"| `{t.spec.nodeid}` | {passed}/{len(graded)} | {rate} |")
-    lines += ["", "## Identical failures across students", ""]
-    clusters = defaultdict(list)
-    for r in results:
-        for t in r.tests:
-            if t.status == "failed":
-                clusters[(t.spec.nodeid, t.output)].append(r.student)
-    shared = sorted(
-        ((k, v) for k, v in clusters.items() if len(v) > 1), key=lambda kv: (-len(kv[1]), kv[0])
-    )
-    if not shared:
-        lines.append("No failure message is shared by two or more students.")
-    for (nodeid, output), students in shared:
-        first = output.splitlines()[0] if output else ""
-        lines.append(f"- {len(students)} students — `{nodeid}`: {first}")
-        lines.append(f"  - {', '.join(students)}")
+    lines += ["", "![score distribution per chapter](score_distribution.png)", ""]
+    lines += _tasks_table(results)
+    lines += _clusters(results)
+    lines += _needs_a_look(results)
     return "\n".join(lines) + "\n"
 
 
+def _tasks_table(results: list[StudentResult]) -> list[str]:
+    lost: Counter = Counter()
+    most: Counter = Counter()
+    done: Counter = Counter()
+    untouched: Counter = Counter()
+    for r in results:
+        per_task: dict[str, list[TestResult]] = defaultdict(list)
+        for t in r.tests:
+            if t.spec.task and t.max_score:
+                per_task[t.spec.task].append(t)
+        for task, tests in per_task.items():
+            most[task] = sum(t.max_score for t in tests)
+            lost[task] += sum(t.max_score - t.score for t in tests)
+            done[task] += all(t.status == "passed" for t in tests)
+            untouched[task] += all(
+                t.status != "passed" and t.output.startswith(NOISE) for t in tests
+            )
+    lines = [
+        "## Where the class loses points (by task)",
+        "",
+        "| task | name | points | lost (class) | done | not started |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for task in sorted(most, key=lambda t: (-lost[t], t)):
+        try:
+            name = index.task(task).name
+        except KeyError:
+            name = "?"
+        lines.append(
+            f"| {task} | {name} | {most[task]} | {lost[task]} | {done[task]} | {untouched[task]} |"
+        )
+    return lines + [""]
+
+
+def _clusters(results: list[StudentResult]) -> list[str]:
+    """Identical failures shared by several students, biggest first, without the
+    not-started noise; the rest is counted, not listed."""
+    groups: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in results:
+        for t in r.tests:
+            if t.status == "failed" and t.max_score and not t.output.startswith(NOISE):
+                first = t.output.splitlines()[0] if t.output else ""
+                groups[(t.spec.task or "?", first)].add(r.student)
+    shared = sorted(
+        ((k, v) for k, v in groups.items() if len(v) > 1), key=lambda kv: (-len(kv[1]), kv[0])
+    )
+    lines = ["## Failures shared by several students", ""]
+    if not shared:
+        return lines + ["No failure message is shared by two or more students.", ""]
+    for (task, first), students in shared[:CLUSTERS_SHOWN]:
+        who = sorted(students)
+        names = ", ".join(who[:8]) + (f" and {len(who) - 8} more" if len(who) > 8 else "")
+        lines.append(f"- **{len(who)} students**, {task}: {first[:300]}")
+        lines.append(f"  ({names})")
+    if len(shared) > CLUSTERS_SHOWN:
+        lines.append(f"- ... and {len(shared) - CLUSTERS_SHOWN} smaller clusters")
+    return lines + [""]
+
+
+def _needs_a_look(results: list[StudentResult]) -> list[str]:
+    flagged = [r for r in results if r.notes]
+    if not flagged:
+        return []
+    lines = ["## Submissions with notes (refused files, restarts, tampering, moved folders)", ""]
+    for r in flagged[:NOTES_SHOWN]:
+        lines.append(f"- {r.student}: {'; '.join(r.notes)[:300]}")
+    if len(flagged) > NOTES_SHOWN:
+        lines.append(f"- ... and {len(flagged) - NOTES_SHOWN} more (see their feedback.md)")
+    return lines + [""]
+
+
+def hidden_failures_md(results: list[StudentResult]) -> str:
+    """Instructor only: the full message of every failed hidden test, per student."""
+    lines = ["# Failed hidden tests, in full (instructor only)", ""]
+    for r in results:
+        mine = [t for t in r.tests if t.spec.hidden and t.status == "failed" and t.max_score]
+        if not mine:
+            continue
+        lines += [f"## {r.student}", ""]
+        for t in mine:
+            detail = (t.detail or t.output).replace("\n", "\n  ")
+            lines.append(f"- `{t.spec.nodeid}`: {detail}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+BINS = ("0", "1–24%", "25–49%", "50–74%", "75–99%", "100%")
+
+
+def _bin(got: int, most: int) -> int:
+    if most == 0 or got == 0:
+        return 0
+    if got >= most:
+        return 5
+    return 1 + min(3, int(4 * got / most))
+
+
 def score_figure(results: list[StudentResult], chapters: list[str], path: Path) -> None:
+    """Students per chapter and score band, as a table of counts (readable at 5 or 500)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
-    fig, ax = plt.subplots(figsize=(max(4, 0.8 * len(chapters) + 2), 3.5))
-    data = []
-    for c in chapters:
-        fractions = []
+    counts = np.zeros((len(chapters), len(BINS)), dtype=int)
+    for i, c in enumerate(chapters):
         for r in results:
-            got, most = r.chapter_score(c)
-            fractions.append(100.0 * got / most if most else 0.0)
-        data.append(fractions or [0.0])
-    ax.boxplot(data, showmeans=True)
-    for k, fractions in enumerate(data, start=1):
-        ax.scatter([k] * len(fractions), fractions, s=10, alpha=0.6)
-    ax.set_xticks(range(1, len(chapters) + 1), chapters)
-    ax.set_ylabel("score (% of chapter points)")
-    ax.set_ylim(-5, 105)
-    ax.set_title(f"Score distribution per chapter ({len(results)} submissions)")
+            counts[i, _bin(*r.chapter_score(c))] += 1
+    n = max(1, len(results))
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(chapters) + 1.6))
+    ax.imshow(counts / n, cmap="Blues", vmin=0, vmax=max(0.2, counts.max() / n), aspect="auto")
+    for i in range(len(chapters)):
+        for j in range(len(BINS)):
+            if counts[i, j]:
+                dark = counts[i, j] / counts.max() > 0.6
+                ax.text(
+                    j,
+                    i,
+                    str(counts[i, j]),
+                    ha="center",
+                    va="center",
+                    color="white" if dark else "black",
+                    fontsize=9,
+                )
+    ax.set_xticks(range(len(BINS)), BINS)
+    ax.set_yticks(range(len(chapters)), chapters)
+    ax.set_xlabel("share of the chapter's points")
+    ax.set_title(f"Students per chapter and score band ({len(results)} submissions)")
+    ax.tick_params(length=0)
     fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
+    fig.savefig(path, dpi=110, metadata={"Software": None})
     plt.close(fig)
 
 
@@ -189,9 +325,19 @@ def write_all(out: Path, results: list[StudentResult], chapters: list[str]) -> N
     out.mkdir(parents=True, exist_ok=True)
     (out / "grades.csv").write_text(grades_csv(results, chapters))
     for r in results:
-        folder = out / r.student
+        name = student_folder(r.student)
+        if name != r.student:
+            print(
+                f"warning: student {r.student!r} shares its name with one of the run's "
+                f"files: its outputs are in {name}/",
+                file=sys.stderr,
+            )
+            r.notes.append(f"your outputs are in {name}/ (your id is the name of a grader file)")
+        folder = out / name
         folder.mkdir(exist_ok=True)
         (folder / "results.json").write_text(json.dumps(results_json(r), indent=1) + "\n")
         (folder / "feedback.md").write_text(feedback_md(r, chapters))
     (out / "summary.md").write_text(summary_md(results, chapters))
     score_figure(results, chapters, out / "score_distribution.png")
+    (out / INSTRUCTOR).mkdir(exist_ok=True)
+    (out / INSTRUCTOR / "hidden_failures.md").write_text(hidden_failures_md(results))

@@ -38,6 +38,10 @@ class TestSpec:
 
 @dataclass
 class TestResult:
+    """One test's grade. CUDA-marked tests count for nothing on any machine (checked and
+    reported where a GPU is present, "not graded here" elsewhere), so a grade and its
+    maximum mean the same whoever grades."""
+
     spec: TestSpec
     status: str  # passed | failed | not_graded
     score: int
@@ -46,7 +50,7 @@ class TestResult:
 
     @property
     def max_score(self) -> int:
-        return 0 if self.status == "not_graded" else self.spec.points
+        return 0 if self.spec.cuda else self.spec.points
 
 
 @dataclass
@@ -126,6 +130,13 @@ def collect_expected(chapters: list[index.Chapter]) -> list[TestSpec]:
     ]
 
 
+CUDA_NOT_GRADED = (
+    "not graded on this machine: this test needs a CUDA GPU (CUDA tests count 0 of 0 "
+    "points on every machine, so grades compare across machines)"
+)
+CUDA_COUNTED = "checked on this machine's GPU; CUDA tests count 0 of 0 points on every machine"
+
+
 # What a hidden test's visible report says besides its statement: fixed words, never
 # anything the student's code produced (a hidden-phase process may have read the
 # hidden probes, so nothing it wrote is shown to the student).
@@ -136,7 +147,7 @@ HIDDEN_CATEGORY = {
     "crash": "your code ended its process",
     "tampering": "tampering: the process running your code did not answer as the tests expect",
     "raised": "your code raised an error",
-    "assert": "does not hold",
+    "assert": "not true of your code",
     "error": "could not run",
     "skipped": "was skipped, which counts as a failure",
 }
@@ -146,10 +157,12 @@ def score_test(spec: TestSpec, record: dict) -> TestResult:
     """Points and the student-visible output of one test (the full message of a hidden
     test stays in ``TestResult.detail``, for the instructor)."""
     outcome, message = record.get("outcome"), record.get("message") or ""
-    if outcome == "passed":
-        return TestResult(spec, "passed", spec.points, "")
     if outcome == "skipped" and spec.cuda and message.strip().endswith(NOT_GRADED_HERE):
-        return TestResult(spec, "not_graded", 0, NOT_GRADED_HERE)
+        return TestResult(spec, "not_graded", 0, CUDA_NOT_GRADED)
+    if outcome == "passed":
+        return TestResult(
+            spec, "passed", 0 if spec.cuda else spec.points, CUDA_COUNTED if spec.cuda else ""
+        )
     if outcome == "skipped":
         message = f"skipped, which counts as a failure: {message}"
     elif outcome == "error" and not message:
@@ -163,7 +176,7 @@ def score_test(spec: TestSpec, record: dict) -> TestResult:
     if outcome == "not_run":
         category = "error"
     statement = spec.statement or record.get("statement") or spec.name
-    visible = f"{statement.rstrip('.')} — {HIDDEN_CATEGORY.get(category, 'does not hold')}"
+    visible = f"{statement.rstrip('.')} — {HIDDEN_CATEGORY.get(category, 'not true of your code')}"
     return TestResult(spec, "failed", 0, visible, detail)
 
 

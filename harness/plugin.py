@@ -30,6 +30,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default), the reference solutions/, or a folder shaped like exercises/",
     )
     group.addoption(
+        "--task",
+        metavar="chNN.K",
+        help="run only the tests of this course task (a GitHub Classroom step grades one task)",
+    )
+    group.addoption(
         "--start-method",
         choices=("fork", "spawn", "forkserver"),
         help="how worker processes (DataLoader workers) start: default, the platform's own",
@@ -89,6 +94,16 @@ def _seed_everything():
     np.random.seed(0)
     torch.manual_seed(0)
     yield
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    wanted = config.getoption("task", None)
+    if wanted:
+        keep = [item for item in items if task_of(item) == wanted]
+        dropped = [item for item in items if task_of(item) != wanted]
+        items[:] = keep
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
