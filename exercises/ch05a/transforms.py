@@ -97,8 +97,10 @@ def check_contract(batch: torch.Tensor, contract: Contract) -> list[str]:
     """Every way ``batch`` (N, C, H, W) breaks ``contract``; an empty list if none.
 
     Each violation is one string starting with its kind — "dtype", "range", "channel order"
-    or "normalization" — then a colon and what was observed. Channel order (channels
-    permuted, or stored last) is recognised from the per-channel statistics.
+    or "normalization" — then a colon and what was observed. The checks are independent:
+    a batch that breaks several clauses gets one violation for each, not only the first.
+    Channel order (channels permuted, or stored last) is recognised from the per-channel
+    statistics.
     """
     raise NotImplementedError(
         "ch05a.2 check_contract — see course/ch05a.md#a-legal-tensor-a-wrong-meaning"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -100,56 +99,64 @@ def _channel_stats(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tenso
     return flat.mean(dim=1), flat.std(dim=1)
 
 
-def _fits(mean: torch.Tensor, std: torch.Tensor, contract: Contract) -> bool:
+def _channel_order(mean: torch.Tensor, std: torch.Tensor, contract: Contract) -> list[int] | None:
+    """Which contract channel each slice's statistics fit, every contract channel used once
+    (the identity whenever it fits), or None when no such matching exists."""
     want_mean = torch.tensor(contract.channel_mean)
     want_std = torch.tensor(contract.channel_std)
     if mean.shape != want_mean.shape:
-        return False
-    close_mean = (mean - want_mean).abs() <= contract.tol * want_std
-    close_std = (std - want_std).abs() <= contract.tol * want_std
-    return bool((close_mean & close_std).all())
+        return None
+    limit = contract.tol * want_std  # (C,): the tolerance is in units of each channel's std
+    fits = ((mean[:, None] - want_mean).abs() <= limit) & ((std[:, None] - want_std).abs() <= limit)
+
+    def match(c: int, used: frozenset) -> list[int] | None:
+        if c == len(mean):
+            return []
+        for k in fits[c].nonzero().flatten().tolist():  # smallest first: identity before others
+            rest = None if k in used else match(c + 1, used | {k})
+            if rest is not None:
+                return [k, *rest]
+        return None
+
+    return match(0, frozenset())
 
 
 def check_contract(batch: torch.Tensor, contract: Contract) -> list[str]:
     """Every way ``batch`` (N, C, H, W) breaks ``contract``; an empty list if none.
 
     Each violation is one string starting with its kind — "dtype", "range", "channel order"
-    or "normalization" — then a colon and what was observed. Channel order (channels
-    permuted, or stored last) is recognised from the per-channel statistics.
+    or "normalization" — then a colon and what was observed. The checks are independent:
+    a batch that breaks several clauses gets one violation for each, not only the first.
+    Channel order (channels permuted, or stored last) is recognised from the per-channel
+    statistics.
     """
     found = []
     if batch.dtype != contract.dtype:
         found.append(f"dtype: batch is {batch.dtype}, the model expects {contract.dtype}")
     x = batch.detach().float()
     lo, hi = contract.value_range
-    x_min, x_max = x.min().item(), x.max().item()
-    if x_min < lo or x_max > hi:
+    if not bool(((x >= lo) & (x <= hi)).all()):  # nan lies in no interval
         found.append(
-            f"range: values span [{x_min:.3g}, {x_max:.3g}], the model expects [{lo:g}, {hi:g}]"
-            + (" (pixels in 0-255 were never scaled)" if x_max > 2 * max(abs(hi), 1) else "")
+            f"range: values span [{x.min().item():.3g}, {x.max().item():.3g}], "
+            f"the model expects [{lo:g}, {hi:g}]"
         )
     mean, std = _channel_stats(x, 1)  # (C,), (C,)
-    if _fits(mean, std, contract):
+    order = _channel_order(mean, std, contract)
+    if order == list(range(len(mean))):
         return found
-    n_channels = len(mean)
-    orders = (
-        itertools.permutations(range(n_channels)) if n_channels <= 4 else [range(n_channels)[::-1]]
-    )
-    for perm in orders:
-        if list(perm) != sorted(perm) and _fits(mean[list(perm)], std[list(perm)], contract):
-            found.append(
-                f"channel order: the channels match the contract in the order {list(perm)}, "
-                "not 0..C-1 (RGB/BGR swapped?)"
-            )
-            return found
-    if x.dim() == 4 and _fits(*_channel_stats(x, 3), contract):
+    if order is not None:
+        found.append(
+            f"channel order: batch channel c matches contract channel {order}[c], "
+            "not c itself (RGB/BGR swapped?)"
+        )
+    elif x.dim() == 4 and _channel_order(*_channel_stats(x, 3), contract) is not None:
         found.append("channel order: the channels sit on the last axis (N, H, W, C), not on dim 1")
-        return found
-    found.append(
-        f"normalization: per-channel mean {[round(v, 3) for v in mean.tolist()]} and std "
-        f"{[round(v, 3) for v in std.tolist()]}, the model expects {list(contract.channel_mean)} "
-        f"and {list(contract.channel_std)}"
-    )
+    else:
+        found.append(
+            f"normalization: per-channel mean {[round(v, 3) for v in mean.tolist()]} and std "
+            f"{[round(v, 3) for v in std.tolist()]}, the model expects "
+            f"{list(contract.channel_mean)} and {list(contract.channel_std)}"
+        )
     return found
 
 

@@ -1,17 +1,40 @@
-"""Hidden tests for ch05a: other sizes, channel counts, seeds and label batches than the
-public ones. Messages state the property, not the test."""
+"""Hidden tests for ch05a: other sizes, channel counts, dtypes, seeds and label batches than
+the public ones, and comparisons with the reference on generated inputs. Messages state the
+property, not the test."""
 
 import pytest
 import torch
+from hypothesis import Phase, settings
 
-from exercises.ch05a.test_transforms import images  # helpers shared with the public twin
-from harness.target import chapter_module
+from exercises.ch05a.test_transforms import (  # helpers shared with the public twin
+    DOWN,
+    LEFT,
+    RIGHT,
+    UP,
+    exact_statistics,
+    images,
+    kinds,
+    normalized,
+    pipeline,
+    violations,
+)
+from harness.probe import probe
+from harness.target import chapter_module, reference_module
+
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from harness.evidence import brief, first_difference
+    from harness.generated import examples, given, st
+except ImportError:  # (probes never use them)
+    pass
 
 tf = chapter_module("ch05a", "transforms")
+ref = reference_module("ch05a", "transforms")
 
 
-def kinds(violations):
-    return {v.split(":")[0].strip().lower() for v in violations}
+def generated(n):
+    """``examples(n)`` that stop at the first failing example: shrinking it would rerun the
+    submission dozens of times for a message that only states the property anyway."""
+    return settings(examples(n), phases=[Phase.explicit, Phase.generate])
 
 
 RGBN_MEAN, RGBN_STD = (0.7, 0.5, 0.3, 0.1), (0.05, 0.05, 0.05, 0.05)
@@ -20,26 +43,30 @@ RGBN = dict(
 )
 
 
+# --- ch05a.1 fit_normalizer ---------------------------------------------------------
+
+
 @pytest.mark.task("ch05a.1")
 @pytest.mark.points(2)
 def test_normalizer_on_four_channels_and_a_constant_channel():
+    """Per-channel standardization over N, H, W; a constant channel gets std 1."""
     g = torch.Generator().manual_seed(9)
     x = torch.randn(32, 4, 3, 7, generator=g) * torch.tensor([1.0, 5.0, 20.0, 0.0]).view(1, 4, 1, 1)
     x = x + torch.tensor([3.0, -2.0, 100.0, 7.0]).view(1, 4, 1, 1)
-    norm = tf.fit_normalizer(x)
-    out = norm.apply(x)
+    moved = x.clone()
+    moved[:, 3] += 1.0  # later data in which the constant channel changes by one unit
+    out, out_moved = normalized(x, [x, moved])["outs"]
     assert torch.isfinite(out).all(), "a channel with zero spread must not produce inf or nan"
     means = out.mean(dim=(0, 2, 3))
     assert torch.allclose(means, torch.zeros(4), atol=1e-3), (
-        "after apply, every channel of the training data must have mean ~0 (statistics per channel over N and all trailing dims)"
+        "after apply, every channel of the training data must have mean ~0 (statistics per "
+        f"channel over N and all trailing dims): {first_difference(means, torch.zeros(4), 1e-3)}"
     )
     stds = out[:, :3].transpose(0, 1).reshape(3, -1).std(dim=1)
     assert torch.allclose(stds, torch.ones(3), rtol=1e-2), (
         "after apply, every non-constant channel of the training data must have std ~1"
     )
-    moved = x.clone()
-    moved[:, 3] += 1.0  # later data in which the constant channel changes by one unit
-    shift = (norm.apply(moved)[:, 3] - out[:, 3]).abs().max().item()
+    shift = (out_moved[:, 3] - out[:, 3]).abs().max().item()
     assert shift == pytest.approx(1.0, rel=1e-3), (
         f"a channel with zero spread in training must get std 1: a one-unit change in it later moved "
         f"the normalized value by {shift:.3g} (an epsilon instead of std 1 blows any change up)"
@@ -48,19 +75,21 @@ def test_normalizer_on_four_channels_and_a_constant_channel():
 
 @pytest.mark.task("ch05a.1")
 def test_normalizer_on_features_and_signals():
+    """apply broadcasts the statistics over (N, C) features and (N, C, L) signals too."""
     g = torch.Generator().manual_seed(6)
     scale, offset = torch.tensor([2.0, 0.5, 9.0]), torch.tensor([1.0, -4.0, 30.0])
-    for shape in ((200, 3), (20, 3, 10)):  # tabular (N, C) and signal (N, C, L) data
+    for shape in ((200, 3), (20, 3, 10), (3, 3, 3)):  # tabular, signal, and N == C == L
         view = (1, 3) + (1,) * (len(shape) - 2)
         x = torch.randn(*shape, generator=g) * scale.view(view) + offset.view(view)
-        out = tf.fit_normalizer(x).apply(x)
+        out = normalized(x, [x])["outs"][0]
         assert out.shape == x.shape, (
             f"apply on {tuple(x.shape)} data returned {tuple(out.shape)}: the statistics (C,) must "
             "broadcast as (1, C) plus one trailing 1 per trailing dim of (N, C, ...), not as (1, C, 1, 1)"
         )
         flat = out.transpose(0, 1).reshape(3, -1)
+        rtol = 1e-2 if flat.shape[1] >= 100 else 0.1  # either std estimator is accepted
         assert torch.allclose(flat.mean(dim=1), torch.zeros(3), atol=1e-4) and torch.allclose(
-            flat.std(dim=1), torch.ones(3), rtol=1e-2
+            flat.std(dim=1), torch.ones(3), rtol=rtol
         ), (
             f"fit_normalizer then apply on {tuple(x.shape)} data must give every channel mean ~0 and "
             "std ~1: statistics per channel (dim 1) over N and all trailing dims"
@@ -69,14 +98,11 @@ def test_normalizer_on_features_and_signals():
 
 @pytest.mark.task("ch05a.1")
 def test_apply_is_per_sample_and_uses_training_statistics():
+    """apply uses the stored training statistics only: one sample alone equals it in a batch."""
     g = torch.Generator().manual_seed(4)
     train = torch.randint(0, 256, (50, 3, 4, 4), generator=g, dtype=torch.uint8)
-    norm = tf.fit_normalizer(train)
-    val = torch.randint(
-        0, 128, (10, 3, 4, 4), generator=g, dtype=torch.uint8
-    )  # darker than training
-    whole = norm.apply(val)
-    one = norm.apply(val[:1])
+    val = torch.randint(0, 128, (10, 3, 4, 4), generator=g, dtype=torch.uint8)  # darker
+    whole, one = normalized(train, [val, val[:1]])["outs"]
     assert torch.allclose(one, whole[:1], atol=1e-6), (
         "normalizing one sample must give the same result as normalizing it inside a batch: apply uses stored statistics only"
     )
@@ -85,19 +111,107 @@ def test_apply_is_per_sample_and_uses_training_statistics():
     )
 
 
+@pytest.mark.task("ch05a.1")
+def test_float32_for_any_input_dtype():
+    """Normalizer statistics and apply's output are float32 whatever the input dtype."""
+    g = torch.Generator().manual_seed(12)
+    base = torch.randint(0, 200, (3, 3, 3, 3), generator=g)  # N == C == H == W
+    for train_dtype in (torch.uint8, torch.int64, torch.float64):
+        train = base.to(train_dtype)
+        batches = [base.to(d) for d in (torch.uint8, torch.int64, torch.float64, torch.float16)]
+        got = normalized(train, batches)
+        for name in ("mean", "std"):
+            value = got[name]
+            assert isinstance(value, torch.Tensor) and value.dtype == torch.float32, (
+                f"fit_normalizer on {train_dtype} data gave Normalizer.{name} = {brief(value)}: the "
+                "statistics are float32 (C,) for any input dtype"
+            )
+        for b, out in zip(batches, got["outs"]):
+            assert out.dtype == torch.float32, (
+                f"apply on a {b.dtype} batch returned {out.dtype}: apply returns float32 for any "
+                "input dtype (convert with .float(); float64 input must not stay float64)"
+            )
+        assert got["inputs_unchanged"], (
+            "fit_normalizer or apply changed its input tensor in place: they must return new "
+            "values and leave the caller's data alone"
+        )
+
+
+def _close_to_either(got, a, b, rtol):
+    return torch.allclose(got.double(), a, rtol=rtol, atol=1e-6) or torch.allclose(
+        got.double(), b, rtol=rtol, atol=1e-6
+    )
+
+
+@pytest.mark.task("ch05a.1")
+@pytest.mark.points(2)
+@generated(30)
+@given(
+    n=st.integers(1, 5),
+    c=st.integers(1, 4),
+    trailing=st.lists(st.integers(1, 4), max_size=2),
+    dtype=st.sampled_from([torch.float32, torch.float64, torch.uint8, torch.int64]),
+    seed=st.integers(0, 10_000),
+)
+def test_statistics_match_the_reference_on_generated_shapes(n, c, trailing, dtype, seed):
+    """fit_normalizer's per-channel statistics and apply match the reference on generated (N, C, ...) data."""
+    shape = (n, c, *trailing)
+    count = n * torch.Size(trailing).numel()
+    if count < 2:
+        return  # one value per channel: its sample std is undefined
+    g = torch.Generator().manual_seed(seed)
+    scale = 1 + torch.rand(c, generator=g, dtype=torch.float64) * 40
+    offset = torch.rand(c, generator=g, dtype=torch.float64) * 100
+    view = (1, c) + (1,) * len(trailing)
+    x = torch.randn(shape, generator=g, dtype=torch.float64) * scale.view(view) + offset.view(view)
+    if not dtype.is_floating_point:
+        x = x.round().clamp(0, 255)
+    x = x.to(dtype)
+    got = normalized(x, [x])
+    want = ref.fit_normalizer(x)
+    mean, std = got["mean"], got["std"]
+    assert isinstance(mean, torch.Tensor) and tuple(mean.shape) == (c,), (
+        f"fit_normalizer on {dtype} data of shape {shape} gave mean {brief(mean)}: one float32 value per channel"
+    )
+    assert torch.allclose(mean.double(), want.mean.double(), rtol=1e-4, atol=1e-3), (
+        f"fit_normalizer on {dtype} data of shape {shape}: per-channel mean over every dim except 1 "
+        f"differs: {first_difference(mean, want.mean, atol=1e-3)}"
+    )
+    flat = x.double().transpose(0, 1).reshape(c, -1)
+    unbiased, biased = flat.std(dim=1), flat.std(dim=1, correction=0)
+    constant = unbiased <= 1e-6
+    unbiased[constant], biased[constant] = 1.0, 1.0
+    assert isinstance(std, torch.Tensor) and tuple(std.shape) == (c,), (
+        f"fit_normalizer on {dtype} data of shape {shape} gave std {brief(std)}: one float32 value per channel"
+    )
+    assert _close_to_either(std, unbiased, biased, rtol=1e-3), (
+        f"fit_normalizer on {dtype} data of shape {shape}: per-channel std (a constant channel "
+        f"gets 1) differs: {first_difference(std, unbiased, rtol=1e-3)}"
+    )
+    out = got["outs"][0]
+    expected = (x.double() - mean.double().view(view)) / std.double().view(view)
+    assert out.dtype == torch.float32 and torch.allclose(
+        out.double(), expected, rtol=1e-4, atol=1e-4
+    ), (
+        f"apply on {dtype} data of shape {shape} must return float32 (x - mean_c) / std_c with the "
+        f"Normalizer's own statistics: {first_difference(out, expected, 1e-4)}"
+    )
+
+
+# --- ch05a.2 check_contract ---------------------------------------------------------
+
+
 @pytest.mark.task("ch05a.2")
 @pytest.mark.points(2)
 def test_contract_on_four_channel_images():
+    """Four channels: a correct batch passes; permuted or channels-last ones are a channel order violation."""
     x = images(48, 4, RGBN_MEAN, RGBN_STD, seed=3)  # C == H == W == 4
-    contract = tf.Contract(**RGBN)
-    assert tf.check_contract(x, contract) == [], (
-        "a correctly prepared batch must have no violations"
-    )
+    assert violations(x, **RGBN) == [], "a correctly prepared batch must have no violations"
     rotated = x[:, [1, 2, 3, 0]]
-    assert kinds(tf.check_contract(rotated, contract)) == {"channel order"}, (
+    assert kinds(violations(rotated, **RGBN)) == {"channel order"}, (
         "a batch whose channels are permuted (not only reversed) must be reported as a channel order violation"
     )
-    assert kinds(tf.check_contract(x.permute(0, 2, 3, 1), contract)) == {"channel order"}, (
+    assert kinds(violations(x.permute(0, 2, 3, 1), **RGBN)) == {"channel order"}, (
         "a channels-last batch with C == H == W must be reported as a channel order violation"
     )
 
@@ -105,46 +219,194 @@ def test_contract_on_four_channel_images():
 @pytest.mark.task("ch05a.2")
 @pytest.mark.points(2)
 def test_contract_dtype_range_and_normalization_separately():
+    """dtype, range and normalization violations are each recognised on their own."""
     mean, std = (0.6, 0.4, 0.2), (0.1, 0.1, 0.1)
     x = images(32, 8, mean, std, seed=5)
-    scaled = tf.Contract(torch.float32, (0.0, 1.0), mean, std)
-    assert kinds(tf.check_contract(x.double(), scaled)) == {"dtype"}, (
+    scaled = dict(dtype=torch.float32, value_range=(0.0, 1.0), channel_mean=mean, channel_std=std)
+    assert kinds(violations(x.double(), **scaled)) == {"dtype"}, (
         "a float64 batch with correct values must report only the dtype"
     )
-    assert "range" in kinds(tf.check_contract(x - 0.5, scaled)), (
+    assert "range" in kinds(violations(x - 0.5, **scaled)), (
         "values below the contract's lower bound must be reported as a range violation"
     )
-    normalized = tf.Contract(torch.float32, (-6.0, 6.0), (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
+    normalized_contract = dict(
+        dtype=torch.float32,
+        value_range=(-6.0, 6.0),
+        channel_mean=(0.0, 0.0, 0.0),
+        channel_std=(1.0, 1.0, 1.0),
+    )
     wrong_stats = (x - 0.45) / 0.25  # normalized with one global mean/std instead of per channel
-    assert kinds(tf.check_contract(wrong_stats, normalized)) == {"normalization"}, (
+    assert kinds(violations(wrong_stats, **normalized_contract)) == {"normalization"}, (
         "a batch normalized with the wrong statistics must be reported as a normalization violation"
     )
+
+
+@pytest.mark.task("ch05a.2")
+def test_uint8_contract_on_uint8_batches():
+    """A uint8 contract: a correct uint8 batch passes, a BGR one is a channel order violation."""
+    pixels = dict(
+        dtype=torch.uint8,
+        value_range=(0.0, 255.0),
+        channel_mean=(150.0, 100.0, 50.0),
+        channel_std=(20.0, 20.0, 20.0),
+    )
+    x = exact_statistics(30, 6, pixels["channel_mean"], pixels["channel_std"], seed=2)
+    x = x.round().clamp(0, 255).to(torch.uint8)
+    assert violations(x, **pixels) == [], (
+        "a uint8 batch that fits a uint8 contract has no violations: compute its statistics in "
+        "float (uint8 has no mean), and do not call uint8 itself a dtype problem"
+    )
+    assert kinds(violations(x.flip(1), **pixels)) == {"channel order"}, (
+        "a uint8 BGR batch checked against a uint8 contract is a channel order violation"
+    )
+    assert kinds(violations(x.float(), **pixels)) == {"dtype"}, (
+        "the same pixels as float32 against a uint8 contract break the dtype only"
+    )
+
+
+@pytest.mark.task("ch05a.2")
+def test_non_finite_values_break_the_range():
+    """nan and inf lie outside every value range."""
+    x = images(32, 4, seed=6)
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        y = x.clone()
+        y[3, 1, 2, 0] = bad
+        found = violations(y, dtype=torch.float32, value_range=(0.0, 1.0), channel_mean=(0.6, 0.4, 0.2), channel_std=(0.1, 0.1, 0.1))  # fmt: skip
+        assert "range" in kinds(found), (
+            f"a batch holding one {bad} gave {found}: a non-finite value lies in no interval — "
+            "nan compares False with everything, so 'x < lo or x > hi' misses it"
+        )
+
+
+@pytest.mark.task("ch05a.2")
+def test_the_contracts_own_tol_is_used():
+    """Statistics are compared within contract.tol, not a fixed tolerance."""
+    wide = dict(
+        dtype=torch.float32,
+        value_range=(-10.0, 10.0),
+        channel_mean=(0.6, 0.4, 0.2),
+        channel_std=(0.1, 0.1, 0.1),
+    )
+    off = exact_statistics(40, 4, (0.6, 0.45, 0.2), (0.1, 0.1, 0.1), seed=4)  # 0.5 std off
+    assert violations(off, **wide, tol=0.75) == [], (
+        "a channel 0.5 std from the contract fits a contract whose tol is 0.75"
+    )
+    close = exact_statistics(40, 4, (0.6, 0.415, 0.2), (0.1, 0.1, 0.1), seed=4)  # 0.15 std off
+    assert kinds(violations(close, **wide, tol=0.1)) == {"normalization"}, (
+        "a channel 0.15 std from the contract does not fit a contract whose tol is 0.1"
+    )
+
+
+@pytest.mark.task("ch05a.2")
+def test_channel_order_with_five_channels_and_channels_last_with_two():
+    """Any permutation of five channels, and (N, H, W, 2) channels-last data, are channel order violations."""
+    means, stds = (0.9, 0.7, 0.5, 0.3, 0.1), (0.04,) * 5
+    five = dict(dtype=torch.float32, value_range=(-1.0, 2.0), channel_mean=means, channel_std=stds)
+    x = exact_statistics(20, 4, means, stds, seed=7)
+    assert violations(x, **five) == [], "a correct five-channel batch has no violations"
+    found = violations(x[:, [2, 0, 1, 4, 3]], **five)
+    assert kinds(found) == {"channel order"}, (
+        f"five channels in the order [2, 0, 1, 4, 3] gave {found}: any permutation of the "
+        "channels is a channel order violation, not only a reversal"
+    )
+    two = dict(five, channel_mean=(0.8, 0.2), channel_std=(0.05, 0.05))
+    y = exact_statistics(16, 6, two["channel_mean"], two["channel_std"], seed=8)
+    found = violations(y.permute(0, 2, 3, 1), **two)  # (16, 6, 6, 2)
+    assert kinds(found) == {"channel order"}, (
+        f"(N, H, W, C) data with C = 2 and H = W = 6 gave {found}: the statistics along the last "
+        "axis match the contract, so the channels are stored last"
+    )
+
+
+LAYOUTS = ("as is", "permuted", "channels last")
+
+
+@pytest.mark.task("ch05a.2")
+@pytest.mark.points(2)
+@generated(40)
+@given(
+    c=st.integers(2, 4),
+    layout=st.sampled_from(LAYOUTS),
+    wrong_dtype=st.booleans(),
+    out_of_range=st.booleans(),
+    shifted=st.booleans(),
+    seed=st.integers(0, 10_000),
+)
+def test_violations_match_the_reference_on_generated_batches(
+    c, layout, wrong_dtype, out_of_range, shifted, seed
+):
+    """Every violation of a generated batch is reported, as the reference reports it."""
+    g = torch.Generator().manual_seed(seed)
+    means = tuple((torch.randperm(8, generator=g)[:c].double() * 0.5).tolist())  # 0.5 apart
+    stds = tuple((0.05 + 0.05 * torch.rand(c, generator=g, dtype=torch.float64)).tolist())
+    batch_means = list(means)
+    if shifted:  # one channel 3 std away from every contract channel
+        k = int(torch.randint(c, (), generator=g))
+        batch_means[k] = means[k] + 0.25
+    x = exact_statistics(24, c, batch_means, stds, seed=seed)  # (24, C, C, C)
+    if layout == "permuted":
+        perm = torch.roll(torch.arange(c), 1)
+        x = x[:, perm]
+    elif layout == "channels last":
+        x = x.permute(0, 2, 3, 1)
+    lo, hi = x.min().item() - 1.0, x.max().item() + 1.0
+    if out_of_range:
+        hi = x.max().item() - 0.01
+    if wrong_dtype:
+        x = x.double()
+    contract = dict(dtype=torch.float32, value_range=(lo, hi), channel_mean=means, channel_std=stds)
+    want = kinds(ref.check_contract(x, ref.Contract(**contract)))
+    found = violations(x, **contract)
+    assert kinds(found) == want, (
+        f"a {x.dtype} batch of {c} channels, {layout}, {'outside' if out_of_range else 'inside'} "
+        f"the value range, {'one channel shifted' if shifted else 'statistics as contracted'}: "
+        f"check_contract reported {sorted(kinds(found))}, expected {sorted(want)} — report every "
+        "violated clause, each with its kind"
+    )
+
+
+# --- ch05a.3 flip_with_label --------------------------------------------------------
+
+
+@probe
+def flip_observed(image, label):
+    """flip_with_label on copies kept aside: its outputs and whether the inputs were changed."""
+    kept_image = image.clone()
+    kept_label = label.clone() if isinstance(label, torch.Tensor) else label
+    flipped, new = tf.flip_with_label(image, label)
+    same_label = (
+        torch.equal(label, kept_label) if isinstance(label, torch.Tensor) else label == kept_label
+    )
+    return flipped, new, torch.equal(image, kept_image) and bool(same_label)
+
+
+MIRRORED = {LEFT: RIGHT, RIGHT: LEFT, UP: UP, DOWN: DOWN}
 
 
 @pytest.mark.task("ch05a.3")
 @pytest.mark.points(2)
 def test_flip_a_batch_with_a_label_tensor():
+    """A batch is mirrored along W, its label tensor mapped element by element, the inputs kept."""
     g = torch.Generator().manual_seed(2)
     imgs = torch.rand(5, 3, 3, 3, generator=g)  # (B, C, H, W) with C == H == W
-    labels = torch.tensor([tf.LEFT, tf.RIGHT, tf.UP, tf.DOWN, tf.LEFT])
-    keep_imgs, keep_labels = imgs.clone(), labels.clone()
-    flipped, new = tf.flip_with_label(imgs, labels)
-    assert torch.equal(flipped, keep_imgs.flip(-1)), (
+    labels = torch.tensor([LEFT, RIGHT, UP, DOWN, LEFT])
+    flipped, new, unchanged = flip_observed(imgs, labels)
+    assert torch.equal(flipped, imgs.flip(-1)), (
         "a batch must be mirrored along its last (width) axis only"
     )
-    assert torch.as_tensor(new).tolist() == [tf.RIGHT, tf.LEFT, tf.UP, tf.DOWN, tf.RIGHT], (
-        "a left-right mirror swaps LEFT and RIGHT and leaves UP and DOWN unchanged, element by element"
+    assert isinstance(new, torch.Tensor) and new.tolist() == [RIGHT, LEFT, UP, DOWN, RIGHT], (
+        "a left-right mirror swaps LEFT and RIGHT and leaves UP and DOWN unchanged, element by "
+        f"element (got {brief(new)})"
     )
-    assert torch.equal(imgs, keep_imgs) and torch.equal(labels, keep_labels), (
-        "the inputs must not be modified in place"
-    )
+    assert unchanged, "the inputs must not be modified in place"
 
 
 @pytest.mark.task("ch05a.3")
 def test_flipping_twice_is_the_identity():
+    """Mirroring twice gives back the original image and label."""
     g = torch.Generator().manual_seed(8)
     img = torch.rand(2, 5, 5, generator=g)
-    for label in (tf.LEFT, tf.RIGHT, tf.UP, tf.DOWN):
+    for label in (LEFT, RIGHT, UP, DOWN):
         once, l1 = tf.flip_with_label(img, label)
         twice, l2 = tf.flip_with_label(once, int(l1))
         assert torch.equal(twice, img) and int(l2) == label, (
@@ -152,20 +414,110 @@ def test_flipping_twice_is_the_identity():
         )
 
 
+@pytest.mark.task("ch05a.3")
+@generated(25)
+@given(
+    lead=st.lists(st.integers(1, 3), max_size=2),
+    h=st.integers(1, 4),
+    w=st.integers(1, 4),
+    as_tensor=st.booleans(),
+    dtype=st.sampled_from([torch.float32, torch.uint8, torch.int64]),
+    seed=st.integers(0, 10_000),
+)
+def test_flip_matches_the_reference_on_generated_images(lead, h, w, as_tensor, dtype, seed):
+    """flip_with_label matches the reference for any (..., H, W) image, dtype and label form."""
+    g = torch.Generator().manual_seed(seed)
+    image = torch.randint(0, 256, (*lead, h, w), generator=g).to(dtype)
+    n_labels = lead[0] if lead else 1
+    labels = torch.randint(0, 4, (n_labels,), generator=g)
+    label = labels if as_tensor else int(labels[0])
+    flipped, new, unchanged = flip_observed(image, label)
+    want_image, want_label = ref.flip_with_label(image, label)
+    assert flipped.dtype == dtype and torch.equal(flipped, want_image), (
+        f"flip_with_label on a {dtype} image of shape {tuple(image.shape)} must return the same "
+        f"dtype mirrored along the last axis only: {first_difference(flipped, want_image)}"
+    )
+    assert torch.as_tensor(new).tolist() == torch.as_tensor(want_label).tolist(), (
+        f"flip_with_label with label {label}: got label {brief(new)}, expected {brief(want_label)} "
+        "(LEFT <-> RIGHT, UP and DOWN unchanged)"
+    )
+    assert unchanged, "the inputs must not be modified in place"
+
+
+@pytest.mark.task("ch05a.3")
+def test_label_keeps_its_kind():
+    """An int64 label tensor comes back as an int64 tensor of mirrored labels."""
+    img = torch.arange(27, dtype=torch.uint8).view(3, 3, 3)
+    _, new = tf.flip_with_label(img, torch.tensor([UP, LEFT]))
+    assert isinstance(new, torch.Tensor) and new.dtype == torch.int64, (
+        f"an int64 label tensor came back as {brief(new)}: return an int64 tensor of labels"
+    )
+    assert new.tolist() == [MIRRORED[UP], MIRRORED[LEFT]], (
+        "labels must be mirrored element by element"
+    )
+
+
+# --- ch05a.4 train_with_pipeline ----------------------------------------------------
+
+
 @pytest.mark.task("ch05a.4")
 @pytest.mark.points(2)
 def test_scaling_decides_the_outcome_for_another_seed():
-    scaled, raw = tf.train_with_pipeline(True, seed=3), tf.train_with_pipeline(False, seed=3)
+    """With scaling the model reaches ~1.0 validation accuracy; without, the majority share."""
+    scaled, raw = pipeline(True, 3), pipeline(False, 3)
     assert scaled.val_accuracy >= 0.95, (
         f"with the scaling step the model must reach ~1.0 validation accuracy (got {scaled.val_accuracy:.2f})"
     )
     assert raw.val_accuracy <= 0.5 and raw.epoch_losses[0] > 10, (
         "without the scaling step the raw run must stay near the majority-class share with a large first-epoch loss"
     )
-    train_x = tf.make_stripe_task(3)[0].float()
+    train_x = ref.make_stripe_task(3)[0].float()
     mean = train_x.mean(dim=(0, 2, 3))
     assert scaled.normalizer is not None and torch.allclose(
         torch.as_tensor(scaled.normalizer.mean).flatten(), mean, rtol=1e-3
     ), (
         "the Normalizer must be fitted on the training images of the run's own seed, and only on them"
+    )
+
+
+@pytest.mark.task("ch05a.4")
+@pytest.mark.points(2)
+def test_reported_inputs_are_what_the_model_saw():
+    """input_min/input_max span the training and validation inputs after the one fitted Normalizer."""
+    train_x, _, val_x, _ = ref.make_stripe_task(3)  # here validation holds the largest values
+    raw = pipeline(False, 3)
+    seen = torch.cat([train_x.flatten(), val_x.flatten()]).float()
+    assert (raw.input_min, raw.input_max) == pytest.approx(
+        (seen.min().item(), seen.max().item())
+    ), (
+        f"without scaling the reported input range is [{raw.input_min}, {raw.input_max}], but the "
+        f"training and validation pixels span [{seen.min():.0f}, {seen.max():.0f}]: report the range "
+        "of every input the model saw, validation included"
+    )
+    scaled = pipeline(True, 3)
+    assert scaled.normalizer is not None, "with scale=True the run must return its Normalizer"
+    mean = torch.as_tensor(scaled.normalizer.mean).double().view(1, -1, 1, 1)
+    std = torch.as_tensor(scaled.normalizer.std).double().view(1, -1, 1, 1)
+    inputs = torch.cat([((x.double() - mean) / std).flatten() for x in (train_x, val_x)])
+    assert (scaled.input_min, scaled.input_max) == pytest.approx(
+        (inputs.min().item(), inputs.max().item()), abs=1e-3
+    ), (
+        f"with scale=True the reported inputs span [{scaled.input_min:.4f}, {scaled.input_max:.4f}], "
+        f"but the returned Normalizer applied to the training and the validation images gives "
+        f"[{inputs.min():.4f}, {inputs.max():.4f}]: apply that one Normalizer (fitted on the training "
+        "images) to both sets, and report the range of both"
+    )
+
+
+@pytest.mark.task("ch05a.4")
+def test_epochs_and_the_raw_run_have_no_normalizer():
+    """epoch_losses has one entry per epoch; without scaling there is no Normalizer."""
+    short = pipeline(True, 1, 2)
+    assert len(short.epoch_losses) == 2, (
+        f"train_with_pipeline(True, seed=1, epochs=2) returned {len(short.epoch_losses)} epoch "
+        "losses: one mean loss per epoch"
+    )
+    assert short.normalizer is not None, "with scale=True the run returns its Normalizer"
+    assert pipeline(False, 1, 2).normalizer is None, (
+        "train_with_pipeline(False) must return normalizer=None: the raw pipeline fits nothing"
     )
