@@ -1,32 +1,47 @@
 """Hidden tests for ch05: other sizes, seeds, worker counts and edge cases than the public
-ones. Messages state the property, not the test."""
+ones, and pad_collate compared with the reference on generated batches. Messages state the
+property, not the test."""
 
 import multiprocessing as mp
 import random
 
+import numpy as np
 import pytest
 import torch
+from hypothesis import Phase, settings
 from torch.utils.data import DataLoader, Dataset
 
 from exercises.ch05.test_dataloading import (  # helpers shared with the public twin
     CTX,
-    FakeLoader,
-    Started,
+    best_of,
     epoch,
+    fake_timing,
     forked,
-    sleeper,
+    in_seconds,
+    make_loader_epochs,
+    padding_problem,
+    sleepy_timing,
+    stopped_early,
     too_many_workers,
 )
-from exercises.ch05.test_dataloading import StartingGate as Gate
-from harness.target import chapter_module
+from harness.probe import probe
+from harness.target import chapter_module, reference_module
+
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from harness.evidence import brief, first_difference
+    from harness.generated import examples, given, st
+except ImportError:  # (probes never use them)
+    pass
 
 dl = chapter_module("ch05", "dataloading")
+ref = reference_module("ch05", "dataloading")
 
 
 @pytest.mark.task("ch05.1")
 @pytest.mark.points(2)
 def test_starting_the_iterator_is_part_of_the_wait():
-    timing = dl.time_loader(FakeLoader(2, start_s=0.1), lambda b: None, 5)
+    """Creating the iterator (worker start-up) counts as waiting."""
+    timing = fake_timing(2, 5, start_s=0.1)["timing"]
     assert timing.wait_s >= 0.1, (
         f"a loader that takes 0.1 s to start (as DataLoader workers do) gave wait_s={timing.wait_s:.4f} s: "
         "the wait includes creating the iterator with iter(loader), not only the next() calls"
@@ -35,27 +50,31 @@ def test_starting_the_iterator_is_part_of_the_wait():
 
 @pytest.mark.task("ch05.1")
 def test_short_loaders_and_no_limit():
-    short = dl.time_loader(FakeLoader(3), lambda b: None, 10)
-    assert short.batches == 3, (
-        f"a 3-batch loader with max_batches=10 must stop at its end, reported {short.batches}"
+    """time_loader stops at the loader's end, takes everything for None and nothing for 0."""
+    short = fake_timing(3, 10)
+    assert short["timing"].batches == 3 and len(short["seen"]) == 3, (
+        f"a 3-batch loader with max_batches=10 must stop at its end, reported {short['timing'].batches}"
     )
-    everything = FakeLoader(5)
-    timing = dl.time_loader(everything, lambda b: None, None)
-    assert timing.batches == 5 and everything.pulled == 5, (
-        f"max_batches=None must consume the whole loader (5 batches), got {timing.batches}"
+    everything = fake_timing(5, None)
+    assert everything["timing"].batches == 5 and everything["pulled"] == 5, (
+        f"max_batches=None must consume the whole loader (5 batches), got {everything['timing'].batches}"
     )
-    none = dl.time_loader(FakeLoader(4), lambda b: None, 0)
-    assert none.batches == 0, f"max_batches=0 must consume nothing, reported {none.batches}"
+    none = fake_timing(4, 0)
+    assert none["timing"].batches == 0 and none["pulled"] == 0 and none["seen"] == [], (
+        f"max_batches=0 must consume nothing and pull nothing, reported {none['timing'].batches} "
+        f"batches and {none['pulled']} pulled"
+    )
 
 
 @pytest.mark.task("ch05.1")
 @pytest.mark.points(2)
 def test_wait_and_compute_are_separated_when_both_are_present():
-    # A busy machine can stall one run; a wait that includes consume never passes.
-    for _ in range(3):
-        timing = dl.time_loader(FakeLoader(5, fetch_s=0.01), sleeper(0.03), 5)
-        if timing.wait_s < 0.11:
-            break
+    """Fetch and consume times are summed separately, in seconds, over every batch."""
+    got = best_of(
+        lambda: fake_timing(5, 5, fetch_s=0.01, consume_s=0.03),
+        lambda r: r["timing"].wait_s < 0.11 and r["timing"].compute_s < 1.5,
+    )
+    timing = got["timing"]
     assert timing.compute_s >= 0.15 and timing.wait_s >= 0.05, (
         f"5 batches of 10 ms fetch and 30 ms consume gave wait_s={timing.wait_s:.3f}, compute_s={timing.compute_s:.3f}: "
         "both durations are wall-clock time, each summed over every batch"
@@ -64,6 +83,24 @@ def test_wait_and_compute_are_separated_when_both_are_present():
         f"5 batches of 10 ms fetch and 30 ms consume gave wait_s={timing.wait_s:.3f} s (the fetches sum to 0.05 s): "
         "the wait must not include the time spent consuming"
     )
+    problem = in_seconds(timing.compute_s, 0.15, 1.5, "compute_s for 5 batches of 30 ms")
+    assert problem is None, f"{problem}: durations are in seconds"
+
+
+@pytest.mark.task("ch05.1")
+def test_durations_are_seconds_even_when_tiny():
+    """An instant loader and consumer give durations near 0 s, never negative or offset."""
+    got = best_of(
+        lambda: fake_timing(6, None),
+        lambda r: r["timing"].wait_s < 0.05 and r["timing"].compute_s < 0.05,
+    )
+    timing = got["timing"]
+    for name in ("wait_s", "compute_s"):
+        problem = in_seconds(getattr(timing, name), 0.0, 0.05, f"{name} for 6 instant batches")
+        assert problem is None, (
+            f"{problem}: with nothing to wait for and nothing to do, both durations are a few "
+            "microseconds — start each from 0.0 and add only perf_counter differences, in seconds"
+        )
 
 
 @pytest.mark.task("ch05.1")
@@ -71,29 +108,17 @@ def test_wait_and_compute_are_separated_when_both_are_present():
 @pytest.mark.timeout(60)
 @too_many_workers
 def test_sleep_bound_loading_with_six_workers():
-    data = dl.SleepyDataset(12, 0.04, dim=3)
-    serial = dl.time_loader(DataLoader(data, batch_size=2), lambda b: None, 6)
+    """Six workers cut the wait on sleep-bound samples several-fold and are gone afterwards."""
+    serial = sleepy_timing(12, 0.04, 2, 0, 6, dim=3)["timing"]
     assert serial.batches == 6 and serial.wait_s >= 0.48, (
         "without workers, sleep-bound samples must be waited for one after the other (wall-clock time)"
     )
     ratios = []
     for _ in range(5):  # best of five: a busy machine can delay a run
-        gate = Gate()
-        loader = DataLoader(
-            data,
-            batch_size=2,
-            num_workers=6,
-            worker_init_fn=gate,
-            persistent_workers=False,
-            multiprocessing_context=CTX,
-        )
-        started = Started(loader, gate, 6)
-        try:
-            timing = dl.time_loader(started, lambda b: None, 6)
-        finally:
-            started.close()
-        assert timing.batches == 6, "every batch of the worker loader must be counted"
-        ratios.append(serial.wait_s / max(timing.wait_s, 1e-9))
+        got = sleepy_timing(12, 0.04, 2, 6, 6, dim=3)
+        assert got["timing"].batches == 6, "every batch of the worker loader must be counted"
+        assert got["alive"] == 0, "no worker may still be running when time_loader returns"
+        ratios.append(serial.wait_s / max(got["timing"].wait_s, 1e-9))
         if ratios[-1] >= 2.5:
             break
     assert max(ratios) >= 2.5, (
@@ -105,19 +130,13 @@ def test_sleep_bound_loading_with_six_workers():
 @pytest.mark.timeout(60)
 @too_many_workers
 def test_stopping_early_leaves_no_worker_running():
-    loader = DataLoader(
-        dl.SleepyDataset(40, 0.001),
-        batch_size=2,
-        num_workers=3,
-        persistent_workers=False,
-        multiprocessing_context=CTX,
+    """Stopping after max_batches leaves no DataLoader worker alive."""
+    got = stopped_early(40, 3, 2)
+    assert got["timing"].batches == 2, (
+        f"max_batches=2 must stop after 2 batches, got {got['timing'].batches}"
     )
-    before = set(mp.active_children())
-    timing = dl.time_loader(loader, lambda b: None, 2)
-    assert timing.batches == 2, f"max_batches=2 must stop after 2 batches, got {timing.batches}"
-    alive = set(mp.active_children()) - before
-    assert not alive, (
-        f"{len(alive)} DataLoader worker processes were still alive after time_loader stopped early: "
+    assert got["alive"] == 0, (
+        f"{got['alive']} DataLoader worker processes were still alive after time_loader stopped early: "
         "release the iterator so the loader shuts its workers down"
     )
 
@@ -134,30 +153,26 @@ def reference(seqs):
 @pytest.mark.task("ch05.2")
 @pytest.mark.points(2)
 def test_pad_collate_with_feature_vectors_and_square_sizes():
+    """Feature sequences (L, F) pad to (B, T, F) in batch order, even when B == T == F."""
     g = torch.Generator().manual_seed(5)
     seqs = [torch.randn(n, 3, generator=g) for n in (1, 3, 2)]  # B == T == F == 3
+    seqs[2][-1] = 0.0  # the last step of sequence 2 is an all-zero feature vector
     padded, lengths, targets = dl.pad_collate([(s, torch.tensor(k)) for k, s in enumerate(seqs)])
-    assert tuple(padded.shape) == (3, 3, 3) and torch.equal(padded, reference(seqs)), (
-        "sequences of feature vectors (L, F) must be padded to (B, T, F) in batch order, each from position 0 with zeros after"
+    problem = padding_problem(padded, seqs)
+    assert problem is None, (
+        f"sequences of feature vectors (L, F) must be padded to (B, T, F) in batch order, each from "
+        f"position 0 with zeros after: {problem}"
     )
     assert lengths.tolist() == [1, 3, 2] and lengths.dtype == torch.int64, (
-        "lengths must be the original int64 lengths in batch order"
+        "lengths must be the original int64 lengths in batch order (a step whose features are all "
+        "zero is still a step)"
     )
     assert targets.tolist() == [0, 1, 2], "targets must stay in batch order"
 
 
 @pytest.mark.task("ch05.2")
-def test_pad_collate_keeps_token_ids_integer():
-    seqs = [torch.tensor([5, 6]), torch.tensor([7, 8, 9, 10]), torch.tensor([11])]
-    padded, lengths, targets = dl.pad_collate([(s, 1) for s in seqs])
-    assert padded.dtype == torch.int64 and torch.equal(padded, reference(seqs)), (
-        "integer token sequences must stay int64 and be padded with 0 after each sequence's end"
-    )
-    assert lengths.tolist() == [2, 4, 1], "lengths must be recorded before padding"
-
-
-@pytest.mark.task("ch05.2")
 def test_pad_collate_stacks_vector_targets_and_equal_lengths():
+    """Equal lengths need no padding; vector targets stack along a new batch dim."""
     seqs = [torch.ones(3) * k for k in range(4)]
     padded, lengths, targets = dl.pad_collate(
         [(s, torch.tensor([k, -k])) for k, s in enumerate(seqs)]
@@ -171,6 +186,50 @@ def test_pad_collate_stacks_vector_targets_and_equal_lengths():
     )
     assert torch.equal(targets, torch.tensor([[k, -k] for k in range(4)])), (
         "tensor targets must be stacked along a new batch dimension, in batch order"
+    )
+
+
+DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.uint8, torch.bool]
+
+
+@pytest.mark.task("ch05.2")
+@pytest.mark.points(2)
+@settings(examples(40), phases=[Phase.explicit, Phase.generate])
+@given(
+    lengths=st.lists(st.integers(1, 5), min_size=1, max_size=5),
+    trailing=st.lists(st.integers(1, 3), max_size=2),
+    dtype=st.sampled_from(DTYPES),
+    target_kind=st.sampled_from(["int", "scalar tensor", "vector tensor"]),
+    seed=st.integers(0, 10_000),
+)
+def test_pad_collate_matches_the_reference_on_generated_batches(
+    lengths, trailing, dtype, target_kind, seed
+):
+    """pad_collate matches the reference on generated batches: any lengths, trailing dims,
+    dtypes and target kinds, with plenty of real zeros in the data."""
+    g = torch.Generator().manual_seed(seed)
+    seqs = [torch.randint(0, 3, (n, *trailing), generator=g).to(dtype) for n in lengths]
+    if target_kind == "int":
+        targets = [int(v) for v in torch.randint(0, 5, (len(seqs),), generator=g)]
+    elif target_kind == "scalar tensor":
+        targets = list(torch.randint(0, 5, (len(seqs),), generator=g))
+    else:
+        targets = list(torch.randn(len(seqs), 2, generator=g))
+    batch = [(s, t) for s, t in zip(seqs, targets)]
+    padded, got_lengths, got_targets = dl.pad_collate(batch)
+    want_padded, want_lengths, want_targets = ref.pad_collate(batch)
+    problem = padding_problem(padded, seqs)
+    assert problem is None, (
+        f"pad_collate on {dtype} sequences of lengths {lengths} and trailing dims {trailing}: "
+        f"{problem}"
+    )
+    assert got_lengths.dtype == torch.int64 and got_lengths.tolist() == want_lengths.tolist(), (
+        f"lengths of sequences {lengths} came back as {brief(got_lengths)}: int64 lengths before "
+        "padding, however many of their entries are zero"
+    )
+    assert got_targets.dtype == want_targets.dtype and torch.equal(got_targets, want_targets), (
+        f"{target_kind} targets came back as {brief(got_targets)}, expected {brief(want_targets)}: "
+        f"stack them in batch order ({first_difference(got_targets, want_targets)})"
     )
 
 
@@ -190,9 +249,27 @@ class PyRandomDataset(Dataset):
         return torch.tensor([float(i), self.rng.random(), self.rng.random()], dtype=torch.float64)
 
 
-def stream(seed, dataset, workers=3, batch_size=2):
+class GlobalNumpyDataset(Dataset):
+    """Augmentation from NumPy's global generator (no reseed method of its own)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return torch.tensor([float(i), np.random.random(), random.random()], dtype=torch.float64)
+
+
+DATASETS = {"own random.Random": PyRandomDataset, "global NumPy": GlobalNumpyDataset}
+
+
+@probe
+def stream(seed, kind, n=12, workers=3, batch_size=2, epochs=1):
+    """``epochs`` epochs of a loader over DATASETS[kind](n) with worker_init_fn=seed_worker."""
     loader = DataLoader(
-        dataset,
+        DATASETS[kind](n),
         batch_size=batch_size,
         num_workers=workers,
         worker_init_fn=dl.seed_worker,
@@ -200,7 +277,7 @@ def stream(seed, dataset, workers=3, batch_size=2):
         persistent_workers=False,
         multiprocessing_context=CTX,
     )
-    return epoch(loader)
+    return [epoch(loader) for _ in range(epochs)]
 
 
 @pytest.mark.task("ch05.3")
@@ -208,9 +285,8 @@ def stream(seed, dataset, workers=3, batch_size=2):
 @pytest.mark.timeout(60)
 @too_many_workers
 def test_three_workers_all_differ_and_follow_the_generator():
-    dl.seed_worker(2)
-    data = PyRandomDataset(12)
-    first, again, other = stream(21, data), stream(21, data), stream(22, data)
+    """Three workers draw different augmentation, reproducible from the loader's generator."""
+    (first,), (again,), (other,) = (stream(s, "own random.Random") for s in (21, 21, 22))
     noise = [b[:, 1:] for b in first[:3]]  # one batch from each worker
     for a in range(3):
         for b in range(a + 1, 3):
@@ -229,18 +305,29 @@ def test_three_workers_all_differ_and_follow_the_generator():
 
 @pytest.mark.task("ch05.3")
 @pytest.mark.timeout(60)
-def test_each_epoch_draws_new_augmentation():
-    dl.seed_worker(3)
-    loader = DataLoader(
-        dl.AugmentedDataset(8, dim=5),
-        batch_size=2,
-        num_workers=2,
-        worker_init_fn=dl.seed_worker,
-        generator=torch.Generator().manual_seed(4),
-        persistent_workers=False,
-        multiprocessing_context=CTX,
+def test_global_generators_stay_per_worker_and_reproducible():
+    """Python's random and NumPy's global generator differ per worker and follow the loader's generator."""
+    (first,), (again,) = (
+        stream(31, "global NumPy", workers=2),
+        stream(31, "global NumPy", workers=2),
     )
-    epoch1, epoch2 = epoch(loader), epoch(loader)
+    assert all(torch.equal(x, y) for x, y in zip(first, again)), (
+        "with seed_worker, draws from NumPy's global generator and Python's random must be "
+        "reproducible from the loader's generator"
+    )
+    for column, name in ((1, "NumPy's global generator"), (2, "Python's random")):
+        assert not torch.allclose(first[0][:, column], first[1][:, column]), (
+            f"two workers drew the same numbers from {name}: reseed it from the worker's own "
+            "seed (get_worker_info().seed, reduced below 2**32 for NumPy in a way that keeps "
+            "the workers apart), not from a value all workers share"
+        )
+
+
+@pytest.mark.task("ch05.3")
+@pytest.mark.timeout(60)
+def test_each_epoch_draws_new_augmentation():
+    """A second epoch of one loader draws new augmentation."""
+    epoch1, epoch2 = stream(4, "own random.Random", n=8, workers=2, epochs=2)
     assert not torch.allclose(epoch1[0][:, 1:], epoch2[0][:, 1:]), (
         "two epochs of one loader repeated the same augmentation: each epoch starts fresh workers whose "
         "seeds come from the loader's generator, so the reseed must use that per-worker seed"
@@ -251,10 +338,12 @@ def test_each_epoch_draws_new_augmentation():
 @pytest.mark.points(2)
 @pytest.mark.timeout(60)
 def test_make_loader_order_follows_the_seed_and_covers_everything():
-    data = dl.AugmentedDataset(12, dim=2)
-    a = torch.cat(epoch(forked(dl.make_loader(data, batch_size=3, num_workers=2, seed=1))))
-    b = torch.cat(epoch(forked(dl.make_loader(data, batch_size=3, num_workers=2, seed=2))))
-    c = torch.cat(epoch(forked(dl.make_loader(data, batch_size=3, num_workers=2, seed=1))))
+    """Each epoch visits every sample once; equal seeds reproduce it, different seeds reshuffle."""
+    runs = make_loader_epochs(12, 2, 3, 2, [1, 2, 1])
+    a, b, c = (torch.cat(batches) for (batches,) in runs)
+    assert all(len(batch) == 3 for (batches,) in runs for batch in batches), (
+        "make_loader(batch_size=3) on 12 samples must give batches of 3"
+    )
     assert sorted(a[:, 0].long().tolist()) == list(range(12)), (
         "one epoch must visit every sample exactly once"
     )
@@ -266,13 +355,51 @@ def test_make_loader_order_follows_the_seed_and_covers_everything():
 
 @pytest.mark.task("ch05.4")
 @pytest.mark.timeout(60)
-def test_make_loader_workers_exit_after_the_epoch():
-    loader = forked(dl.make_loader(dl.AugmentedDataset(6), batch_size=2, num_workers=2, seed=0))
+def test_make_loader_reshuffles_every_epoch_reproducibly():
+    """Epoch 2 reshuffles and redraws, and is reproduced by another loader of the same seed."""
+    (one, two), (one_again, two_again) = make_loader_epochs(12, 2, 3, 2, [5, 5], epochs=2)
+    assert not torch.equal(torch.cat(one)[:, 0], torch.cat(two)[:, 0]), (
+        "two epochs of one make_loader loader came in the same order: a shuffling loader draws a "
+        "new order each epoch from its generator (do not reseed it per epoch)"
+    )
+    assert all(torch.equal(x, y) for x, y in zip(two, two_again)), (
+        "the second epochs of two loaders with the same seed differ: the whole sequence of epochs "
+        "must follow the seed"
+    )
+
+
+@pytest.mark.task("ch05.4")
+def test_make_loader_without_workers():
+    """num_workers=0 works too: the order follows the seed."""
+    runs = make_loader_epochs(10, 2, 5, 0, [3, 3, 4])
+    orders = [torch.cat(batches)[:, 0].long().tolist() for (batches,) in runs]
+    assert sorted(orders[0]) == list(range(10)), "one epoch must visit every sample exactly once"
+    assert orders[0] == orders[1] and orders[0] != orders[2], (
+        f"make_loader(num_workers=0) with seeds 3, 3, 4 gave orders {orders}: the order must follow "
+        "the seed without workers too (and persistent workers need num_workers > 0)"
+    )
+
+
+@probe
+def workers_after_epoch(n, batch_size, workers, seed):
+    """One full epoch of make_loader's loader by plain iteration: the batches and how many
+    processes started here are still alive afterwards."""
+    loader = forked(dl.make_loader(dl.AugmentedDataset(n), batch_size, workers, seed))
     before = set(mp.active_children())
     batches = list(loader)
     alive = set(mp.active_children()) - before
+    for p in alive:  # do not leave them to the next test
+        p.terminate()
+    return batches, len(alive)
+
+
+@pytest.mark.task("ch05.4")
+@pytest.mark.timeout(60)
+def test_make_loader_workers_exit_after_the_epoch():
+    """Workers are not persistent: none is alive after an epoch."""
+    batches, alive = workers_after_epoch(6, 2, 2, 0)
     assert len(batches) == 3 and not alive, (
-        f"after a full epoch {len(alive)} worker processes were still alive: workers must not be "
+        f"after a full epoch {alive} worker processes were still alive: workers must not be "
         "persistent, so each epoch's workers exit (and the next epoch reseeds fresh ones)"
     )
     assert not torch.allclose(batches[0][:, 1:], batches[1][:, 1:]), (
