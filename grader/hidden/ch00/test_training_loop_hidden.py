@@ -6,9 +6,42 @@ import random
 import pytest
 
 from exercises.ch00.test_training_loop import plotted, png_problem
+from harness.probe import probe
 from harness.target import chapter_module
 
+try:  # test bodies only: the student's process of a split run cannot import these
+    from hypothesis import Phase, settings
+
+    from harness.generated import examples, given, st
+except ImportError:
+    pass
+
 tl = chapter_module("ch00", "training_loop")
+
+
+@probe
+def with_autograd_watched(name, *args):
+    """``tl.<name>(*args)``, and how many times autograd's engine ran a backward pass
+    meanwhile (``loss.backward()``, ``torch.autograd.grad``, ``torch.func.grad`` all go
+    through it); None for the count where this torch has no such hook."""
+    import torch.autograd as autograd
+
+    engine = getattr(autograd, "_engine_run_backward", None)
+    fn = getattr(tl, name)
+    if engine is None:
+        return fn(*args), None
+    runs = []
+
+    def counted(*a, **k):
+        runs.append(1)
+        return engine(*a, **k)
+
+    autograd._engine_run_backward = counted
+    try:
+        result = fn(*args)
+    finally:
+        autograd._engine_run_backward = engine
+    return result, len(runs)
 
 
 def gd(xs, ys, w, lr, steps):
@@ -31,6 +64,19 @@ def test_gradient_at_random_points():
         assert g == pytest.approx(2 * x * (x * w - t), rel=1e-4, abs=1e-5), (
             "gradient_at must equal d/dw (x*w - target)**2 = 2*x*(x*w - target) at any point"
         )
+
+
+@pytest.mark.task("ch00.1")
+def test_gradient_at_comes_from_autograd():
+    """gradient_at obtains the derivative from autograd, not from a hand-written formula."""
+    g, runs = with_autograd_watched("gradient_at", 0.25, -1.5, 2.0)
+    assert g == pytest.approx(2 * -1.5 * (-1.5 * 0.25 - 2.0), rel=1e-4), (
+        "gradient_at must equal 2*x*(x*w - target)"
+    )
+    assert runs is None or runs >= 1, (
+        "gradient_at returned the right number without autograd ever running a backward pass: "
+        "the exercise is to let autograd find it (requires_grad=True, loss.backward(), w.grad)"
+    )
 
 
 @pytest.mark.task("ch00.2")
@@ -70,6 +116,25 @@ def test_training_reaches_the_least_squares_weight():
     assert result.w == pytest.approx(best, rel=1e-3), (
         f"200 stable steps should reach the least-squares weight {best:.4f}, got {result.w:.4f}: "
         "the update must move w against the gradient of the mean squared error"
+    )
+
+
+@pytest.mark.task("ch00.2")
+def test_train_scalar_returns_python_floats_and_uses_autograd_each_step():
+    """train_scalar returns Python floats (w, ws, losses) and runs one backward pass per step."""
+    result, runs = with_autograd_watched("train_scalar", [1.0, -2.0], [0.5, 1.0], 0.2, 0.1, 4)
+    values = [result.w, *result.ws, *result.losses]
+    assert isinstance(result.ws, list) and isinstance(result.losses, list), (
+        f"ws and losses must be lists of floats, got {type(result.ws).__name__} and "
+        f"{type(result.losses).__name__}"
+    )
+    assert all(type(v) is float for v in values), (
+        "TrainResult must hold Python floats (use .item()), got "
+        f"{sorted({type(v).__name__ for v in values})}"
+    )
+    assert runs is None or runs >= 4, (
+        f"4 training steps ran autograd's backward pass {runs} time(s): each step's gradient "
+        "must come from loss.backward() on that step's loss"
     )
 
 
@@ -128,8 +193,136 @@ def test_classify_other_curves(case):
 @pytest.mark.task("ch00.4")
 def test_plot_survives_an_overflowing_curve():
     """plot_losses still writes a real PNG when the curve overflows to inf and nan."""
-    problem = png_problem(plotted([1.0, 100.0, 1e30, float("inf"), float("nan")]))
+    problem = png_problem(plotted([1.0, 100.0, 1e30, float("inf"), float("nan")])["png"])
     assert problem is None, (
         f"plot_losses must still write a PNG when the curve overflows to inf/nan (the "
         f"diverging case is the one worth seeing): {problem}"
+    )
+
+
+def geometric(start, end_ratio, steps=20):
+    """A steady fall (or rise) from ``start`` to ``start * end_ratio``, one value per step."""
+    return [start * end_ratio ** (k / (steps - 1)) for k in range(steps)]
+
+
+def zigzag(start, end_ratio, swing=0.2, steps=21):
+    """Starts at ``start``, then alternates above and below a level that drifts to
+    ``start * end_ratio``; the last value is on that level's high side when steps is odd."""
+    out = [start]
+    for k in range(1, steps):
+        level = start * (1 + (end_ratio - 1) * k / (steps - 1))
+        out.append(level * (1 + swing if k % 2 == 0 else 1 - swing))
+    out[-1] = start * end_ratio
+    return out
+
+
+BOUNDARIES = {  # boundary: [(curve, expected, what it shows), ...] — one curve each side
+    "ten-percent": [
+        (geometric(5.0, 0.09), "converging", "a steady fall to 9% of its start is converging"),
+        (
+            geometric(5.0, 0.11),
+            "slow",
+            "a steady fall to 11% of its start is slow, not yet converging",
+        ),
+        (
+            geometric(2e-3, 0.09),
+            "converging",
+            "a fall to 9% is converging at any scale (start 0.002)",
+        ),
+        (geometric(4e3, 0.11), "slow", "a fall to 11% is slow at any scale (start 4000)"),
+    ],
+    "far-above": [
+        (
+            zigzag(2.0, 1.15),
+            "oscillating",
+            "a zigzag that ends 15% above its start is "
+            "oscillating: ending a little above the start is not 'far above'",
+        ),
+        (
+            geometric(2.0, 5.0),
+            "diverging",
+            "a loss that climbs steadily to 5 times its start is diverging, though finite",
+        ),
+    ],
+    "repeatedly": [
+        (
+            [10.0, 9.5, 9.0, 9.2, 8.6, 8.1, 7.7, 7.3, 7.0, 6.6, 6.3, 6.0],
+            "slow",
+            "a steady fall to 60% with a single small bump is slow: one rise is not 'up and down "
+            "repeatedly'",
+        ),
+        (
+            zigzag(2.0, 0.85),
+            "oscillating",
+            "a loss that rises at every other step and ends at "
+            "85% of its start is oscillating: it has not clearly fallen",
+        ),
+    ],
+    "non-finite": [
+        ([2.0, 1.5, 9.0, 80.0, float("inf")], "diverging", "a loss that ends at inf is diverging"),
+        (
+            [2.0, 1.5, 1.0, -float("inf")],
+            "diverging",
+            "a loss that ends at -inf is non-finite, so "
+            "diverging: test math.isfinite, not only nan or a comparison",
+        ),
+        ([2.0, 1.0, 0.5, float("nan")], "diverging", "a loss that ends at nan is diverging"),
+    ],
+}
+
+
+@pytest.mark.task("ch00.3")
+@pytest.mark.parametrize("boundary", list(BOUNDARIES))
+def test_classify_on_both_sides_of_each_boundary(boundary):
+    """classify_curve puts curves just either side of each boundary on the right side."""
+    for losses, expected, why in BOUNDARIES[boundary]:
+        got = tl.classify_curve(losses)
+        assert got == expected, (
+            f"classify_curve said {got!r} for a curve from {losses[0]:.4g} to {losses[-1]:.4g}: "
+            f"{why}"
+        )
+
+
+def drawn(n):
+    """``examples(n)`` without shrinking: a student sees only the property."""
+    return settings(examples(n), phases=[Phase.explicit, Phase.generate])
+
+
+def clear_cut_curve(kind, start, ratio, steps):
+    """A curve whose name the reading fixes: (losses, expected name)."""
+    if kind == "decay":
+        return geometric(start, 10 ** (-1.1 - 3 * ratio), steps), "converging"  # <= 8% left
+    if kind == "crawl":
+        return geometric(start, 0.15 + 0.75 * ratio, steps), "slow"  # 15%..90% left
+    if kind == "growth":
+        return geometric(start, 4.0 * 10 ** (5 * ratio), steps), "diverging"  # >= 4x
+    if kind == "zigzag":
+        return zigzag(start, 0.9 + 0.2 * ratio, 0.1 + 0.2 * ratio, steps | 1), "oscillating"
+    curve, _ = clear_cut_curve("growth", start, ratio, steps)
+    return curve + [float("inf"), float("nan")][: 1 + int(ratio > 0.5)], "diverging"
+
+
+@pytest.mark.task("ch00.3")
+@pytest.mark.points(2)
+@drawn(60)
+@given(
+    kind=st.sampled_from(["decay", "crawl", "growth", "zigzag", "overflow"]),
+    log_start=st.floats(-4, 4),
+    ratio=st.floats(0, 1),
+    steps=st.integers(8, 40),
+    log_scale=st.sampled_from([-6, -3, 3, 6]),
+)
+def test_classify_generated_curves_by_ratio_only(kind, log_start, ratio, steps, log_scale):
+    """Generated clear-cut curves get their names, and rescaling a curve never changes its name."""
+    losses, expected = clear_cut_curve(kind, 10**log_start, ratio, steps)
+    got = tl.classify_curve(losses)
+    assert got == expected, (
+        f"classify_curve said {got!r} for a generated {kind} curve from {losses[0]:.4g} to "
+        f"{losses[-1]:.4g} over {len(losses)} steps, expected {expected!r}"
+    )
+    scaled = [v * 10.0**log_scale for v in losses]
+    again = tl.classify_curve(scaled)
+    assert again == got, (
+        f"classify_curve said {got!r} for a curve and {again!r} for the same curve times "
+        f"1e{log_scale}: the thresholds are fractions of the starting loss, so only ratios matter"
     )
