@@ -90,7 +90,8 @@ def time_fn(
 
     The device is synchronized before every clock read (``sync`` defaults to
     ``torch.cuda.synchronize`` on CUDA, nothing on CPU; ``clock`` to ``time.perf_counter``,
-    in seconds). Returns ``Timing`` in ms; ``first_ms`` is the very first call.
+    in seconds). Returns ``Timing`` in ms; ``first_ms`` is the very first call. ``iters``
+    must be at least 1 (ValueError otherwise).
     """
     if iters < 1:
         raise ValueError("time_fn needs iters >= 1")

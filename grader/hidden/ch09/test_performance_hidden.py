@@ -4,6 +4,7 @@ widths and dtypes, allocation scripts), so a solution that only fits the public 
 fails. Messages state the property."""
 
 import math
+import random
 import time
 
 import pytest
@@ -116,6 +117,46 @@ def test_time_fn_describes_the_calls_it_timed(warmup, kernels, launch_ms, earlie
         "before every clock read, keep warm-up calls out of the statistics but report the very "
         "first call, use the median and the 10th/90th percentiles, in milliseconds"
     )
+
+
+@pytest.mark.task("ch09.1")
+def test_time_fn_percentiles_of_many_calls():
+    """With 201 timed calls of distinct times p10 and p90 are the 10th and 90th percentiles
+    (not the 9th or 11th), the median the middle call."""
+    order = list(range(1, 202))
+    random.Random(5).shuffle(order)
+    with because("time_fn(fn, warmup=3, iters=201, ...) raised"):
+        seen = time_fn_on_fake([500.0] * 3 + [float(k) for k in order], 0.0, 3, 201)
+    problem = timing_problem(seen["timing"], [float(k) for k in order], 500.0)
+    assert problem is None, (
+        f"201 timed calls taking 1, 2, ..., 201 ms (shuffled) after 3 warm-up calls of 500 ms: "
+        f"{problem}; the 10th percentile of 1..201 is about 21 and the 90th about 181"
+    )
+
+
+@probe
+def time_fn_raised(warmup, iters):
+    """What time_fn raised for these counts on a FakeGPU (None if it returned)."""
+    gpu = FakeGPU(5.0)
+    try:
+        perf.time_fn(gpu.step, warmup, iters, "cpu", sync=gpu.synchronize, clock=gpu.clock)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+        return {"type": type(exc).__name__, "value_error": isinstance(exc, ValueError)}
+    return None
+
+
+@pytest.mark.task("ch09.1")
+def test_time_fn_needs_a_timed_call():
+    """time_fn with iters=0 raises ValueError, with or without warm-up, and times one call fine."""
+    for warmup in (0, 2):
+        seen = time_fn_raised(warmup, 0)
+        assert seen is not None and seen["value_error"], (
+            f"time_fn(fn, warmup={warmup}, iters=0) must raise ValueError (no timed call, no "
+            f"median); it {'returned' if seen is None else 'raised ' + seen['type']}"
+        )
+    assert time_fn_raised(0, 1) is None, "time_fn(fn, warmup=0, iters=1) must time its one call"
 
 
 @pytest.mark.task("ch09.1")
@@ -308,7 +349,7 @@ def test_profile_ranks_by_time_and_honours_n():
     )
     total = sum(r.self_ms for r in many)
     assert total <= seen["wall_ms"] * 1.01 + 0.05, (
-        f"the rows' self times add up to {total:.4g} ms but the whole call took "
+        f"the rows' self times add up to {total:.4g} ms but the profiled function itself took "
         f"{seen['wall_ms']:.4g} ms: the profiler's times are microseconds, self_ms milliseconds"
     )
 
