@@ -1,13 +1,17 @@
 """Public tests for ch06 — run with `pytest exercises/ch06` (add `--impl solutions` to
 see the reference pass)."""
 
-import copy
-
 import pytest
 import torch
 from torch import nn
 
+from harness.probe import because, probe
 from harness.target import chapter_module
+
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from harness.evidence import brief
+except ImportError:  # (probes never use it)
+    pass
 
 cg = chapter_module("ch06", "cnn_geometry")
 
@@ -47,40 +51,112 @@ def first_misplaced_pixel(x: torch.Tensor, out: torch.Tensor) -> str | None:
     return None
 
 
-def measured_receptive_field(layers, in_channels: int, size: int = 64):
-    """Backprop from the centre output pixel and return (rows, cols, count) of the input
-    pixels whose gradient is nonzero. Weights are set to positive constants (so nothing
-    cancels) and max pools become average pools of the same window (a max pool routes the
-    gradient to one winner, which would hide the rest of the window)."""
-    probe = []
-    for layer in layers:
-        if isinstance(layer, nn.MaxPool2d):
-            layer = nn.AvgPool2d(layer.kernel_size, layer.stride, layer.padding)
+# ---- layers from plain descriptions (probes build them beside your code) -------------
+#
+# ("conv", c_in, c_out, kernel, stride, padding, dilation), ("maxpool", kernel, stride,
+# padding, dilation), ("avgpool", kernel, stride, padding), and pointwise layers
+# ("relu",), ("bn", channels), ("dropout",), ("identity",). A stride of None is the
+# pooling default (the kernel size).
+
+
+def build_layer(spec):
+    kind, *args = spec
+    if kind == "conv":
+        c_in, c_out, k, s, p, d = args
+        return nn.Conv2d(c_in, c_out, k, stride=s, padding=p, dilation=d)
+    if kind == "maxpool":
+        k, s, p, d = args
+        return nn.MaxPool2d(k, stride=s, padding=p, dilation=d)
+    if kind == "avgpool":
+        k, s, p = args
+        return nn.AvgPool2d(k, stride=s, padding=p)
+    if kind == "relu":
+        return nn.ReLU()
+    if kind == "bn":
+        return nn.BatchNorm2d(args[0])
+    if kind == "dropout":
+        return nn.Dropout(0.1)
+    if kind == "identity":
+        return nn.Identity()
+    raise ValueError(f"unknown layer {kind!r}")
+
+
+@probe
+def receptive_field_of(specs, container="list"):
+    """receptive_field of the layers ``specs`` describes, passed as a list, tuple or
+    nn.Sequential."""
+    layers = [build_layer(s) for s in specs]
+    if container == "sequential":
+        layers = nn.Sequential(*layers)
+    elif container == "tuple":
+        layers = tuple(layers)
+    return cg.receptive_field(layers)
+
+
+def rf_checked(specs, container="list"):
+    """receptive_field_of, with the explanation a crash most likely needs."""
+    with because(
+        f"receptive_field raised on {len(specs)} layers given as a {container}: layers may be "
+        "an nn.Sequential or a plain list (iterate over it), and pools (no dilation attribute on "
+        "AvgPool2d) and pointwise layers (no kernel_size) must be told apart"
+    ):
+        return receptive_field_of(specs, container)
+
+
+def measured_receptive_field(specs, size: int = 32):
+    """(rows, cols, count) of the input pixels whose gradient from the centre output pixel
+    is nonzero, for a one-channel stand-in of ``specs``: every conv and pool becomes a
+    convolution of the same kernel, stride, padding and dilation with positive constant
+    weights (so nothing cancels, and no max pool routes the gradient to a single winner);
+    pointwise layers are left out. The image grows until the window is clear of its
+    border."""
+    stand_in = []
+    for spec in specs:
+        kind, *args = spec
+        if kind == "conv":
+            k, s, p, d = args[2:]
+        elif kind == "maxpool":
+            k, s, p, d = args
+        elif kind == "avgpool":
+            (k, s, p), d = args, 1
         else:
-            layer = copy.deepcopy(layer)
-            if isinstance(layer, nn.Conv2d):
-                with torch.no_grad():
-                    layer.weight.fill_(0.5)
-                    if layer.bias is not None:
-                        layer.bias.zero_()
-        probe.append(layer)
-    x = torch.ones(1, in_channels, size, size, requires_grad=True)
-    y = nn.Sequential(*probe).eval()(x)
-    y[0, 0, y.shape[2] // 2, y.shape[3] // 2].backward()
-    touched = x.grad[0].abs().sum(0) > 0  # (H, W)
-    rows = touched.any(1).nonzero().flatten()
-    cols = touched.any(0).nonzero().flatten()
-    assert rows.min() > 0 and cols.min() > 0 and rows.max() < size - 1 and cols.max() < size - 1, (
-        "test probe: the receptive field reached the border; use a larger probe image"
-    )
-    return int(rows.max() - rows.min() + 1), int(cols.max() - cols.min() + 1), int(touched.sum())
+            continue
+        conv = nn.Conv2d(1, 1, k, stride=k if s is None else s, padding=p, dilation=d, bias=False)
+        with torch.no_grad():
+            conv.weight.fill_(0.5)
+        stand_in.append(conv)
+    net = nn.Sequential(*stand_in)
+    while True:
+        x = torch.ones(1, 1, size, size, requires_grad=True)
+        try:
+            y = net(x) if stand_in else x * 1.0
+        except RuntimeError:  # the image is still smaller than some layer's window
+            y = x[..., :0, :0]
+        if min(y.shape[-2:]) >= 3:
+            y[0, 0, y.shape[2] // 2, y.shape[3] // 2].backward()
+            touched = x.grad[0, 0] != 0  # (H, W)
+            rows = touched.any(1).nonzero().flatten()
+            cols = touched.any(0).nonzero().flatten()
+            if (
+                rows.min() > 0
+                and cols.min() > 0
+                and rows.max() < size - 1
+                and cols.max() < size - 1
+            ):
+                return (
+                    int(rows.max() - rows.min() + 1),
+                    int(cols.max() - cols.min() + 1),
+                    int(touched.sum()),
+                )
+        size *= 2
+        assert size <= 4096, "course bug: the measured receptive field never fits the image"
 
 
 # ---------------------------------------------------------------- ch06.1 to_channels_first
 
 
 @pytest.mark.task("ch06.1")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 def test_every_pixel_lands_where_it_belongs():
     x = torch.arange(2 * 3 * 3 * 3).reshape(2, 3, 3, 3)  # B=2, H == W == C == 3
     out = cg.to_channels_first(x)
@@ -109,6 +185,7 @@ def test_each_colour_plane_holds_one_colour():
 
 
 @pytest.mark.task("ch06.2")
+@pytest.mark.points(2)
 @pytest.mark.parametrize(
     "args, kwargs, expected, why",
     [
@@ -130,17 +207,21 @@ def test_output_size_of_the_books_layers(args, kwargs, expected, why):
     assert tuple(got) == expected, (
         f"conv2d_output_hw{args} with {kwargs or 'defaults'} returned {got}, expected {expected}: {why}"
     )
+    assert all(type(v) is int for v in got), (
+        f"conv2d_output_hw{args} returned {got!r}: sizes are Python ints (nn.Linear and "
+        "torch.zeros need ints), so use integer floor division //, not / and round"
+    )
 
 
 @pytest.mark.task("ch06.2")
 @pytest.mark.points(2)
 def test_pairs_apply_per_axis_like_nn_conv2d():
     cfg = dict(kernel=(3, 5), stride=(1, 2), padding=(1, 0), dilation=(2, 1))
-    got = cg.conv2d_output_hw(20, 32, **cfg)
+    got = cg.conv2d_output_hw(20, 33, **cfg)
     conv = nn.Conv2d(1, 1, cfg["kernel"], cfg["stride"], cfg["padding"], cfg["dilation"])
-    real = tuple(conv(torch.zeros(1, 1, 20, 32)).shape[-2:])
+    real = tuple(conv(torch.zeros(1, 1, 20, 33)).shape[-2:])  # the oracle: PyTorch's own layer
     assert tuple(got) == real, (
-        f"conv2d_output_hw(20, 32, {cfg}) returned {got}, nn.Conv2d gives {real}: the first entry of each "
+        f"conv2d_output_hw(20, 33, {cfg}) returned {got}, nn.Conv2d gives {real}: the first entry of each "
         "pair applies to the height, the second to the width"
     )
 
@@ -148,47 +229,97 @@ def test_pairs_apply_per_axis_like_nn_conv2d():
 # ---------------------------------------------------------------- ch06.3 SmallCNN
 
 
-def run_cnn(in_channels, n_classes, hw, batch):
+def describe(layer) -> dict:
+    """A layer as plain data: its class name and geometry/size attributes."""
+    out = {"kind": type(layer).__name__}
+    for attr in (
+        "in_channels",
+        "out_channels",
+        "kernel_size",
+        "stride",
+        "padding",
+        "dilation",
+        "in_features",
+        "out_features",
+    ):
+        if hasattr(layer, attr):
+            out[attr] = getattr(layer, attr)
+    return out
+
+
+@probe
+def cnn_built(in_channels, n_classes, hw):
+    """SmallCNN as built, before any forward: its layers, its head, its lazy parameters."""
+    torch.manual_seed(0)
     model = cg.SmallCNN(in_channels, n_classes, hw)
-    x = torch.randn(batch, in_channels, *hw, generator=torch.Generator().manual_seed(6))
-    try:
-        return model, x, model(x)
-    except NotImplementedError:
-        raise  # a stub, not a wrong shape
-    except RuntimeError as exc:
-        raise AssertionError(
-            f"SmallCNN({in_channels}, {n_classes}, input_hw={hw}) failed on a {list(x.shape)} batch: "
-            f"{str(exc).splitlines()[0]}. The head's in_features must be derived from input_hw through "
-            "every conv and pool, not guessed"
-        ) from None
+    return {
+        "sequential": isinstance(model.features, nn.Sequential),
+        "features": [describe(m) for m in model.features],
+        "head": describe(model.head),
+        "head_is_linear": type(model.head) is nn.Linear,
+        "lazy": [
+            n
+            for n, p in model.named_parameters()
+            if isinstance(p, nn.parameter.UninitializedParameter)
+        ],
+    }
+
+
+@probe
+def cnn_forward(in_channels, n_classes, hw, batch, singles=(), seed=6):
+    """SmallCNN (seeded) on a seeded batch: the logits, the features, the head's weights,
+    and the logits of chosen images run on their own."""
+    torch.manual_seed(seed)
+    model = cg.SmallCNN(in_channels, n_classes, hw)
+    x = torch.randn(batch, in_channels, *hw, generator=torch.Generator().manual_seed(seed))
+    out = model(x)
+    return {
+        "out": out,
+        "features": model.features(x),
+        "head_weight": model.head.weight,
+        "head_bias": model.head.bias,
+        "alone": {i: model(x[i : i + 1]) for i in singles},
+    }
+
+
+def cnn_forward_checked(in_channels, n_classes, hw, batch, singles=()):
+    with because(
+        f"SmallCNN({in_channels}, {n_classes}, input_hw={hw}) failed on a batch of {batch} "
+        f"images of {hw[0]}x{hw[1]}: the head's in_features must be derived from input_hw "
+        "through every conv and pool, not guessed"
+    ):
+        return cnn_forward(in_channels, n_classes, hw, batch, singles)
 
 
 @pytest.mark.task("ch06.3")
 @pytest.mark.points(2)
 @pytest.mark.parametrize("hw", [(28, 28), (20, 32), (17, 23)], ids=["28x28", "20x32", "17x23"])
 def test_head_fits_the_input_size(hw):
-    model, x, out = run_cnn(3, 10, hw, batch=4)
+    seen = cnn_forward_checked(3, 10, hw, batch=4)
+    out = seen["out"]
     assert tuple(out.shape) == (4, 10), (
         f"SmallCNN(3, 10, input_hw={hw}) mapped a batch of 4 images to shape {tuple(out.shape)}, expected "
         "(4, 10): one row of logits per image. If the batch size changed, flatten(1) was replaced by a "
         "view(-1, K) whose K is not the true feature size"
     )
-    feats = model.features(x).flatten(1).shape[1]
-    assert model.head.in_features == feats, (
-        f"SmallCNN(3, 10, input_hw={hw}): head.in_features is {model.head.in_features} but the features "
-        f"produce {feats} numbers per image (derive it from input_hw with conv2d_output_hw)"
+    feats = seen["features"].flatten(1).shape[1]
+    assert seen["head_weight"].shape[1] == feats, (
+        f"SmallCNN(3, 10, input_hw={hw}): the head takes {seen['head_weight'].shape[1]} inputs but the "
+        f"features produce {feats} numbers per image (derive in_features from input_hw with "
+        "conv2d_output_hw)"
     )
 
 
 @pytest.mark.task("ch06.3")
+@pytest.mark.points(2)
 def test_images_do_not_mix_within_a_batch():
-    model, x, out = run_cnn(1, 5, (28, 28), batch=4)
+    seen = cnn_forward_checked(1, 5, (28, 28), batch=4, singles=(1,))
+    out = seen["out"]
     assert out.shape[0] == 4, (
         f"SmallCNN(1, 5, (28, 28)) returned {out.shape[0]} rows of logits for 4 images: a view(-1, K) with "
         "the wrong K regroups the numbers of several images into one row — flatten with flatten(1)"
     )
-    alone = model(x[1:2])
-    assert torch.allclose(out[1:2], alone, atol=1e-5), (
+    assert torch.allclose(out[1:2], seen["alone"][1], atol=1e-5), (
         "SmallCNN gave image 1 different logits inside a batch of 4 than on its own: each image's logits "
         "must depend on that image only — flatten per sample (flatten(1)), never view(-1, K)"
     )
@@ -196,26 +327,27 @@ def test_images_do_not_mix_within_a_batch():
 
 @pytest.mark.task("ch06.3")
 def test_parameters_exist_at_construction():
-    model = cg.SmallCNN(3, 10, (32, 32))
-    lazy = [
-        n for n, p in model.named_parameters() if isinstance(p, nn.parameter.UninitializedParameter)
-    ]
-    assert not lazy, (
-        f"SmallCNN(3, 10, (32, 32)) has uninitialized (lazy) parameters {lazy}: an optimizer built right "
-        "after construction would not own them — compute the head size from input_hw instead"
+    with because("SmallCNN(3, 10, (32, 32)) could not be built and inspected"):
+        built = cnn_built(3, 10, (32, 32))
+    assert not built["lazy"], (
+        f"SmallCNN(3, 10, (32, 32)) has uninitialized (lazy) parameters {built['lazy']}: an optimizer "
+        "built right after construction would not own them — compute the head size from input_hw instead"
     )
 
 
 # ---------------------------------------------------------------- ch06.4 receptive_field
 
+CONV3 = ("conv", 1, 1, 3, 1, 0, 1)
+
 
 @pytest.mark.task("ch06.4")
+@pytest.mark.points(2)
 @pytest.mark.parametrize(
-    "layers, expected, why",
+    "specs, expected, why",
     [
-        ([nn.Conv2d(1, 1, 3), nn.Conv2d(1, 1, 3)], (5, 5), "two 3x3 convolutions see 5x5"),
+        ([CONV3, CONV3], (5, 5), "two 3x3 convolutions see 5x5"),
         (
-            [nn.Conv2d(1, 1, 3), nn.MaxPool2d(2), nn.Conv2d(1, 1, 3)],
+            [CONV3, ("maxpool", 2, None, 0, 1), CONV3],
             (8, 8),
             "after a stride-2 pool, neighbouring pixels are 2 input pixels apart, so the last 3x3 "
             "convolution adds 2*(3-1)",
@@ -223,31 +355,44 @@ def test_parameters_exist_at_construction():
     ],
     ids=["conv-conv", "conv-pool-conv"],
 )
-def test_receptive_field_of_small_stacks(layers, expected, why):
-    got = cg.receptive_field(layers)
+def test_receptive_field_of_small_stacks(specs, expected, why):
+    got = rf_checked(specs)
     assert tuple(got) == expected, (
-        f"receptive_field({layers}) returned {got}, expected {expected}: {why}"
+        f"receptive_field({specs}) returned {got}, expected {expected}: {why}"
+    )
+
+
+SMALLCNN_LIKE = [
+    ("conv", 2, 4, 5, 1, 0, 1),
+    ("relu",),
+    ("maxpool", 2, None, 0, 1),
+    ("conv", 4, 4, 3, 1, 1, 1),
+    ("relu",),
+    ("maxpool", 2, None, 0, 1),
+]
+
+
+@pytest.mark.task("ch06.4")
+@pytest.mark.points(3)
+def test_receptive_field_matches_the_gradient():
+    got = rf_checked(SMALLCNN_LIKE, container="sequential")
+    rows, cols, count = measured_receptive_field(SMALLCNN_LIKE)
+    assert tuple(got) == (rows, cols), (
+        f"receptive_field of nn.Sequential(conv5, relu, pool2, conv3, relu, pool2) returned {got}, but "
+        f"backpropagating from one output pixel reaches a {rows}x{cols} input window: each layer adds "
+        "(k-1)*dilation times the product of the strides before it, and pooling layers count"
+    )
+    assert count == rows * cols, (
+        f"course bug: the {rows}x{cols} window should be dense for this stack, but only {count} "
+        "pixels have a gradient"
     )
 
 
 @pytest.mark.task("ch06.4")
-@pytest.mark.points(2)
-def test_receptive_field_matches_the_gradient():
-    layers = [
-        nn.Conv2d(2, 4, 5),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(4, 4, 3, padding=1),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-    ]
-    got = cg.receptive_field(layers)
-    rows, cols, count = measured_receptive_field(layers, in_channels=2)
-    assert tuple(got) == (rows, cols), (
-        f"receptive_field of conv5-relu-pool2-conv3-relu-pool2 returned {got}, but backpropagating from one "
-        f"output pixel reaches a {rows}x{cols} input window: each layer adds (k-1)*dilation times the "
-        "product of the strides before it, and pooling layers count"
-    )
-    assert count == rows * cols, (
-        f"the {rows}x{cols} window should be dense for this stack, but only {count} pixels have a gradient"
+def test_receptive_field_returns_height_and_width():
+    specs = [("conv", 1, 1, (3, 1), 1, 0, 1), ("conv", 1, 1, (1, 5), 1, 0, 1)]
+    got = rf_checked(specs)
+    assert tuple(got) == (3, 5), (
+        f"receptive_field of a 3x1 then a 1x5 convolution returned {brief(got)}, expected (3, 5): "
+        "kernel_size is a (height, width) pair, and each axis has its own window"
     )

@@ -2,43 +2,27 @@
 PyTorch's own layers, and receptive fields measured by backpropagation. Messages state
 the property, not the test."""
 
-import copy
 import random
 
 import pytest
 import torch
 from torch import nn
 
+from exercises.ch06.test_cnn_geometry import (  # helpers and probes shared with the public twin
+    cnn_built,
+    cnn_forward,
+    measured_receptive_field,
+    rf_checked,
+)
+from harness.probe import because, probe
 from harness.target import chapter_module
 
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from harness.evidence import brief, first_difference
+except ImportError:  # (probes never use it)
+    pass
+
 cg = chapter_module("ch06", "cnn_geometry")
-
-
-def measured_receptive_field(layers, in_channels: int, size: int = 96):
-    """(rows, cols, count) of input pixels with a nonzero gradient from the centre output
-    pixel, with positive constant weights and max pools replaced by average pools."""
-    probe = []
-    for layer in layers:
-        if isinstance(layer, nn.MaxPool2d):
-            layer = nn.AvgPool2d(layer.kernel_size, layer.stride, layer.padding)
-        else:
-            layer = copy.deepcopy(layer)
-            if isinstance(layer, nn.Conv2d):
-                with torch.no_grad():
-                    layer.weight.fill_(0.5)
-                    if layer.bias is not None:
-                        layer.bias.zero_()
-        probe.append(layer)
-    x = torch.ones(1, in_channels, size, size, requires_grad=True)
-    y = nn.Sequential(*probe).eval()(x)
-    y[0, 0, y.shape[2] // 2, y.shape[3] // 2].backward()
-    touched = x.grad[0].abs().sum(0) > 0
-    rows = touched.any(1).nonzero().flatten()
-    cols = touched.any(0).nonzero().flatten()
-    assert rows.min() > 0 and cols.min() > 0 and rows.max() < size - 1 and cols.max() < size - 1, (
-        "probe image too small for this stack"
-    )
-    return int(rows.max() - rows.min() + 1), int(cols.max() - cols.min() + 1), int(touched.sum())
 
 
 # ---------------------------------------------------------------- ch06.1
@@ -48,6 +32,7 @@ def measured_receptive_field(layers, in_channels: int, size: int = 96):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("shape", [(3, 4, 4, 4), (1, 5, 7, 3), (2, 2, 6, 2)], ids=str)
 def test_channels_first_equals_the_axis_move(shape):
+    """out[b, c, h, w] == x[b, h, w, c] for every pixel, on square and non-square batches."""
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(sum(shape)))
     out = cg.to_channels_first(x)
     B, H, W, C = shape
@@ -59,17 +44,42 @@ def test_channels_first_equals_the_axis_move(shape):
         "(permute), not the memory be relabelled (reshape/view), and height and width keep their order"
         + (
             " (here height and width were swapped)"
-            if torch.equal(out, x.permute(0, 3, 2, 1))
+            if out.shape == x.permute(0, 3, 2, 1).shape and torch.equal(out, x.permute(0, 3, 2, 1))
             else ""
         )
     )
 
 
 @pytest.mark.task("ch06.1")
+def test_channels_first_on_size_one_axes():
+    """Size-1 axes (one channel, a one-pixel image, one image) move like any other axis."""
+    for shape in [(2, 3, 5, 1), (1, 1, 1, 4), (1, 2, 1, 3), (1, 3, 2, 2)]:
+        x = torch.randn(*shape, generator=torch.Generator().manual_seed(7 * sum(shape)))
+        out = cg.to_channels_first(x)
+        assert out.shape == x.movedim(-1, 1).shape and torch.equal(out, x.movedim(-1, 1)), (
+            f"on a [B, H, W, C] = {list(shape)} batch, out[b, c, h, w] must equal x[b, h, w, c] "
+            f"(got shape {list(out.shape)}): move the channel axis with permute(0, 3, 1, 2)"
+        )
+
+
+@probe
+def channels_first_of_a_view(shape, seed):
+    """to_channels_first on a channels-last view whose memory is not in (B, H, W, C) order:
+    the input as the function saw it, and the result."""
+    B, H, W, C = shape
+    base = torch.randn(B, W, H, C, generator=torch.Generator().manual_seed(seed))
+    x = base.transpose(1, 2)  # [B, H, W, C], non-contiguous
+    return x.clone(), cg.to_channels_first(x)
+
+
+@pytest.mark.task("ch06.1")
 def test_channels_first_on_a_non_contiguous_batch():
-    base = torch.arange(2 * 4 * 4 * 4, dtype=torch.float32).reshape(2, 4, 4, 4)
-    x = base.transpose(1, 2)  # a channels-last view whose memory is not in (B, H, W, C) order
-    out = cg.to_channels_first(x)
+    """Pixels land at [b, c, h, w] also when the input batch is a non-contiguous view."""
+    with because(
+        "to_channels_first failed on a non-contiguous [B, H, W, C] view: .view() needs "
+        "contiguous memory; permute works on any layout"
+    ):
+        x, out = channels_first_of_a_view((2, 4, 5, 3), seed=61)
     assert torch.equal(out, x.permute(0, 3, 1, 2)), (
         "on a non-contiguous [B, H, W, C] input every pixel must still land at [b, c, h, w]: "
         "the axes of the tensor move (permute), whatever its memory layout"
@@ -79,33 +89,23 @@ def test_channels_first_on_a_non_contiguous_batch():
 # ---------------------------------------------------------------- ch06.2
 
 
-def random_configs(seed, n, *, stride=1, dilation=1, padding=0, pairs=False):
+def random_configs(seed, n, *, stride=(1, 1), dilation=(1, 1), padding=(0, 0), pairs=False):
+    """n (h, w, kernel, stride, padding, dilation) configurations an nn.Conv2d accepts.
+    stride, dilation and padding are (lo, hi) ranges; padding's hi may exceed the kernel.
+    With ``pairs`` each argument is, at random, an int or a (height, width) pair."""
     rng = random.Random(seed)
 
-    def pick(spec):
-        if spec == "any":
-            v = rng.randint(1, 4)
-        elif isinstance(spec, int):
-            v = spec
-        else:
-            v = rng.randint(*spec)
-        return v
+    def draw(lo, hi):
+        if pairs and rng.random() < 0.6:
+            return (rng.randint(lo, hi), rng.randint(lo, hi))
+        return rng.randint(lo, hi)
 
     out = []
     while len(out) < n:
-        k = (rng.randint(1, 7), rng.randint(1, 7)) if pairs else rng.randint(1, 7)
-        s = (pick(stride), pick(stride)) if pairs else pick(stride)
-        d = (pick(dilation), pick(dilation)) if pairs else pick(dilation)
-        kk = k if pairs else (k, k)
-        p = (
-            (rng.randint(0, kk[0] // 2), rng.randint(0, kk[1] // 2))
-            if pairs
-            else (rng.randint(0, kk[0] // 2) if padding else 0)
-        )
+        k, s, p, d = draw(1, 7), draw(*stride), draw(*padding), draw(*dilation)
         h, w = rng.randint(1, 40), rng.randint(1, 40)
-        dd = d if pairs else (d, d)
-        pp = p if pairs else (p, p)
-        if h + 2 * pp[0] < dd[0] * (kk[0] - 1) + 1 or w + 2 * pp[1] < dd[1] * (kk[1] - 1) + 1:
+        kk, pp, dd = (v if isinstance(v, tuple) else (v, v) for v in (k, p, d))
+        if any(size + 2 * pp[i] < dd[i] * (kk[i] - 1) + 1 for i, size in enumerate((h, w))):
             continue
         out.append((h, w, k, s, p, d))
     return out
@@ -113,21 +113,27 @@ def random_configs(seed, n, *, stride=1, dilation=1, padding=0, pairs=False):
 
 SWEEPS = {
     "stride-1": (
-        dict(),
-        "a kernel of size k removes k-1 pixels: out = in + 2*padding - (k-1)",
+        dict(padding=(0, 3)),
+        "a kernel of size k removes k-1 pixels and padding adds 2*padding: out = in + 2*padding - (k-1)",
     ),
     "strided": (
-        dict(stride=(2, 5), padding=1),
+        dict(stride=(2, 5), padding=(0, 2)),
         "with a stride the count of windows rounds down (floor): a window that would hang over the "
         "edge is dropped, out = floor((in + 2*padding - span) / stride) + 1",
     ),
     "dilated": (
-        dict(dilation=(2, 4), padding=1),
+        dict(dilation=(2, 4), padding=(0, 3)),
         "a dilated kernel spans dilation*(k-1)+1 input pixels, not k",
     ),
+    "wide-padding": (
+        dict(stride=(1, 3), padding=(4, 9)),
+        "padding larger than half the kernel (nn.Conv2d allows any) is added on both sides: "
+        "size + 2*padding",
+    ),
     "pairs": (
-        dict(stride="any", dilation=(1, 3), pairs=True),
-        "(height, width) pairs apply per axis: the first entry to the height, the second to the width",
+        dict(stride=(1, 4), dilation=(1, 3), padding=(0, 4), pairs=True),
+        "(height, width) pairs apply per axis, the first entry to the height and the second to "
+        "the width; an int means the same value on both axes",
     ),
 }
 
@@ -136,136 +142,285 @@ SWEEPS = {
 @pytest.mark.points(2)
 @pytest.mark.parametrize("sweep", list(SWEEPS))
 def test_output_size_equals_nn_conv2d(sweep):
+    """conv2d_output_hw equals the size a real nn.Conv2d produces, over random configurations."""
     opts, mechanism = SWEEPS[sweep]
     for h, w, k, s, p, d in random_configs(100 + list(SWEEPS).index(sweep), 50, **opts):
-        got = cg.conv2d_output_hw(h, w, k, s, p, d)
+        with because(
+            f"conv2d_output_hw({h}, {w}, kernel={k}, stride={s}, padding={p}, dilation={d}) "
+            "raised, but nn.Conv2d accepts this configuration"
+        ):
+            got = cg.conv2d_output_hw(h, w, k, s, p, d)
         real = tuple(nn.Conv2d(1, 1, k, s, p, d, bias=False)(torch.zeros(1, 1, h, w)).shape[-2:])
         assert tuple(got) == real, (
             f"conv2d_output_hw({h}, {w}, kernel={k}, stride={s}, padding={p}, dilation={d}) returned {got}, "
             f"a real nn.Conv2d produces {real}: {mechanism}"
         )
+        assert all(type(v) is int for v in got), (
+            f"conv2d_output_hw returned {got!r}: both sizes must be Python ints"
+        )
+
+
+POOLS = {
+    "maxpool": (lambda k, s, p, d: nn.MaxPool2d(k, s, p, d), (1, 3)),
+    "avgpool": (lambda k, s, p, d: nn.AvgPool2d(k, s, p), (1, 1)),
+}
 
 
 @pytest.mark.task("ch06.2")
 @pytest.mark.points(2)
-def test_output_size_equals_nn_maxpool2d():
-    rng = random.Random(62)
+@pytest.mark.parametrize("kind", list(POOLS))
+def test_output_size_equals_nn_pooling(kind):
+    """conv2d_output_hw equals the size nn.MaxPool2d / nn.AvgPool2d produce (dilated windows too)."""
+    make, dilations = POOLS[kind]
+    rng = random.Random(62 + len(kind))
     checked = 0
-    while checked < 80:
-        k = rng.randint(1, 5)
-        s = rng.randint(1, 4)
-        p = rng.randint(0, k // 2)
-        d = rng.randint(1, 2)
+    while checked < 60:
+        k = (rng.randint(1, 5), rng.randint(1, 5))
+        s = (rng.randint(1, 4), rng.randint(1, 4))
+        p = (rng.randint(0, k[0] // 2), rng.randint(0, k[1] // 2))
+        d = (rng.randint(*dilations), rng.randint(*dilations))
         h, w = rng.randint(1, 30), rng.randint(1, 30)
-        if min(h, w) + 2 * p < d * (k - 1) + 1:
+        if h + 2 * p[0] < d[0] * (k[0] - 1) + 1 or w + 2 * p[1] < d[1] * (k[1] - 1) + 1:
             continue
-        pool = nn.MaxPool2d(k, s, p, d)
-        real = tuple(pool(torch.zeros(1, 1, h, w)).shape[-2:])
-        got = cg.conv2d_output_hw(h, w, k, s, p, d)
+        if checked % 2:  # half of them as ints, as most code writes them
+            k, s, p, d = k[0], s[0], p[0], d[0]
+            w = max(w, d * (k - 1) + 1 - 2 * p)
+            h = max(h, d * (k - 1) + 1 - 2 * p)
+        real = tuple(make(k, s, p, d)(torch.zeros(1, 1, h, w)).shape[-2:])
+        with because(f"conv2d_output_hw({h}, {w}, {k}, {s}, {p}, {d}) raised on a legal window"):
+            got = cg.conv2d_output_hw(h, w, k, s, p, d)
         assert tuple(got) == real, (
             f"conv2d_output_hw({h}, {w}, kernel={k}, stride={s}, padding={p}, dilation={d}) returned {got}, "
-            f"nn.MaxPool2d with the same window gives {real}: pooling windows follow the same floor formula "
-            "as convolutions"
+            f"nn.{type(make(k, s, p, d)).__name__} with the same window gives {real}: pooling windows "
+            "follow the same floor formula as convolutions"
         )
         checked += 1
 
 
 @pytest.mark.task("ch06.2")
 @pytest.mark.parametrize(
-    "args", [(3, 3, 5, 1, 0, 1), (10, 10, 3, 1, 0, 5), (4, 9, (5, 3), 1, 0, 1)], ids=str
+    "args",
+    [
+        (3, 3, 5, 1, 0, 1),
+        (10, 10, 3, 1, 0, 5),
+        (4, 9, (5, 3), 1, 0, 1),
+        (9, 4, (3, 5), 1, 0, 1),
+        (6, 6, 3, (1, 1), (0, 1), (3, 1)),
+        (1, 7, 2, 1, 0, 1),
+    ],
+    ids=str,
 )
 def test_too_small_an_input_is_an_error(args):
+    """A dilated kernel that does not fit the padded input, on either axis, raises ValueError."""
     with pytest.raises(ValueError):
         got = cg.conv2d_output_hw(*args)
         raise AssertionError(
             f"conv2d_output_hw{args} returned {got}, but the dilated kernel does not fit into the padded "
-            "input at all (nn.Conv2d refuses it): raise ValueError instead of returning a size below 1"
+            "input on at least one axis (nn.Conv2d refuses it): raise ValueError instead of returning "
+            "a size below 1"
         )
+
+
+@pytest.mark.task("ch06.2")
+@pytest.mark.parametrize(
+    "args",
+    [(5, 5, 5, 1, 0, 1), (1, 1, 3, 1, 1, 1), (9, 9, 3, 4, 0, 4), (5, 8, (3, 4), 2, (1, 0), (2, 2))],
+    ids=str,
+)
+def test_a_kernel_that_just_fits_gives_one(args):
+    """When the dilated kernel exactly fills the padded input the output is one pixel, not an error."""
+    h, w, k, s, p, d = args
+    real = tuple(nn.Conv2d(1, 1, k, s, p, d)(torch.zeros(1, 1, h, w)).shape[-2:])
+    with because(
+        f"conv2d_output_hw{args} raised, but the dilated kernel exactly fits the padded input "
+        "(size + 2*padding == span): that is one window, not an error"
+    ):
+        got = cg.conv2d_output_hw(*args)
+    assert tuple(got) == real, f"conv2d_output_hw{args} returned {got}, nn.Conv2d gives {real}"
 
 
 # ---------------------------------------------------------------- ch06.3
 
 
+def derived_hw(hw):
+    h, w = hw
+    for k, p in ((5, 0), (2, 0), (3, 1), (2, 0)):  # conv5, pool2, conv3 (padding 1), pool2
+        s = 2 if k == 2 else 1
+        h, w = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    return h, w
+
+
 @pytest.mark.task("ch06.3")
 @pytest.mark.points(2)
 @pytest.mark.parametrize(
-    "c, n, hw", [(1, 2, (8, 8)), (3, 7, (31, 12)), (2, 4, (64, 48)), (1, 3, (13, 13))], ids=str
+    "c, n, hw, batch",
+    [
+        (1, 2, (8, 8), 6),
+        (3, 7, (31, 12), 6),
+        (2, 4, (64, 48), 2),
+        (1, 3, (13, 13), 1),
+        (4, 5, (9, 41), 3),
+    ],
+    ids=str,
 )
-def test_head_is_derived_for_other_sizes(c, n, hw):
-    model = cg.SmallCNN(c, n, hw)
-    x = torch.randn(6, c, *hw, generator=torch.Generator().manual_seed(hw[0] * hw[1]))
-    try:
-        out = model(x)
-    except NotImplementedError:
-        raise  # a stub, not a wrong shape
-    except RuntimeError as exc:
-        raise AssertionError(
-            f"SmallCNN({c}, {n}, input_hw={hw}) cannot run a batch of that size ({str(exc).splitlines()[0]}): "
-            "the head's in_features must be derived from input_hw through every conv and pool"
-        ) from None
-    assert tuple(out.shape) == (6, n), (
-        f"SmallCNN({c}, {n}, input_hw={hw}) returned shape {tuple(out.shape)} for 6 images, expected (6, {n}): "
-        "flatten each image on its own (flatten(1)); a view(-1, K) with the wrong K changes the batch size"
+def test_head_is_derived_for_other_sizes(c, n, hw, batch):
+    """The head fits the features for other channels, classes and (odd, non-square) sizes."""
+    with because(
+        f"SmallCNN({c}, {n}, input_hw={hw}) cannot run a batch of that size: the head's "
+        "in_features must be derived from input_hw through every conv and pool"
+    ):
+        seen = cnn_forward(c, n, hw, batch, singles=(0, batch - 1))
+    out = seen["out"]
+    assert tuple(out.shape) == (batch, n), (
+        f"SmallCNN({c}, {n}, input_hw={hw}) returned shape {tuple(out.shape)} for {batch} images, expected "
+        f"({batch}, {n}): flatten each image on its own (flatten(1)); a view(-1, K) with the wrong K "
+        "changes the batch size"
     )
-    feats = model.features(x).flatten(1).shape[1]
-    assert model.head.in_features == feats, (
-        "the head's in_features must equal the number of feature values per image"
+    h, w = derived_hw(hw)
+    assert tuple(seen["head_weight"].shape) == (n, 16 * h * w), (
+        f"for {hw} inputs the features hold 16 x {h} x {w} = {16 * h * w} numbers per image, so the "
+        f"head must be a Linear({16 * h * w}, {n}); its weight is {tuple(seen['head_weight'].shape)}"
     )
-    for i in (0, 5):
-        assert torch.allclose(out[i], model(x[i : i + 1])[0], atol=1e-5), (
+    for i, alone in seen["alone"].items():
+        assert torch.allclose(out[i], alone[0], atol=1e-5), (
             "each image's logits must depend on that image alone, whatever else is in the batch"
         )
 
 
+CONV_FIELDS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation")
+
+
 @pytest.mark.task("ch06.3")
-def test_model_follows_the_documented_architecture():
-    model = cg.SmallCNN(3, 10, (28, 28))
-    kinds = [type(m).__name__ for m in model.features]
-    assert kinds == ["Conv2d", "ReLU", "MaxPool2d", "Conv2d", "ReLU", "MaxPool2d"], (
-        f"SmallCNN.features should be conv5, ReLU, maxpool2, conv3, ReLU, maxpool2; got {kinds}"
+@pytest.mark.points(2)
+@pytest.mark.parametrize("c, n, hw", [(3, 10, (28, 28)), (5, 2, (20, 32))], ids=str)
+def test_model_follows_the_documented_architecture(c, n, hw):
+    """features is conv5(8) -> ReLU -> maxpool2 -> conv3(16, padding 1) -> ReLU -> maxpool2; head a Linear."""
+    with because(f"SmallCNN({c}, {n}, {hw}) could not be built and inspected"):
+        built = cnn_built(c, n, hw)
+    kinds = [layer["kind"] for layer in built["features"]]
+    assert built["sequential"] and kinds == [
+        "Conv2d",
+        "ReLU",
+        "MaxPool2d",
+        "Conv2d",
+        "ReLU",
+        "MaxPool2d",
+    ], (
+        f"SmallCNN.features should be an nn.Sequential of conv5, ReLU, maxpool2, conv3, ReLU, maxpool2; got {kinds}"
     )
-    assert model.head.in_features == 16 * 6 * 6 and isinstance(model.head, nn.Linear), (
-        "on 28x28 the features are 16 x 6 x 6 (28 -> 24 -> 12 -> 12 -> 6), so the head is a Linear(576, n)"
+    conv1, pool1, conv2, pool2 = (built["features"][i] for i in (0, 2, 3, 5))
+    want1 = dict(in_channels=c, out_channels=8, kernel_size=(5, 5), stride=(1, 1), padding=(0, 0))
+    want2 = dict(in_channels=8, out_channels=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+    if conv2.get("padding") == "same":  # the same one pixel on each side for a 3x3 kernel
+        conv2 = {**conv2, "padding": (1, 1)}
+    for got, want, name in ((conv1, want1, "first"), (conv2, want2, "second")):
+        seen = {k: got.get(k) for k in want}
+        assert seen == want and got.get("dilation") == (1, 1), (
+            f"the {name} convolution is {seen}, expected {want}"
+        )
+    for pool in (pool1, pool2):
+        assert pool.get("kernel_size") in (2, (2, 2)) and pool.get("stride") in (2, (2, 2)), (
+            f"each pool is a 2x2 max pool with stride 2; got {pool}"
+        )
+    h, w = derived_hw(hw)
+    head = built["head"]
+    assert built["head_is_linear"] and (head.get("in_features"), head.get("out_features")) == (
+        16 * h * w,
+        n,
+    ), (
+        f"on {hw} the features are 16 x {h} x {w}, so the head is an nn.Linear({16 * h * w}, {n}); "
+        f"got {head}"
     )
-    assert not any(
-        isinstance(p, nn.parameter.UninitializedParameter) for p in model.parameters()
-    ), "every parameter must exist at construction (no lazy layers), so an optimizer can own it"
+    assert not built["lazy"], (
+        "every parameter must exist at construction (no lazy layers), so an optimizer can own it"
+    )
+
+
+@pytest.mark.task("ch06.3")
+def test_forward_is_the_head_of_the_flattened_features():
+    """forward(x) == head(features(x).flatten(1)): features, then one flat row per image, then the head."""
+    with because("SmallCNN(2, 3, (16, 20)) failed on a batch of 5"):
+        seen = cnn_forward(2, 3, (16, 20), 5)
+    feats = seen["features"]
+    want = feats.flatten(1) @ seen["head_weight"].T + seen["head_bias"]
+    assert torch.allclose(seen["out"], want, atol=1e-5), (
+        "forward must apply the head to each image's features flattened in their (C, H, W) order "
+        f"(flatten(1)): {first_difference(seen['out'], want)}"
+    )
+
+
+@probe
+def cnn_gradients(in_channels, n_classes, hw, seed):
+    """Which of SmallCNN's parameters receive no gradient (None or all zero) from its logits."""
+    torch.manual_seed(seed)
+    model = cg.SmallCNN(in_channels, n_classes, hw)
+    x = torch.randn(4, in_channels, *hw, generator=torch.Generator().manual_seed(seed))
+    model(x).square().sum().backward()
+    return {
+        "names": [n for n, _ in model.named_parameters()],
+        "dead": [
+            n
+            for n, p in model.named_parameters()
+            if p.grad is None or not bool((p.grad != 0).any())
+        ],
+    }
+
+
+@pytest.mark.task("ch06.3")
+def test_every_parameter_learns():
+    """The logits' gradient reaches every parameter of features and head."""
+    with because("SmallCNN(3, 4, (24, 24)) could not run forward and backward"):
+        seen = cnn_gradients(3, 4, (24, 24), seed=63)
+    assert seen["names"] and not seen["dead"], (
+        f"parameters {seen['dead']} of {seen['names']} get no gradient from the logits: nothing "
+        "between the input and the head may be detached"
+    )
 
 
 # ---------------------------------------------------------------- ch06.4
 
 STACKS = {
-    "strided-convs": (
-        1,
-        [nn.Conv2d(1, 2, 3, stride=2), nn.ReLU(), nn.Conv2d(2, 2, 3, stride=2), nn.Conv2d(2, 1, 3)],
-    ),
-    "dilated": (2, [nn.Conv2d(2, 3, 3, dilation=2), nn.ReLU(), nn.Conv2d(3, 1, 3, dilation=3)]),
-    "pools": (
-        1,
-        [nn.Conv2d(1, 2, 3, padding=1), nn.MaxPool2d(3, 2), nn.Conv2d(2, 2, 3), nn.AvgPool2d(2)],
-    ),
-    "non-square": (
-        1,
-        [
-            nn.Conv2d(1, 2, (1, 5)),
-            nn.MaxPool2d((2, 1)),
-            nn.Conv2d(2, 1, (3, 3), stride=(1, 2)),
-            nn.Conv2d(1, 1, 3),
-        ],
-    ),
-    "smallcnn-like": (
-        3,
-        [
-            nn.Conv2d(3, 8, 5),
-            nn.ReLU(),
-            nn.MaxPool2d(2),
-            nn.Conv2d(8, 16, 3, padding=1),
-            nn.BatchNorm2d(16),
-            nn.ReLU(),
-            nn.MaxPool2d(2),
-            nn.Conv2d(16, 4, 3),
-        ],
-    ),
+    "strided-convs": [
+        ("conv", 1, 2, 3, 2, 0, 1),
+        ("relu",),
+        ("conv", 2, 2, 3, 2, 0, 1),
+        ("conv", 2, 1, 3, 1, 0, 1),
+    ],
+    "dilated": [("conv", 2, 3, 3, 1, 0, 2), ("relu",), ("conv", 3, 1, 3, 1, 0, 3)],
+    "pools": [
+        ("conv", 1, 2, 3, 1, 1, 1),
+        ("maxpool", 3, 2, 0, 1),
+        ("conv", 2, 2, 3, 1, 0, 1),
+        ("avgpool", 2, None, 0),
+    ],
+    "non-square": [
+        ("conv", 1, 2, (1, 5), 1, 0, 1),
+        ("maxpool", (2, 1), None, 0, 1),
+        ("conv", 2, 1, (3, 3), (1, 2), 0, 1),
+        ("conv", 1, 1, 3, 1, 0, 1),
+    ],
+    "smallcnn-like": [
+        ("conv", 3, 8, 5, 1, 0, 1),
+        ("relu",),
+        ("maxpool", 2, None, 0, 1),
+        ("conv", 8, 16, 3, 1, 1, 1),
+        ("bn", 16),
+        ("relu",),
+        ("maxpool", 2, None, 0, 1),
+        ("conv", 16, 4, 3, 1, 0, 1),
+    ],
+    "dilated-maxpool": [
+        ("conv", 1, 1, 3, 1, 0, 1),
+        ("maxpool", 3, 1, 0, 2),
+        ("conv", 1, 1, 3, 1, 0, 1),
+    ],
+    "strided-1x1": [("conv", 1, 1, 1, 2, 0, 1), ("dropout",), ("conv", 1, 1, 3, 1, 0, 1)],
+    "dilation-pairs": [
+        ("conv", 1, 1, (3, 2), (2, 1), (1, 0), (1, 3)),
+        ("identity",),
+        ("avgpool", (1, 3), (3, 1), 0),
+        ("conv", 1, 1, 2, 1, 0, (2, 1)),
+    ],
 }
 
 
@@ -273,19 +428,68 @@ STACKS = {
 @pytest.mark.points(2)
 @pytest.mark.parametrize("name", list(STACKS))
 def test_receptive_field_equals_backprop_measurement(name):
-    in_channels, layers = STACKS[name]
-    got = cg.receptive_field(nn.Sequential(*layers))
-    rows, cols, _ = measured_receptive_field(layers, in_channels)
+    """receptive_field equals the input window a backpropagated gradient reaches."""
+    specs = STACKS[name]
+    got = rf_checked(specs, container="sequential")
+    rows, cols, _ = measured_receptive_field(specs)
     assert tuple(got) == (rows, cols), (
-        f"for a stack of {len(layers)} layers receptive_field returned {got}, but the gradient of one output "
+        f"for a stack of {len(specs)} layers receptive_field returned {got}, but the gradient of one output "
         f"pixel reaches a {rows}x{cols} input window: each conv or pool adds (k-1)*dilation times the "
-        "product of the strides (jump) of the layers before it; pooling layers count, pointwise ones do not"
+        "product of the strides (jump) of the layers before it, on each axis; pooling layers count "
+        "(max pools with their dilation), pointwise ones do not"
     )
+
+
+def random_stack(rng):
+    specs = []
+    for _ in range(rng.randint(1, 5)):
+        kind = rng.choice(["conv", "conv", "maxpool", "avgpool", "relu", "bn"])
+
+        def pick(lo, hi):
+            return (
+                (rng.randint(lo, hi), rng.randint(lo, hi))
+                if rng.random() < 0.3
+                else rng.randint(lo, hi)
+            )
+
+        k, s = pick(1, 4), pick(1, 3)
+        if kind == "conv":
+            specs.append(("conv", 1, 1, k, s, pick(0, 1), pick(1, 3)))
+        elif kind == "maxpool":
+            specs.append(("maxpool", k, rng.choice([None, s]), 0, pick(1, 2)))
+        elif kind == "avgpool":
+            specs.append(("avgpool", k, rng.choice([None, s]), 0))
+        elif kind == "bn":
+            specs.append(("bn", 1))
+        else:
+            specs.append(("relu",))
+    return specs
 
 
 @pytest.mark.task("ch06.4")
-def test_receptive_field_of_pointwise_layers_is_one_pixel():
-    got = cg.receptive_field([nn.ReLU(), nn.Conv2d(2, 2, 1), nn.BatchNorm2d(2)])
-    assert tuple(got) == (1, 1), (
-        f"pointwise layers and 1x1 convolutions see a single input pixel; got {got}"
-    )
+@pytest.mark.points(3)
+def test_receptive_field_of_random_stacks():
+    """receptive_field equals the backprop measurement on random stacks, whatever container holds them."""
+    rng = random.Random(64)
+    for trial in range(30):
+        specs = random_stack(rng)
+        container = ("list", "sequential", "tuple")[trial % 3]
+        got = rf_checked(specs, container=container)
+        rows, cols, _ = measured_receptive_field(specs, size=16)
+        assert tuple(got) == (rows, cols), (
+            f"receptive_field of {specs} (as a {container}) returned {brief(got)}, but the gradient of "
+            f"one output pixel reaches a {rows}x{cols} input window: r += (k-1)*dilation*jump, then "
+            "jump *= stride, per axis, for every conv and pool (a pool's stride defaults to its kernel)"
+        )
+
+
+@pytest.mark.task("ch06.4")
+@pytest.mark.parametrize("container", ["list", "sequential"])
+def test_receptive_field_of_pointwise_layers_is_one_pixel(container):
+    """Pointwise layers, 1x1 convolutions and an empty stack see a single input pixel."""
+    for specs in ([("relu",), ("conv", 2, 2, 1, 1, 0, 1), ("bn", 2), ("dropout",)], []):
+        got = rf_checked(specs, container=container)
+        assert tuple(got) == (1, 1), (
+            f"pointwise layers and 1x1 convolutions see a single input pixel, so does no layer at "
+            f"all; receptive_field({specs}) returned {got}"
+        )
