@@ -21,8 +21,8 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
 
     ``mask`` (bool or 0/1) has the leading dimensions of ``x``, at least up to and including
     ``dim``: x[B, T, E], mask[B, T], dim=1 -> [B, E]; x[T, B, E], mask[T, B], dim=0 -> [B, E].
-    Values at padded positions, however large, never change the result; a row with no valid
-    position gives 0.
+    Values at padded positions (however large, inf or nan) change neither the result nor its
+    gradient; x and mask are left unchanged; a row with no valid position gives 0.
     """
     raise NotImplementedError("ch06a.1 masked_mean — see course/ch06a.md#padding-must-not-count")
 
@@ -50,16 +50,18 @@ def hinge_loss(scores: torch.Tensor, y: torch.Tensor, reduction: str = "mean") -
 def train_linear_svm(
     X: torch.Tensor, y: torch.Tensor, C: float = 1.0, steps: int = 600, lr: float = 0.05
 ) -> tuple[torch.Tensor, float]:
-    """Soft-margin linear SVM on ``X[N, D]`` with labels ``y[N]`` in {-1, +1}: minimizes
-    0.5 * ||w||^2 + C * sum_i max(0, 1 - y_i (w . x_i + b)). Returns (w [D], b float)."""
+    """Soft-margin linear SVM on ``X[N, D]`` with labels ``y[N]`` in {-1, +1} (floats or
+    integers): minimizes 0.5 * ||w||^2 + C * sum_i max(0, 1 - y_i (w . x_i + b)).
+    Returns (w [D], b float)."""
     raise NotImplementedError("ch06a.4 train_linear_svm — see course/ch06a.md#a-linear-svm")
 
 
 def distance_concentration(
     dims: Sequence[int], n: int, generator: torch.Generator | None = None
 ) -> list[float]:
-    """For each d in ``dims``: draw ``n`` points uniformly in the unit cube [0, 1]^d and
-    return the relative contrast (max - min) / min of the distances between distinct pairs."""
+    """For each d in ``dims``: draw ``n`` points uniformly in the unit cube [0, 1]^d from
+    ``generator`` (the global generator when None) and return the relative contrast
+    (max - min) / min of the distances between distinct pairs."""
     raise NotImplementedError(
         "ch06a.5 distance_concentration — see course/ch06a.md#when-distances-stop-meaning-much"
     )

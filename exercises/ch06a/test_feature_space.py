@@ -3,8 +3,15 @@ see the reference pass). B == T == E where a wrong axis would still run."""
 
 import pytest
 import torch
+from torch import nn
 
+from harness.probe import because, probe
 from harness.target import chapter_module
+
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from harness.evidence import brief, first_difference
+except ImportError:  # (probes never use it)
+    pass
 
 fs = chapter_module("ch06a", "feature_space")
 
@@ -27,11 +34,27 @@ def loop_masked_mean(x, mask):
     return torch.stack(rows)
 
 
+def padded_with(x, mask, fill):
+    """A copy of x[B, T, ...] with every padded slot (mask False) set to ``fill``."""
+    out = x.clone()
+    out[~mask.bool()] = fill
+    return out
+
+
+@probe
+def masked_mean_backward(x, mask, dim, upstream):
+    """masked_mean(x, mask, dim) on a leaf x, then backward(upstream): (result, x.grad)."""
+    x = x.clone().requires_grad_(True)
+    out = fs.masked_mean(x, mask, dim)
+    out.backward(upstream)
+    return out, x.grad
+
+
 # ---- ch06a.1 masked_mean -----------------------------------------------------------
 
 
 @pytest.mark.task("ch06a.1")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 def test_masked_mean_counts_only_valid_positions():
     x = torch.randn(4, 4, 4, generator=gen(1))  # B == T == E: a misplaced mask still runs
     mask = lengths_mask([4, 1, 3, 2], 4)
@@ -44,47 +67,101 @@ def test_masked_mean_counts_only_valid_positions():
     assert torch.allclose(got, want, atol=1e-5), (
         "masked_mean(x[4, 4, 4], mask[4, 4], dim=1) differs from the mean over each example's "
         "valid positions: divide by the number of valid positions, not by T, and give the mask a "
-        "trailing axis (mask[..., None]) so it lines up with the positions, not the features"
+        f"trailing axis (mask[..., None]) so it lines up with the positions, not the features "
+        f"({first_difference(got, want)})"
     )
 
 
 @pytest.mark.task("ch06a.1")
 @pytest.mark.points(2)
-def test_masked_mean_ignores_huge_padding():
+@pytest.mark.parametrize("fill", [1e30, float("inf"), float("nan")], ids=str)
+def test_masked_mean_ignores_any_padding(fill):
     x = torch.randn(3, 5, 6, generator=gen(2))
     mask = lengths_mask([5, 2, 3], 5)
-    before = fs.masked_mean(x, mask, dim=1)
-    noisy = x.clone()
-    noisy[~mask] = 1e30  # a huge value in every padded slot
-    after = fs.masked_mean(noisy, mask, dim=1)
-    assert torch.allclose(before, after, atol=1e-6), (
-        "masked_mean changed when only padded positions were set to 1e30: padding must not reach "
-        "the sum at all (zero it with torch.where before summing, or select the valid entries)"
+    want = loop_masked_mean(x, mask)
+    got = fs.masked_mean(padded_with(x, mask, fill), mask, dim=1)
+    assert torch.isfinite(got).all() and torch.allclose(got, want, atol=1e-5), (
+        f"masked_mean changed when only padded positions were set to {fill}: padding must not reach "
+        "the sum at all — zero it with torch.where(mask, x, 0) before summing, or select the valid "
+        "entries (x * mask is not enough: inf * 0 and nan * 0 are nan) "
+        f"({first_difference(got, want)})"
+    )
+
+
+@pytest.mark.task("ch06a.1")
+@pytest.mark.points(2)
+def test_masked_mean_gradient_skips_padding():
+    x = torch.randn(3, 4, 3, generator=gen(3))
+    mask = lengths_mask([4, 1, 2], 4)
+    upstream = torch.randn(3, 3, generator=gen(4))
+    with because("masked_mean(x[3, 4, 3], mask[3, 4], dim=1) could not be backpropagated"):
+        _, grad = masked_mean_backward(padded_with(x, mask, float("inf")), mask, 1, upstream)
+    counts = mask.sum(1).clamp(min=1).to(x.dtype)  # valid positions per example
+    want = mask[..., None] * (upstream / counts[:, None])[:, None, :]  # d mean / d x
+    assert grad is not None and torch.equal(grad[~mask], torch.zeros_like(grad[~mask])), (
+        "the gradient reaching padded positions (here holding inf) must be exactly 0: "
+        f"got {brief(grad[~mask]) if grad is not None else None}. torch.where(mask, x, 0) sends "
+        "no gradient to the slots it replaces; x * mask sends inf * 0 = nan"
+    )
+    assert torch.allclose(grad, want, atol=1e-6), (
+        "each valid position of example b must receive upstream[b] / (number of valid positions of "
+        f"b): {first_difference(grad, want)}"
     )
 
 
 # ---- ch06a.2 sequence_scores (repair) ----------------------------------------------
 
 
+def make_head(kind, E, seed):
+    """A seeded per-position head: "linear" is nn.Linear(E, 1), "mlp" a small non-linear one."""
+    if kind == "linear":
+        head = nn.Linear(E, 1)
+    else:
+        head = nn.Sequential(nn.Linear(E, 4), nn.Tanh(), nn.Linear(4, 1))
+    g = gen(seed)
+    with torch.no_grad():
+        for p in head.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) * 1.5 / p.shape[-1] ** 0.5)
+    return head
+
+
+@probe
+def scores_with_head(x, mask, kind, seed):
+    """sequence_scores(x, mask, head) with the seeded head ``make_head`` builds."""
+    head = make_head(kind, x.shape[-1], seed)
+    with torch.no_grad():
+        return fs.sequence_scores(x, mask, head)
+
+
 def loop_scores(x, mask, head):
+    """The mean of each example's valid per-position scores, one position at a time."""
     out = []
-    for b in range(x.shape[0]):
-        valid = [head(x[b, t]).reshape(()) for t in range(x.shape[1]) if mask[b, t]]
-        out.append(torch.stack(valid).mean())
+    with torch.no_grad():
+        for b in range(x.shape[0]):
+            valid = [head(x[b, t]).reshape(()) for t in range(x.shape[1]) if mask[b, t]]
+            out.append(torch.stack(valid).mean() if valid else torch.zeros(()))
     return torch.stack(out)
 
 
+def scores_checked(x, mask, kind, seed):
+    with because(
+        f"sequence_scores(x{list(x.shape)}, mask{list(mask.shape)}, head) raised: the head "
+        "returns (B, T, 1); drop the size-1 axis and pool the positions with the mask"
+    ):
+        return scores_with_head(x, mask, kind, seed)
+
+
 @pytest.mark.task("ch06a.2")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 def test_sequence_scores_the_books_shapes():
-    head = torch.nn.Linear(768, 1)
     x = torch.randn(8, 128, 768, generator=gen(3))
     mask = lengths_mask([128, 100, 7, 64, 1, 128, 90, 33], 128)
+    head = make_head("linear", 768, seed=5)
     with torch.no_grad():
         per_position = tuple(head(x).shape)
-        assert per_position == (8, 128, 1), f"nn.Linear(768, 1) gave {per_position}"  # the fact
-        got = fs.sequence_scores(x, mask, head)
-        want = loop_scores(x, mask, head)
+    assert per_position == (8, 128, 1), f"course bug: nn.Linear(768, 1) gave {per_position}"
+    got = scores_checked(x, mask, "linear", seed=5)
+    want = loop_scores(x, mask, head)
     assert tuple(got.shape) == (8,), (
         f"sequence_scores(x[8, 128, 768], mask[8, 128], nn.Linear(768, 1)) returned shape "
         f"{tuple(got.shape)}, expected (8,): the head gives (8, 128, 1), one score per "
@@ -92,11 +169,13 @@ def test_sequence_scores_the_books_shapes():
     )
     assert torch.allclose(got, want, atol=1e-4), (
         "sequence_scores differs from the mean of each example's valid per-position scores: "
-        "padded positions must not be averaged in (use the mask when pooling over positions)"
+        f"padded positions must not be averaged in (use the mask when pooling over positions); "
+        f"{first_difference(got, want, atol=1e-4)}"
     )
 
 
 @pytest.mark.task("ch06a.2")
+@pytest.mark.points(2)
 def test_sequence_scores_default_head_and_padding():
     x = torch.randn(4, 4, 4, generator=gen(4))
     mask = lengths_mask([2, 4, 1, 3], 4)
@@ -111,11 +190,22 @@ def test_sequence_scores_default_head_and_padding():
         f"{[round(v, 4) for v in got.tolist()]}, expected {[round(v, 4) for v in want.tolist()]}: "
         "each position scores the mean of its features, then only valid positions are averaged"
     )
-    noisy = x.clone()
-    noisy[~mask] = -1e6
-    again = fs.sequence_scores(noisy, mask)
+    again = fs.sequence_scores(padded_with(x, mask, -1e6), mask)
     assert torch.allclose(again, got, atol=1e-5), (
         "sequence_scores changed when only padded positions changed: padding must not count"
+    )
+
+
+@pytest.mark.task("ch06a.2")
+def test_sequence_scores_score_first_then_pool():
+    x = torch.randn(4, 6, 6, generator=gen(22)) * 2
+    mask = lengths_mask([6, 2, 5, 1], 6)
+    got = scores_checked(x, mask, "mlp", seed=22)
+    want = loop_scores(x, mask, make_head("mlp", 6, seed=22))
+    assert tuple(got.shape) == (4,) and torch.allclose(got, want, atol=1e-5), (
+        "with a head that is not linear, sequence_scores must score every position first and "
+        "then average the valid positions' scores; averaging the features before the head is "
+        f"only the same for a linear head ({first_difference(got, want)})"
     )
 
 
@@ -141,8 +231,9 @@ def test_hinge_loss_values():
 
 
 @pytest.mark.task("ch06a.3")
+@pytest.mark.points(2)
 def test_hinge_loss_refuses_a_silent_broadcast():
-    scores = torch.randn(6, 1)  # what nn.Linear(E, 1) returns
+    scores = torch.randn(6, 1, generator=gen(30))  # what nn.Linear(E, 1) returns
     y = torch.tensor([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
     with pytest.raises(ValueError):
         fs.hinge_loss(scores, y)
@@ -161,10 +252,11 @@ def test_svm_separates_random_labels_in_high_dimension():
     X = torch.randn(40, 200, generator=gen(5))
     y = torch.where(torch.rand(40, generator=gen(6)) < 0.5, -1.0, 1.0)  # labels by coin flip
     w, b = fs.train_linear_svm(X, y, C=1.0)
-    acc = float(((X @ w + float(b)).sign() == y).float().mean())
-    assert tuple(w.shape) == (200,), (
-        f"train_linear_svm should return w of shape (200,), got {tuple(w.shape)}"
+    assert tuple(w.shape) == (200,) and isinstance(b, float), (
+        f"train_linear_svm should return (w of shape (200,), b a float), got w of shape "
+        f"{tuple(w.shape)} and b = {brief(b)}"
     )
+    acc = float(((X @ w.float() + b).sign() == y).float().mean())
     assert acc == 1.0, (
         f"train_linear_svm on 40 points in 200 dimensions with random labels reached training "
         f"accuracy {acc:.2f}; in 200 dimensions any labelling of 40 points is linearly separable, "
@@ -196,13 +288,22 @@ def test_svm_finds_the_widest_margin():
 # ---- ch06a.5 distance_concentration ------------------------------------------------
 
 
+@probe
+def contrasts(dims, n, seed, global_seed=0):
+    """distance_concentration(dims, n, generator) with a fresh generator seeded ``seed``
+    (None: no generator), after seeding the global RNG with ``global_seed``."""
+    torch.manual_seed(global_seed)
+    g = None if seed is None else torch.Generator().manual_seed(seed)
+    return fs.distance_concentration(dims, n, g)
+
+
 @pytest.mark.task("ch06a.5")
 @pytest.mark.points(2)
 def test_relative_contrast_shrinks_with_dimension():
     dims = [2, 10, 100, 1000]
-    got = fs.distance_concentration(dims, 100, gen(7))
+    got = contrasts(dims, 100, seed=7)
     assert len(got) == 4 and all(isinstance(v, float) for v in got), (
-        f"distance_concentration(dims={dims}, n=100) should return 4 floats, got {got!r}"
+        f"distance_concentration(dims={dims}, n=100) should return 4 floats, got {brief(got)}"
     )
     assert all(0 < v < float("inf") for v in got), (
         f"relative contrasts {got} should be finite and positive: leave out each point's "
@@ -216,3 +317,16 @@ def test_relative_contrast_shrinks_with_dimension():
         "in 2-D some pair is nearly touching (contrast in the hundreds), in 1000-D every pair is "
         "about equally far apart (contrast well below 1)"
     )
+
+
+@pytest.mark.task("ch06a.5")
+@pytest.mark.points(2)
+def test_distance_concentration_follows_its_generator():
+    a = contrasts([3, 300], 40, seed=51, global_seed=0)
+    b = contrasts([3, 300], 40, seed=51, global_seed=999)  # the global RNG must not matter
+    c = contrasts([3, 300], 40, seed=52, global_seed=0)
+    assert a == b, (
+        f"the same generator seed gave {a} and then {b} (only the global seed changed): draw "
+        "the points with torch.rand(..., generator=generator)"
+    )
+    assert a != c, "different generator seeds gave identical contrasts: draw from generator"

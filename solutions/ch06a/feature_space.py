@@ -19,8 +19,8 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
 
     ``mask`` (bool or 0/1) has the leading dimensions of ``x``, at least up to and including
     ``dim``: x[B, T, E], mask[B, T], dim=1 -> [B, E]; x[T, B, E], mask[T, B], dim=0 -> [B, E].
-    Values at padded positions, however large, never change the result; a row with no valid
-    position gives 0.
+    Values at padded positions (however large, inf or nan) change neither the result nor its
+    gradient; x and mask are left unchanged; a row with no valid position gives 0.
     """
     dim = dim % x.dim()
     keep = mask.to(torch.bool)
@@ -65,8 +65,9 @@ def hinge_loss(scores: torch.Tensor, y: torch.Tensor, reduction: str = "mean") -
 def train_linear_svm(
     X: torch.Tensor, y: torch.Tensor, C: float = 1.0, steps: int = 600, lr: float = 0.05
 ) -> tuple[torch.Tensor, float]:
-    """Soft-margin linear SVM on ``X[N, D]`` with labels ``y[N]`` in {-1, +1}: minimizes
-    0.5 * ||w||^2 + C * sum_i max(0, 1 - y_i (w . x_i + b)). Returns (w [D], b float)."""
+    """Soft-margin linear SVM on ``X[N, D]`` with labels ``y[N]`` in {-1, +1} (floats or
+    integers): minimizes 0.5 * ||w||^2 + C * sum_i max(0, 1 - y_i (w . x_i + b)).
+    Returns (w [D], b float)."""
     X = X.to(torch.float64)
     y = y.to(torch.float64)
     w = torch.zeros(X.shape[1], dtype=torch.float64)
@@ -89,8 +90,9 @@ def train_linear_svm(
 def distance_concentration(
     dims: Sequence[int], n: int, generator: torch.Generator | None = None
 ) -> list[float]:
-    """For each d in ``dims``: draw ``n`` points uniformly in the unit cube [0, 1]^d and
-    return the relative contrast (max - min) / min of the distances between distinct pairs."""
+    """For each d in ``dims``: draw ``n`` points uniformly in the unit cube [0, 1]^d from
+    ``generator`` (the global generator when None) and return the relative contrast
+    (max - min) / min of the distances between distinct pairs."""
     out = []
     for d in dims:
         pts = torch.rand(n, d, generator=generator, dtype=torch.float64)  # (n, d)

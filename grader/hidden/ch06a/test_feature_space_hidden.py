@@ -3,25 +3,37 @@ solution that only fits the public cases fails. Messages state the property, not
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
-from exercises.ch06a.test_feature_space import (  # helpers shared with the public twin
+from exercises.ch06a.test_feature_space import (  # helpers and probes shared with the public twin
+    contrasts,
+    lengths_mask,
     loop_masked_mean,
     loop_scores,
+    make_head,
+    masked_mean_backward,
+    padded_with,
+    scores_checked,
 )
-from harness.target import chapter_module
+from harness.probe import because, probe
+from harness.target import chapter_module, reference_module
+
+try:  # test bodies only: a split run's student process has just the harness it preloaded
+    from harness.evidence import brief, first_difference
+    from harness.generated import examples, given, st
+except ImportError:  # (probes never use them)
+    pass
 
 fs = chapter_module("ch06a", "feature_space")
+ref = reference_module("ch06a", "feature_space")
 FMAX = torch.finfo(torch.float32).max
+INF, NAN = float("inf"), float("nan")
 
 
 def gen(seed):
     return torch.Generator().manual_seed(seed)
-
-
-def lengths_mask(lengths, T):
-    return torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]  # (B, T)
 
 
 # ---- ch06a.1 masked_mean -----------------------------------------------------------
@@ -29,23 +41,24 @@ def lengths_mask(lengths, T):
 
 @pytest.mark.task("ch06a.1")
 @pytest.mark.points(2)
-@pytest.mark.parametrize("fill", [1e30, -1e30, FMAX, -FMAX, 12345.0], ids=str)
+@pytest.mark.parametrize("fill", [1e30, -1e30, FMAX, -FMAX, 12345.0, INF, -INF, NAN], ids=str)
 def test_masked_mean_is_blind_to_any_padding(fill):
+    """Whatever padded slots hold (huge, inf, -inf, nan), the result is the mean of the valid ones."""
     x = torch.randn(5, 5, 5, generator=gen(11))
     mask = lengths_mask([5, 3, 1, 4, 2], 5)
     want = loop_masked_mean(x, mask)
-    noisy = x.clone()
-    noisy[~mask] = fill
-    got = fs.masked_mean(noisy, mask, dim=1)
+    got = fs.masked_mean(padded_with(x, mask, fill), mask, dim=1)
     assert torch.isfinite(got).all() and torch.allclose(got, want, atol=1e-5), (
         f"with every padded slot set to {fill:g}, masked_mean no longer equals the mean of the "
-        "valid positions: padded values must never enter the sum"
+        "valid positions: padded values must never enter the sum (x * mask turns inf and nan "
+        f"into nan; select with torch.where instead): {first_difference(got, want)}"
     )
 
 
 @pytest.mark.task("ch06a.1")
 @pytest.mark.points(2)
 def test_masked_mean_other_layouts():
+    """Any dim, time-first layouts, integer and float 0/1 masks, extra trailing axes."""
     x = torch.randn(6, 3, generator=gen(12))  # (B, T) without a feature axis
     mask = torch.tensor([[1, 0, 1], [0, 0, 1], [1, 1, 1], [1, 0, 0], [0, 1, 1], [1, 1, 0]])
     got = fs.masked_mean(x, mask, dim=-1)
@@ -56,26 +69,112 @@ def test_masked_mean_other_layouts():
     )
     xt = torch.randn(4, 3, 2, generator=gen(13))  # (T, B, E): time first
     mt = lengths_mask([4, 2, 3], 4).T  # (T, B)
-    got = fs.masked_mean(xt, mt, dim=0)
+    got = fs.masked_mean(xt, mt.float(), dim=0)
     want = loop_masked_mean(xt.transpose(0, 1), mt.T)
     assert tuple(got.shape) == (3, 2) and torch.allclose(got, want, atol=1e-5), (
-        "masked_mean(x[T, B, E], mask[T, B], dim=0) must average over the time axis, per example"
+        "masked_mean(x[T, B, E], mask[T, B] of 0.0/1.0, dim=0) must average over the time axis, "
+        "per example"
+    )
+    x4 = torch.randn(3, 4, 2, 5, generator=gen(14))  # (B, T, H, D): two trailing axes
+    m4 = lengths_mask([1, 4, 2], 4)
+    got = fs.masked_mean(x4, m4, dim=-3)
+    want = loop_masked_mean(x4, m4)
+    assert tuple(got.shape) == (3, 2, 5) and torch.allclose(got, want, atol=1e-5), (
+        "masked_mean(x[B, T, H, D], mask[B, T], dim=-3) must give the mask one trailing axis per "
+        "extra dimension of x and average over T"
+    )
+
+
+@probe
+def masked_mean_leaves_inputs(x, mask, dim):
+    """masked_mean's result, and x and mask as they are after the call."""
+    x, mask = x.clone(), mask.clone()
+    out = fs.masked_mean(x, mask, dim)
+    return out, x, mask
+
+
+@pytest.mark.task("ch06a.1")
+def test_masked_mean_leaves_its_inputs_alone():
+    """masked_mean changes neither x nor mask (no in-place zeroing of the padding)."""
+    x = torch.randn(3, 4, 2, generator=gen(15))
+    mask = lengths_mask([2, 4, 1], 4)
+    _, x_after, mask_after = masked_mean_leaves_inputs(padded_with(x, mask, 7.0), mask, 1)
+    assert torch.equal(x_after, padded_with(x, mask, 7.0)) and torch.equal(mask_after, mask), (
+        "masked_mean modified the tensor it was given (padding zeroed in place, e.g. masked_fill_ "
+        "or x[~mask] = 0): the caller's x must be left as it was — build a new tensor with "
+        "torch.where or masked_fill (no underscore)"
     )
 
 
 @pytest.mark.task("ch06a.1")
-def test_masked_mean_empty_rows_and_gradients():
-    x = torch.randn(3, 4, 2, generator=gen(14), requires_grad=True)
+@pytest.mark.points(2)
+@pytest.mark.parametrize("fill", [0.5, INF, NAN], ids=str)
+def test_masked_mean_empty_rows_and_gradients(fill):
+    """A row with no valid position gives 0; the gradient is 0 on padding and 1/count elsewhere."""
+    x = torch.randn(3, 4, 2, generator=gen(14))
     mask = lengths_mask([0, 2, 4], 4)
-    got = fs.masked_mean(x, mask, dim=1)
-    assert torch.isfinite(got).all() and torch.equal(got[0].detach(), torch.zeros(2)), (
-        "a row with no valid position must give 0, not nan (0 / 0)"
+    upstream = torch.randn(3, 2, generator=gen(16))
+    with because("masked_mean could not be backpropagated on a batch with an empty row"):
+        got, grad = masked_mean_backward(padded_with(x, mask, fill), mask, 1, upstream)
+    assert torch.isfinite(got).all() and torch.equal(got[0], torch.zeros(2)), (
+        f"a row with no valid position (its slots holding {fill}) must give 0, not nan (0 / 0) "
+        f"or the padding; got {brief(got[0])}"
     )
-    got.sum().backward()
-    pad_grad = x.grad[~mask]
-    assert torch.all(pad_grad == 0), (
-        "the gradient reaching padded positions must be exactly 0: padding must not influence "
-        "the result"
+    want = loop_masked_mean(x, mask)
+    assert torch.allclose(got, want, atol=1e-5), (
+        f"the other rows must still be the mean of their valid positions: {first_difference(got, want)}"
+    )
+    counts = mask.sum(1).clamp(min=1).to(x.dtype)
+    want_grad = mask[..., None] * (upstream / counts[:, None])[:, None, :]
+    assert grad is not None and torch.equal(grad[~mask], torch.zeros_like(grad[~mask])), (
+        f"the gradient reaching padded positions (holding {fill}) must be exactly 0: padding must "
+        "not influence the result"
+    )
+    assert torch.allclose(grad, want_grad, atol=1e-6), (
+        f"valid positions must receive upstream / count: {first_difference(grad, want_grad)}"
+    )
+
+
+@st.composite
+def masked_inputs(draw):
+    """x of 1-4 dims, a mask over its first k dims (bool, int or float), a dim < k
+    (sometimes negative), and padded slots filled with finite, huge or non-finite values."""
+    ndim = draw(st.integers(1, 4))
+    shape = [draw(st.integers(1, 5)) for _ in range(ndim)]
+    k = draw(st.integers(1, ndim))
+    dim = draw(st.integers(0, k - 1))
+    if draw(st.booleans()):
+        dim -= ndim
+    seed = draw(st.integers(0, 10_000))
+    g = gen(seed)
+    x = torch.randn(*shape, generator=g)
+    keep = torch.rand(*shape[:k], generator=g) < draw(st.sampled_from([0.0, 0.3, 0.7, 1.0]))
+    fill = draw(st.sampled_from([None, 1e30, -FMAX, INF, -INF, NAN]))
+    if fill is not None:
+        x = padded_with(x, keep, fill)
+    kind = draw(st.sampled_from(["bool", "int", "float"]))
+    mask = {"bool": keep, "int": keep.long(), "float": keep.float()}[kind]
+    return x, mask, dim
+
+
+@pytest.mark.task("ch06a.1")
+@pytest.mark.points(3)
+@examples(60)
+@given(case=masked_inputs())
+def test_masked_mean_equals_the_reference(case):
+    """masked_mean equals the reference on random layouts, dims, mask dtypes and paddings."""
+    x, mask, dim = case
+    want = ref.masked_mean(x, mask, dim)
+    with because(
+        f"masked_mean(x{list(x.shape)}, mask{list(mask.shape)} {mask.dtype}, dim={dim}) raised: "
+        "give the mask trailing 1-axes up to x's rank and reduce over dim (negative dims count "
+        "from x's end)"
+    ):
+        got = fs.masked_mean(x, mask, dim)
+    assert tuple(got.shape) == tuple(want.shape) and torch.allclose(got, want, atol=1e-5), (
+        f"masked_mean(x{list(x.shape)}, mask{list(mask.shape)} {mask.dtype}, dim={dim}) is not "
+        f"the mean of the valid entries (0 where there are none, padding ignored): "
+        f"{first_difference(got, want)}"
     )
 
 
@@ -84,36 +183,36 @@ def test_masked_mean_empty_rows_and_gradients():
 
 @pytest.mark.task("ch06a.2")
 @pytest.mark.points(2)
-@pytest.mark.parametrize("B, T, E", [(1, 5, 3), (6, 6, 6), (3, 9, 16)])
-def test_sequence_scores_other_sizes(B, T, E):
-    torch.manual_seed(B * 100 + T)
-    head = torch.nn.Linear(E, 1)
+@pytest.mark.parametrize(
+    "B, T, E, fill", [(1, 5, 3, 1e4), (6, 6, 6, INF), (3, 9, 16, NAN), (2, 3, 1, -1e4)], ids=str
+)
+def test_sequence_scores_other_sizes(B, T, E, fill):
+    """One score per example for any B (also 1), padding of any value ignored."""
     x = torch.randn(B, T, E, generator=gen(E))
     lengths = [max(1, T - 2 * b) for b in range(B)]
     mask = lengths_mask(lengths, T)
-    x[~mask] = 1e4  # padding that would dominate any average it leaks into
-    with torch.no_grad():
-        got = fs.sequence_scores(x, mask, head)
-        want = loop_scores(x, mask, head)
+    want = loop_scores(x, mask, make_head("linear", E, seed=B * 100 + T))
+    got = scores_checked(padded_with(x, mask, fill), mask, "linear", seed=B * 100 + T)
     assert tuple(got.shape) == (B,), (
         f"sequence_scores on x[{B}, {T}, {E}] must return shape ({B},), got {tuple(got.shape)}: "
         "exactly one score per example, whatever B is"
     )
     assert torch.allclose(got, want, rtol=1e-4, atol=1e-4), (
-        f"sequence_scores on x[{B}, {T}, {E}] is not the mean of the valid positions' scores"
+        f"sequence_scores on x[{B}, {T}, {E}] with padding {fill:g} is not the mean of the valid "
+        f"positions' scores (the head's output at padded positions must not reach the mean): "
+        f"{first_difference(got, want, atol=1e-4)}"
     )
 
 
 @pytest.mark.task("ch06a.2")
 @pytest.mark.points(2)
 def test_sequence_scores_default_head_ignores_padding():
+    """Without a head, each position scores its features' mean; padding never counts."""
     x = torch.randn(5, 5, 5, generator=gen(21))
     mask = lengths_mask([1, 5, 2, 4, 3], 5)
     want = loop_scores(x, mask, lambda v: v.mean())
-    for fill in (0.0, 1e6, -1e6):
-        noisy = x.clone()
-        noisy[~mask] = fill
-        got = fs.sequence_scores(noisy, mask)
+    for fill in (0.0, 1e6, -1e6, INF, NAN):
+        got = fs.sequence_scores(padded_with(x, mask, fill), mask)
         assert tuple(got.shape) == (5,), (
             f"sequence_scores without a head returned shape {tuple(got.shape)} for 5 examples; "
             "one score per example is shape (5,)"
@@ -125,18 +224,51 @@ def test_sequence_scores_default_head_ignores_padding():
 
 
 @pytest.mark.task("ch06a.2")
-def test_sequence_scores_with_a_nonlinear_head():
-    torch.manual_seed(22)
-    head = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
-    x = torch.randn(4, 6, 6, generator=gen(22)) * 2
-    mask = lengths_mask([6, 2, 5, 1], 6)
-    with torch.no_grad():
-        got = fs.sequence_scores(x, mask, head)
-        want = loop_scores(x, mask, head)
-    assert tuple(got.shape) == (4,) and torch.allclose(got, want, atol=1e-5), (
+@pytest.mark.parametrize("B, T, E", [(3, 7, 5), (5, 5, 5), (1, 4, 2)], ids=str)
+def test_sequence_scores_with_a_nonlinear_head(B, T, E):
+    """With a non-linear head, every position is scored first and the valid scores averaged."""
+    x = torch.randn(B, T, E, generator=gen(B + T + E)) * 2
+    mask = lengths_mask([max(1, T - 3 * b) for b in range(B)], T)
+    want = loop_scores(x, mask, make_head("mlp", E, seed=T))
+    got = scores_checked(padded_with(x, mask, 3.0), mask, "mlp", seed=T)
+    assert tuple(got.shape) == (B,) and torch.allclose(got, want, atol=1e-5), (
         "with a head that is not linear, sequence_scores must score every position first and "
         "then average the valid positions' scores; averaging the features before the head is "
-        "only the same for a linear head"
+        f"only the same for a linear head ({first_difference(got, want)})"
+    )
+
+
+@probe
+def scores_gradients(x, mask, kind, seed):
+    """The gradient of sequence_scores(x, mask, head).sum() for the head's parameters and x."""
+    head = make_head(kind, x.shape[-1], seed)
+    x = x.clone().requires_grad_(True)
+    fs.sequence_scores(x, mask, head).sum().backward()
+    return [p.grad for p in head.parameters()], x.grad
+
+
+@pytest.mark.task("ch06a.2")
+def test_sequence_scores_gradients_reach_the_head():
+    """Gradients flow to the head's parameters and the valid positions, never to padding."""
+    x = torch.randn(3, 5, 4, generator=gen(23))
+    mask = lengths_mask([5, 2, 3], 5)
+    with because("sequence_scores(...).sum() could not be backpropagated"):
+        got_params, got_x = scores_gradients(x, mask, "mlp", 23)
+    head = make_head("mlp", 4, 23)
+    xr = x.clone().requires_grad_(True)
+    total = sum(
+        torch.stack([head(xr[b, t]).reshape(()) for t in range(5) if mask[b, t]]).mean()
+        for b in range(3)
+    )
+    total.backward()
+    for got, p in zip(got_params, head.parameters()):
+        assert got is not None and torch.allclose(got, p.grad, atol=1e-5), (
+            "the head's parameters must receive the gradient of the pooled scores (nothing "
+            "detached, no torch.no_grad inside sequence_scores)"
+        )
+    assert got_x is not None and torch.allclose(got_x, xr.grad, atol=1e-5), (
+        f"the gradient reaching x must be that of the mean of the valid positions' scores: "
+        f"{first_difference(got_x, xr.grad) if got_x is not None else 'None'}"
     )
 
 
@@ -146,50 +278,151 @@ def test_sequence_scores_with_a_nonlinear_head():
 @pytest.mark.task("ch06a.3")
 @pytest.mark.points(2)
 def test_hinge_loss_random_and_integer_labels():
+    """hinge_loss is max(0, 1 - y * score) per example, for float and integer labels."""
     scores = torch.randn(50, generator=gen(31)) * 2
     y = torch.where(torch.rand(50, generator=gen(32)) < 0.5, -1, 1)  # int64 labels
     want = [max(0.0, 1 - float(yi) * float(si)) for si, yi in zip(scores, y)]
     got = fs.hinge_loss(scores, y, reduction="none")
-    assert torch.allclose(got.double(), torch.tensor(want, dtype=torch.float64), atol=1e-6), (
-        "hinge_loss per example must be max(0, 1 - y * score), also for integer labels"
-    )
+    assert tuple(got.shape) == (50,) and torch.allclose(
+        got.double(), torch.tensor(want, dtype=torch.float64), atol=1e-6
+    ), "hinge_loss per example must be max(0, 1 - y * score), also for integer labels"
     assert float(fs.hinge_loss(scores, y)) == pytest.approx(sum(want) / 50, rel=1e-5), (
         "the default reduction is the mean over examples"
+    )
+    assert float(fs.hinge_loss(scores, y.float(), "sum")) == pytest.approx(sum(want), rel=1e-5), (
+        "reduction='sum' is the sum over examples"
     )
 
 
 @pytest.mark.task("ch06a.3")
-def test_hinge_loss_gradient_and_shape_checks():
-    scores = torch.tensor([3.0, 0.2, -0.5, 1.5], requires_grad=True)
-    y = torch.tensor([1.0, 1.0, -1.0, -1.0])
-    fs.hinge_loss(scores, y, reduction="sum").backward()
-    want = torch.tensor([0.0, -1.0, 1.0, 1.0])  # -y where the margin is violated, else 0
-    assert scores.grad is not None and torch.allclose(scores.grad, want), (
-        "the hinge's gradient is -y for examples inside the margin and 0 outside it"
+def test_hinge_loss_keeps_a_matching_2d_shape():
+    """Scores and labels of the same (N, 1) shape are compared element by element."""
+    scores = torch.tensor([[0.5], [-2.0], [3.0]])
+    y = torch.tensor([[1.0], [1.0], [-1.0]])
+    got = fs.hinge_loss(scores, y, reduction="none")
+    assert tuple(got.shape) == (3, 1) and torch.allclose(
+        got, torch.tensor([[0.5], [3.0], [4.0]])
+    ), (
+        f"hinge_loss on matching (3, 1) scores and labels must return (3, 1) per-example losses, "
+        f"got {brief(got)}"
     )
+
+
+@probe
+def hinge_gradient(scores, y, reduction):
+    """d hinge_loss(scores, y, reduction) / d scores."""
+    scores = scores.clone().requires_grad_(True)
+    fs.hinge_loss(scores, y, reduction=reduction).backward()
+    return scores.grad
+
+
+@pytest.mark.task("ch06a.3")
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_hinge_loss_gradient(reduction):
+    """The hinge's gradient is -y inside the margin and 0 outside it (divided by N for the mean)."""
+    scores = torch.tensor([3.0, 0.2, -0.5, 1.5, -2.0])
+    y = torch.tensor([1.0, 1.0, -1.0, -1.0, -1.0])
+    with because(f"hinge_loss(..., reduction={reduction!r}) could not be backpropagated"):
+        grad = hinge_gradient(scores, y, reduction)
+    want = torch.tensor([0.0, -1.0, 1.0, 1.0, 0.0]) / (5 if reduction == "mean" else 1)
+    assert grad is not None and torch.allclose(grad, want), (
+        "the hinge's gradient is -y for examples inside the margin (y * score < 1) and 0 outside "
+        f"it: {first_difference(grad, want) if grad is not None else 'no gradient'}"
+    )
+
+
+@pytest.mark.task("ch06a.3")
+@pytest.mark.points(3)
+@pytest.mark.parametrize(
+    "s_shape, y_shape",
+    [((3,), (3, 1)), ((5,), (1,)), ((2, 3), (3, 2)), ((4, 1), (1, 4)), ((), (1,))],
+    ids=str,
+)
+def test_hinge_loss_refuses_every_shape_mismatch(s_shape, y_shape):
+    """Scores and labels of different shapes raise ValueError, even when they would broadcast."""
+    scores, y = torch.zeros(s_shape), torch.ones(y_shape)
     with pytest.raises(ValueError):
-        fs.hinge_loss(torch.zeros(3), torch.ones(3, 1))
-        pytest.fail("hinge_loss must raise ValueError when scores and labels differ in shape")
+        fs.hinge_loss(scores, y)
+        pytest.fail(
+            f"hinge_loss(scores{list(s_shape)}, y{list(y_shape)}) did not raise ValueError: "
+            "shapes that differ would broadcast (or be reshaped) silently"
+        )
 
 
 # ---- ch06a.4 train_linear_svm ------------------------------------------------------
 
 
 def objective(w, b, X, y, C):
-    return 0.5 * float(w.double() @ w.double()) + C * float(
-        torch.clamp(1 - y.double() * (X.double() @ w.double() + b), min=0).sum()
+    w, X, y = w.double(), X.double(), y.double()
+    return 0.5 * float(w @ w) + C * float(torch.clamp(1 - y * (X @ w + b), min=0).sum())
+
+
+def dual_lower_bound(X, y, C, tol=1e-6, max_iter=50_000):
+    """A lower bound on min 0.5*||w||^2 + C * sum hinge (weak duality): the dual value
+    sum(a) - 0.5 * a'Qa of a feasible a (0 <= a <= C, y'a = 0) that SMO with the most
+    violating pair improves until the KKT conditions hold within ``tol``."""
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    K = X @ X.T
+    Q = np.outer(y, y) * K
+    a, grad = np.zeros(len(y)), -np.ones(len(y))  # grad of 0.5 a'Qa - sum(a)
+    for _ in range(max_iter):
+        v = -y * grad
+        up = np.flatnonzero(((a < C) & (y > 0)) | ((a > 0) & (y < 0)))
+        low = np.flatnonzero(((a < C) & (y < 0)) | ((a > 0) & (y > 0)))
+        i, j = up[np.argmax(v[up])], low[np.argmin(v[low])]
+        if v[i] - v[j] < tol:
+            break
+        eta = K[i, i] + K[j, j] - 2 * K[i, j]
+        t = (v[i] - v[j]) / eta if eta > 1e-12 else np.inf
+        t = min(t, C - a[i] if y[i] > 0 else a[i], a[j] if y[j] > 0 else C - a[j])
+        a[i] += y[i] * t
+        a[j] -= y[j] * t
+        grad += t * (y[i] * Q[:, i] - y[j] * Q[:, j])
+    return float(a.sum() - 0.5 * a @ Q @ a)
+
+
+def svm_problem(seed, N, D, C, offset):
+    g = gen(seed)
+    X = torch.randn(N, D, generator=g) + offset
+    y = torch.where(X[:, 0] - offset + 0.7 * torch.randn(N, generator=g) > 0, 1.0, -1.0)
+    return X, y, C
+
+
+SVM_PROBLEMS = {  # (seed, N, D, C, offset of the data from the origin)
+    "overlapping-5d": (100, 24, 5, 1.0, 0.0),
+    "offset-10d": (101, 30, 10, 0.5, 1.5),
+    "wide-50d": (102, 20, 50, 0.1, 0.0),
+    "far-offset-3d": (103, 30, 3, 1.0, 2.0),
+    "negative-offset-20d": (104, 24, 20, 0.3, -1.0),
+}
+
+
+@pytest.mark.task("ch06a.4")
+@pytest.mark.points(2)
+@pytest.mark.parametrize("name", list(SVM_PROBLEMS))
+def test_svm_reaches_the_optimum(name):
+    """The objective reached is within a few percent of a certified lower bound on its minimum."""
+    X, y, C = svm_problem(*SVM_PROBLEMS[name])
+    w, b = fs.train_linear_svm(X, y, C=C)
+    bound = dual_lower_bound(X, y, C)
+    got = objective(w, float(b), X, y, C)
+    assert got <= bound * 1.06 + 1e-3, (
+        f"train_linear_svm(C={C}) on {name} data reached objective {got:.4f}, but no (w, b) can go "
+        f"below {bound:.4f} and the optimum is about there: minimize 0.5*||w||^2 + C * (sum, not "
+        "mean) of the hinge losses over w and the bias b together, with a step that shrinks to 0"
     )
 
 
 @pytest.mark.task("ch06a.4")
 @pytest.mark.points(2)
 def test_svm_needs_its_bias():
+    """On data separable only by a plane away from the origin, every point is classified right."""
     X = torch.randn(200, 3, generator=gen(41)) + 1.5  # every feature around 1.5
     keep = (X[:, 0] - 1.5).abs() > 0.5  # a clear gap around x0 = 1.5
     X = X[keep]
     y = torch.where(X[:, 0] > 1.5, 1.0, -1.0)
     w, b = fs.train_linear_svm(X, y, C=1.0)
-    acc = float(((X @ w + float(b)).sign() == y).float().mean())
+    acc = float(((X @ w.float() + float(b)).sign() == y).float().mean())
     assert acc == 1.0, (
         f"on data separable by the plane x0 = 1.5 (away from the origin), training accuracy is "
         f"{acc:.3f}: the plane needs an offset, so the bias b must be learned too"
@@ -218,6 +451,7 @@ def grid_minimum(x, y, C):
 @pytest.mark.task("ch06a.4")
 @pytest.mark.points(2)
 def test_svm_reaches_the_optimum_of_a_one_dimensional_problem():
+    """On overlapping 1-D data the objective is within 2% of the best value on a fine grid."""
     X = torch.tensor([[-3.0], [-2.0], [-1.5], [0.4], [-0.2], [0.5], [1.0], [2.5], [3.0]])
     y = torch.tensor([-1.0, -1.0, -1.0, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0])  # overlapping classes
     C = 0.5
@@ -232,6 +466,7 @@ def test_svm_reaches_the_optimum_of_a_one_dimensional_problem():
 
 @pytest.mark.task("ch06a.4")
 def test_svm_c_trades_margin_for_fit():
+    """A small C gives a much shorter w than a large C."""
     X = torch.randn(30, 50, generator=gen(43))
     y = torch.where(X[:, :5].sum(1) > 0, 1.0, -1.0)
     w_small, _ = fs.train_linear_svm(X, y, C=0.001)
@@ -243,43 +478,104 @@ def test_svm_c_trades_margin_for_fit():
     )
 
 
+@pytest.mark.task("ch06a.4")
+def test_svm_accepts_integer_labels_and_double_features():
+    """Integer labels and float64 features give the same kind of answer: w [D], b a float."""
+    X, y, C = svm_problem(105, 20, 4, 1.0, 1.0)
+    with because("train_linear_svm raised on int64 labels and float64 features"):
+        w, b = fs.train_linear_svm(X.double(), y.long(), C=C)
+    assert tuple(w.shape) == (4,) and isinstance(b, float), (
+        f"train_linear_svm must return (w of shape (4,), b a float), got {brief(w)} and {brief(b)}"
+    )
+    bound = dual_lower_bound(X, y, C)
+    got = objective(w, b, X, y, C)
+    assert got <= bound * 1.06 + 1e-3, (
+        f"with int64 labels the objective reached is {got:.4f}, the optimum about {bound:.4f}: "
+        "convert the labels to floats before multiplying (an integer tensor truncates)"
+    )
+
+
 # ---- ch06a.5 distance_concentration ------------------------------------------------
+
+
+@probe
+def generator_use(dims, n, seed, advance):
+    """distance_concentration with a generator seeded ``seed`` and advanced by ``advance``
+    draws: the contrasts, whether the global RNG changed, and the generator's next draws."""
+    torch.manual_seed(1234)
+    g = torch.Generator().manual_seed(seed)
+    if advance:
+        torch.rand(advance, generator=g)
+    before = torch.random.get_rng_state()
+    out = fs.distance_concentration(dims, n, g)
+    return {
+        "out": out,
+        "global_untouched": torch.equal(before, torch.random.get_rng_state()),
+        "next": torch.rand(8, generator=g),
+    }
 
 
 @pytest.mark.task("ch06a.5")
 @pytest.mark.points(2)
-def test_distance_concentration_uses_its_generator():
-    a = fs.distance_concentration([3, 300], 40, gen(51))
-    torch.manual_seed(999)  # the global generator must not matter
-    b = fs.distance_concentration([3, 300], 40, gen(51))
-    c = fs.distance_concentration([3, 300], 40, gen(52))
-    assert a == b, f"the same generator seed gave {a} and then {b}: draw the points from generator"
-    assert a != c, "different generator seeds gave identical contrasts: draw from generator"
+def test_distance_concentration_draws_from_the_generator_it_is_given():
+    """The points come from the generator passed in, in its current state, and from nothing else."""
+    fresh = generator_use([3, 30], 20, 55, advance=0)
+    moved = generator_use([3, 30], 20, 55, advance=5)
+    assert fresh["global_untouched"], (
+        "distance_concentration changed the global random state although a generator was given: "
+        "draw with torch.rand(..., generator=generator), never reseed or use the global RNG"
+    )
+    assert fresh["out"] != moved["out"], (
+        "the same generator, once fresh and once after 5 draws, gave identical contrasts: draw "
+        "from the generator object itself (its current state), not from a copy of its seed"
+    )
+    untouched = torch.rand(8, generator=gen(55))
+    assert not torch.equal(fresh["next"], untouched), (
+        "after distance_concentration the generator is still in its initial state: the points "
+        "must be drawn from it (not from a clone), so that the caller's next draws move on"
+    )
 
 
 @pytest.mark.task("ch06a.5")
 @pytest.mark.points(2)
 def test_distance_concentration_values_and_order():
-    got = fs.distance_concentration([1000, 5], 60, gen(53))
+    """Contrasts follow the order of dims and match independent measurements of the same quantity."""
+    got = contrasts([1000, 5], 60, seed=53)
     assert len(got) == 2 and got[0] < got[1], (
         f"contrasts for dims [1000, 5] were {got}: values must follow the order of dims"
     )
-    ref = []
+    ref_values = []
     for seed in range(5):  # the same quantity, measured independently
         p = torch.rand(60, 1000, generator=gen(600 + seed), dtype=torch.float64)
         d = torch.pdist(p)
-        ref.append(float((d.max() - d.min()) / d.min()))
-    lo, hi = min(ref) / 1.5, max(ref) * 1.5
+        ref_values.append(float((d.max() - d.min()) / d.min()))
+    lo, hi = min(ref_values) / 1.5, max(ref_values) * 1.5
     assert lo < got[0] < hi, (
         f"relative contrast of 60 uniform points in 1000-D was {got[0]:.3f}; independent "
-        f"measurements give {min(ref):.3f}..{max(ref):.3f}: (max - min) / min of the plain "
-        "(not squared) distances over distinct pairs"
+        f"measurements give {min(ref_values):.3f}..{max(ref_values):.3f}: (max - min) / min of "
+        "the plain (not squared) distances over distinct pairs"
     )
 
 
 @pytest.mark.task("ch06a.5")
 def test_distance_concentration_two_points():
-    got = fs.distance_concentration([4, 40], 2, gen(54))
-    assert got == [0.0, 0.0] or all(math.isclose(v, 0.0, abs_tol=1e-9) for v in got), (
+    """With two points there is one distance, so the contrast is 0."""
+    got = contrasts([4, 40], 2, seed=54)
+    assert len(got) == 2 and all(math.isclose(v, 0.0, abs_tol=1e-9) for v in got), (
         f"with two points there is one distance, so max == min and the contrast is 0; got {got}"
+    )
+
+
+@pytest.mark.task("ch06a.5")
+def test_distance_concentration_without_a_generator():
+    """Without a generator the global RNG is used: valid contrasts, repeatable under torch.manual_seed."""
+    a = contrasts([2, 50], 30, seed=None, global_seed=3)
+    b = contrasts([2, 50], 30, seed=None, global_seed=3)
+    assert len(a) == 2 and all(0 < v < INF for v in a), (
+        f"distance_concentration(dims, n) without a generator must still return one finite "
+        f"contrast per dimension; got {a}"
+    )
+    assert a == b, (
+        "with generator=None the points come from the global RNG, so the same torch.manual_seed "
+        f"gives the same contrasts; got {a} and then {b}"
     )
