@@ -274,8 +274,10 @@ class SplitTransport:
         raise RuntimeError("course bug: nothing runs inside a probe on the trusted side")
 
     def call(self, p, args: tuple, kwargs: dict):
+        from harness.probe import plain_arguments
         from harness.target import REPO
 
+        args, kwargs = plain_arguments(f"probe {p.name}", args, kwargs)
         request = {
             "op": "call",
             "file": p.file.relative_to(REPO).as_posix(),
@@ -344,7 +346,10 @@ class RemoteCall:
         self._t, self._where = transport, (chapter, module, name)
 
     def __call__(self, *args, **kwargs):
+        from harness.probe import plain_arguments
+
         chapter, module, name = self._where
+        args, kwargs = plain_arguments(f"{module}.{name}", args, kwargs)
         request = {
             "op": "attr_call",
             "chapter": chapter,

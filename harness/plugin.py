@@ -155,11 +155,18 @@ def failure_category(exc: BaseException) -> str:
     return "raised"
 
 
+def _is_student_file(path: Path) -> bool:
+    """A file of the implementation under test (the default root, exercises/, also holds
+    the public tests: those are the course's)."""
+    return path.is_relative_to(target.current_root()) and not path.name.startswith(
+        ("test_", "conftest")
+    )
+
+
 def _raised_in_student_code(exc: BaseException) -> bool:
-    root = target.current_root()
     tb = exc.__traceback__
     while tb is not None:
-        if Path(tb.tb_frame.f_code.co_filename).is_relative_to(root):
+        if _is_student_file(Path(tb.tb_frame.f_code.co_filename)):
             return True
         tb = tb.tb_next
     return False
@@ -216,14 +223,13 @@ def short_report(item: pytest.Item, excinfo: pytest.ExceptionInfo, message: str)
     """A student's view of a failure: the test's message, the student's own frames (the
     innermost last) and the test line that found it. ``--tb=long`` shows everything."""
     exc = excinfo.value
-    root = target.current_root()
     stated = property_only(message)
     if stated != message and (len(message) - len(stated) > 600 or message.count("\n") > 14):
         message = stated + "\n(pytest's comparison details are long: --tb=long shows them)"
-    mine = _frames(exc.__traceback__, lambda p: p.is_relative_to(root))
+    mine = _frames(exc.__traceback__, _is_student_file)
     cause = exc.__cause__
     if not mine and cause is not None:
-        mine = _frames(cause.__traceback__, lambda p: p.is_relative_to(root))
+        mine = _frames(cause.__traceback__, _is_student_file)
     test_file = Path(str(item.path))
     at = _frames(exc.__traceback__, lambda p: p == test_file)[-1:]
     parts = [message]

@@ -195,7 +195,7 @@ class _PlainCall:
         self._transport, self._fn, self._label = transport, fn, label
 
     def __call__(self, *args, **kwargs):
-        args, kwargs = wire.plain((args, kwargs))
+        args, kwargs = plain_arguments(self._label, args, kwargs)
         with self._transport.inside():
             result = self._fn(*args, **kwargs)
         return readable(result)
@@ -208,6 +208,18 @@ class _PlainCall:
 
     def __repr__(self) -> str:
         return f"<student's {self._label}>"
+
+
+def plain_arguments(label: str, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The arguments of a call into the student's code as plain data, or a TypeError that
+    says the test is at fault (a course bug: live objects belong inside a probe)."""
+    try:
+        return wire.plain((tuple(args), dict(kwargs)))
+    except wire.NotPlainData as exc:
+        raise TypeError(
+            f"course bug: {label} was given something that is not plain data ({exc}); "
+            "build live objects inside a @probe"
+        ) from None
 
 
 def readable(result):
@@ -235,7 +247,7 @@ class InProcess:
             self.depth -= 1
 
     def call(self, p: Probe, args: tuple, kwargs: dict):
-        args, kwargs = wire.plain((args, kwargs))
+        args, kwargs = plain_arguments(f"probe {p.name}", args, kwargs)
         with self.inside():
             result = p.fn(*args, **kwargs)
         return readable(result)

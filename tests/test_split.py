@@ -1,0 +1,57 @@
+"""The course as the grader runs it: every chapter's tests split across a trusted test
+process and the student's processes give the same verdicts as in one process — every
+test passes on the reference solutions and fails on the stubs."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from grader import collect, grade
+from harness import index
+from harness.target import NAMED_TARGETS
+from tests.grader_data.helpers import results
+
+pytestmark = pytest.mark.timeout(1800)
+CHAPTERS = list(index.chapters().values())
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    subs, out = tmp_path_factory.mktemp("subs"), tmp_path_factory.mktemp("out")
+    for student, root in (
+        ("solutions", NAMED_TARGETS["solutions"]),
+        ("stubs", NAMED_TARGETS["exercises"]),
+    ):
+        for c in CHAPTERS:
+            module = root / c.id / f"{c.module}.py"
+            (subs / student / c.id).mkdir(parents=True)
+            (subs / student / c.id / module.name).write_bytes(module.read_bytes())
+    found, _ = collect.discover(subs, CHAPTERS)
+    grade.grade(found, out, CHAPTERS, jobs=2, progress_stream=io.StringIO(), gradebook=False)
+    return out
+
+
+def by_chapter(out, student: str, chapter: str) -> list[dict]:
+    return [t for t in results(out, student)["tests"] if t["name"].startswith(f"{chapter} ")]
+
+
+@pytest.mark.parametrize("chapter", [c.id for c in CHAPTERS])
+def test_every_test_passes_on_the_solutions_when_split(graded, chapter):
+    tests = by_chapter(graded, "solutions", chapter)
+    assert tests, f"{chapter}: no tests were graded"
+    wrong = [
+        f"{t['name']}: {t['output'][:300]}"
+        for t in tests
+        if t["status"] != "passed" and "not graded on this machine" not in t["output"]
+    ]
+    assert not wrong, f"{chapter} fails on the reference solution when split:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("chapter", [c.id for c in CHAPTERS])
+def test_every_test_fails_on_the_stubs_when_split(graded, chapter):
+    tests = by_chapter(graded, "stubs", chapter)
+    assert tests, f"{chapter}: no tests were graded"
+    wrong = [t["name"] for t in tests if t["status"] == "passed" and t["max_score"]]
+    assert not wrong, f"{chapter} passes on the stubs when split: {wrong}"
