@@ -820,9 +820,11 @@ def generated(model_kind, idx, max_new_tokens, temperature, seed, global_seed=0,
         model = WindowModel(kw["vocab"], kw["block_size"])
     torch.manual_seed(global_seed)
     prompt = idx.clone()
-    out = gpt.generate(
-        model, prompt, max_new_tokens, temperature, torch.Generator().manual_seed(seed)
-    )
+    g = torch.Generator().manual_seed(seed)
+    if temperature is None:  # the signature's default
+        out = gpt.generate(model, prompt, max_new_tokens, generator=g)
+    else:
+        out = gpt.generate(model, prompt, max_new_tokens, temperature, g)
     grad = getattr(model, "grad_enabled", [])
     return {"out": out, "prompt_after": prompt, "grad_enabled": any(grad)}
 
@@ -857,8 +859,13 @@ def test_generate_extends_and_is_reproducible():
         "generate gave the same 40 tokens for two different generator seeds at temperature 1: it "
         "should sample, not take the argmax"
     )
-    assert torch.equal(runs[0]["prompt_after"], idx) and not runs[0]["grad_enabled"], (
-        "generate must leave the prompt tensor unchanged and call the model under torch.no_grad()"
+    assert torch.equal(runs[0]["prompt_after"], idx), (
+        "generate changed the prompt tensor it was given: build the output with torch.cat, "
+        "leave idx as it was"
+    )
+    assert not runs[0]["grad_enabled"], (
+        "generate called the model with autograd on: sampling needs no graph — run it under "
+        "torch.no_grad()"
     )
 
 

@@ -355,6 +355,123 @@ def test_block_residual_stream_carries_its_input_at_other_sizes():
     assert (out - x).abs().max().item() > 1e-3, "the Block's branches add nothing to the stream"
 
 
+def randomize(module, seed):
+    """Every trainable parameter of module set to 0.3 * randn (seeded), so that no two
+    LayerNorms or projections are alike."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            if p.requires_grad and p.is_floating_point():
+                p.copy_(0.3 * torch.randn(p.shape, generator=g))
+
+
+def record_calls(modules):
+    """Forward hooks that record (input, output) of each call of each module."""
+    calls = []
+
+    def hook(mod, inp, out):
+        if inp and isinstance(inp[0], torch.Tensor) and isinstance(out, torch.Tensor):
+            calls.append((inp[0].detach().clone(), out.detach().clone()))
+
+    return calls, [m.register_forward_hook(hook) for m in modules]
+
+
+@probe
+def block_dissected(n_embd, n_head, block_size, seed, x):
+    """A Block with random parameters: its output on x, what its CausalSelfAttention
+    submodule(s) received and returned, and the parameters outside them."""
+    torch.manual_seed(seed)
+    blk = gpt.Block(n_embd, n_head, block_size).eval()
+    randomize(blk, seed)
+    attn = [(n, m) for n, m in blk.named_modules() if isinstance(m, gpt.CausalSelfAttention)]
+    calls, hooks = record_calls([m for _, m in attn])
+    try:
+        with torch.no_grad():
+            out = blk(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    inside = tuple(n + "." for n, _ in attn)
+    rest = [(n, p.detach().clone()) for n, p in blk.named_parameters() if not n.startswith(inside)]
+    return {"out": out, "attention_calls": calls, "rest": rest}
+
+
+def norms_and_linears(params, C):
+    """The parameters as LayerNorm-like (weight (C,), bias or None) and Linear-like
+    (weight (out, in), bias or None) groups; None when some parameter is neither."""
+    groups = {}
+    for name, t in params:
+        prefix, _, leaf = name.rpartition(".")
+        groups.setdefault(prefix, {})[leaf] = t
+    norms, linears = [], []
+    for g in groups.values():
+        w, b = g.get("weight"), g.get("bias")
+        if set(g) - {"weight", "bias"} or w is None:
+            return None
+        if tuple(w.shape) == (C,) and (b is None or tuple(b.shape) == (C,)):
+            norms.append((w, b))
+        elif w.dim() == 2 and (b is None or tuple(b.shape) == (w.shape[0],)):
+            linears.append((w, b))
+        else:
+            return None
+    return norms, linears
+
+
+def close(a, b, tol=1e-4):
+    return a.shape == b.shape and (a - b).abs().max().item() <= tol * (1 + b.abs().max().item())
+
+
+def mlp(h, norm, fc, proj, approximate):
+    C = h.shape[-1]
+    z = F.linear(F.layer_norm(h, (C,), *norm), *fc)
+    return F.linear(F.gelu(z, approximate=approximate), *proj)
+
+
+@pytest.mark.task("ch10.5")
+@pytest.mark.parametrize("C, H, T", [(16, 4, 9), (12, 3, 12)])
+def test_block_computes_the_pre_norm_residual_branches(C, H, T):
+    """With its own (random) weights a Block computes h = x + attn(ln1(x)), then h + mlp(ln2(h)), the MLP a 4x-wide GELU layer."""
+    x = torch.randn(2, T, C, generator=torch.Generator().manual_seed(T))
+    with because(f"Block({C}, {H}, 12) raised {SLICE}"):
+        seen = block_dissected(C, H, 12, 1, x)
+    parts = norms_and_linears(seen["rest"], C)
+    if len(seen["attention_calls"]) != 1 or parts is None:
+        return  # no CausalSelfAttention inside, or unusual parameters: not observable this way
+    norms, linears = parts
+    shapes = sorted(tuple(w.shape) for w, _ in linears)
+    if len(norms) != 2 or shapes != sorted([(4 * C, C), (C, 4 * C)]):
+        return  # another layout of the block's own parameters
+    a_in, a_out = seen["attention_calls"][0]
+    fc = next(m for m in linears if m[0].shape[0] == 4 * C)
+    proj = next(m for m in linears if m[0].shape[0] == C)
+    out, h = seen["out"], x + a_out
+    reads = [n for n in norms if close(a_in, F.layer_norm(x, (C,), *n))]
+    assert reads, (
+        "the attention inside the Block does not receive a LayerNorm of the block's input"
+        + (" (it receives the input itself: post-norm?)" if close(a_in, x) else "")
+        + ": pre-norm is x + attn(ln1(x))"
+    )
+    ln2 = [n for n in norms if n is not reads[0]] if len(reads) == 1 else norms
+    matched = any(
+        close(out, h + mlp(h, n, fc, proj, approximate))
+        for n in ln2
+        for approximate in ("none", "tanh")
+    )
+    n, diagnosis = ln2[0], ""
+    if matched:
+        pass
+    elif close(out, h + mlp(x, n, fc, proj, "none")):
+        diagnosis = " (its MLP reads ln2 of the block's input, not of x + attn(ln1(x)))"
+    elif close(out, h + F.linear(F.linear(F.layer_norm(h, (C,), *n), *fc), *proj)):
+        diagnosis = " (its MLP has no GELU between the two linear maps)"
+    elif close(out, h + mlp(h, reads[0], fc, proj, "none")):
+        diagnosis = " (the MLP branch reuses ln1 instead of its own LayerNorm)"
+    assert matched, (
+        f"Block({C}, {H}): with h = x + attn(ln1(x)) the output is not h + mlp(ln2(h))"
+        f"{diagnosis}; {first_difference(out, h + mlp(h, n, fc, proj, 'none'))}"
+    )
+
+
 # ---------------------------------------------------------------- ch10.6
 
 
@@ -427,6 +544,83 @@ def test_loss_is_the_mean_cross_entropy_at_every_size():
         )
 
 
+@probe
+def gpt_dissected(cfg, seed, idx):
+    """A GPT with random parameters: its logits on idx, the (input, output) of every call
+    of its Block submodules in call order, and the parameters outside the blocks."""
+    torch.manual_seed(seed)
+    model = gpt.GPT(*cfg).eval()
+    randomize(model, seed)
+    blocks = [(n, m) for n, m in model.named_modules() if isinstance(m, gpt.Block)]
+    calls, hooks = record_calls([m for _, m in blocks])
+    try:
+        with torch.no_grad():
+            logits = model(idx)[0]
+    finally:
+        for h in hooks:
+            h.remove()
+    inside = tuple(n + "." for n, _ in blocks)
+    rest = [
+        (n, p.detach().clone()) for n, p in model.named_parameters() if not n.startswith(inside)
+    ]
+    return {"logits": logits, "block_calls": calls, "blocks": len(blocks), "rest": rest}
+
+
+@pytest.mark.task("ch10.6")
+@pytest.mark.points(2)
+def test_gpt_chains_embeddings_blocks_final_norm_and_head():
+    """With its own (random) weights: the first Block reads tok_emb[idx] + pos_emb[:T], each Block reads the previous one's output, and logits = head(ln_f(last output))."""
+    V, block, n_layer, C = 11, 7, 3, 12
+    idx = torch.randint(V, (2, 6), generator=torch.Generator().manual_seed(5))
+    with because(f"GPT({V}, {block}, {n_layer}, 3, {C}) raised {SLICE}"):
+        seen = gpt_dissected((V, block, n_layer, 3, C), 2, idx)
+    calls = seen["block_calls"]
+    if not seen["blocks"]:
+        return  # no Block submodules to observe
+    assert len(calls) == n_layer, (
+        f"GPT(n_layer={n_layer}) ran its Block modules {len(calls)} times on one forward: each "
+        "block runs once, in order"
+    )
+    for k in range(1, n_layer):
+        assert close(calls[k][0], calls[k - 1][1]), (
+            f"block {k} does not read block {k - 1}'s output: the blocks form one chain"
+        )
+    rest = seen["rest"]
+    tables = [t for _, t in rest if tuple(t.shape) == (V, C)]
+    positions = [
+        t.reshape(block, C) for _, t in rest if t.numel() == block * C and t.shape[-1] == C
+    ]
+    first = calls[0][0]
+    if positions:
+        ok = any(close(first, E[idx] + P[: idx.shape[1]]) for E in tables for P in positions)
+        assert ok, (
+            "the first Block's input is not tok_emb[idx] + pos_emb[:T]: add the token embedding "
+            "and the position embedding of positions 0..T-1"
+        )
+    h = calls[-1][1]
+    names = dict(rest)
+    norms = []
+    for name, t in rest:
+        prefix, _, leaf = name.rpartition(".")
+        if leaf == "weight" and tuple(t.shape) == (C,):
+            b = names.get(f"{prefix}.bias" if prefix else "bias")
+            norms.append((t, b if b is not None and tuple(b.shape) == (C,) else None))
+    biases = [t for _, t in rest if tuple(t.shape) == (V,)] + [None]
+    logits = seen["logits"]
+    heads = [(W, b) for W in tables for b in biases]
+    if any(close(logits, F.linear(F.layer_norm(h, (C,), *n), *hd)) for n in norms for hd in heads):
+        return
+    skipped = any(close(logits, F.linear(h, *hd)) for hd in heads)
+    assert not skipped, (
+        "the logits are head(last block's output): the final LayerNorm is missing — "
+        "logits = head(ln_f(x))"
+    )
+    assert not (norms and heads), (
+        "the logits are not head(ln_f(x)) of the last block's output x, for any reading of the "
+        "GPT's own LayerNorm and head parameters"
+    )
+
+
 # ---------------------------------------------------------------- ch10.7
 
 
@@ -493,6 +687,17 @@ def test_zero_new_tokens_returns_the_prompt():
     idx = torch.tensor([[1, 2, 3], [3, 2, 1]])
     out = generated("window", idx, 0, 1.0, 0, vocab=4, block_size=3)["out"]
     assert torch.equal(out, idx), f"generate(..., max_new_tokens=0) returned {brief(out)}"
+
+
+@pytest.mark.task("ch10.7")
+def test_the_default_temperature_is_one():
+    """Leaving the temperature out samples exactly as temperature 1.0 does."""
+    table = torch.randn(5, 5, generator=torch.Generator().manual_seed(8))
+    idx = torch.tensor([[0, 1], [2, 3]])
+    runs = [
+        generated("markov", idx, 12, t, 4, table=table, block_size=4)["out"] for t in (None, 1.0)
+    ]
+    assert torch.equal(*runs), "generate's temperature defaults to 1.0 (the signature's default)"
 
 
 class TinyLM(nn.Module):
@@ -582,6 +787,41 @@ def test_training_is_deterministic_per_seed():
         "the model construction (torch.manual_seed(seed) before building it) and the batch generator"
     )
     assert a != c, "two train_gpt runs with different seeds are identical"
+
+
+@probe
+def defaults_of_train_gpt(text):
+    """The defaults in train_gpt's signature, and the train losses of a short run that leaves
+    block_size, batch_size, lr, seed and batch_fn out next to one that passes the contract's
+    values for them."""
+    import inspect
+
+    params = inspect.signature(gpt.train_gpt).parameters.items()
+    defaults = {k: p.default for k, p in params if p.default is not inspect.Parameter.empty}
+    short = dict(steps=2, n_layer=1, n_head=2, n_embd=8)
+    implicit = gpt.train_gpt(text, **short).train_losses
+    explicit = gpt.train_gpt(
+        text, block_size=32, batch_size=16, lr=3e-3, seed=0, batch_fn=gpt.get_batch, **short
+    ).train_losses
+    return defaults, list(implicit), list(explicit)
+
+
+@pytest.mark.task("ch10.8")
+@pytest.mark.timeout(60)
+def test_train_gpt_keeps_the_defaults_of_its_signature():
+    """train_gpt's defaults are the contract's: steps=300, block_size=32, batch_size=16, n_layer=2, n_head=4, n_embd=64, lr=3e-3, seed=0, batch_fn=None (get_batch)."""
+    want = dict(
+        steps=300, block_size=32, batch_size=16, n_layer=2, n_head=4, n_embd=64, lr=3e-3, seed=0
+    )
+    got, implicit, explicit = defaults_of_train_gpt(corpus()[:3000])
+    assert {k: got.get(k) for k in want} == want and got.get("batch_fn", 0) is None, (
+        f"train_gpt's defaults are {got}; the signature of the exercise fixes {want} and batch_fn=None"
+    )
+    assert implicit == explicit, (
+        f"train_gpt with its defaults gave losses {head_of(implicit)}, with block_size=32, "
+        f"batch_size=16, lr=3e-3, seed=0, batch_fn=get_batch {head_of(explicit)}: the defaults "
+        "must be used as the signature says"
+    )
 
 
 class Recorder:
