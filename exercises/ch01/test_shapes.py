@@ -3,6 +3,7 @@ see the reference pass). Sizes are chosen square on purpose: a wrong axis still 
 
 import re
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -78,6 +79,70 @@ def test_broadcast_shape_rejects_sizes_that_are_neither_equal_nor_one(a, b):
         f"broadcast_shape({a}, {b}) returned {got!r} instead of raising ValueError: two sizes "
         "broadcast only when they are equal or one of them is 1 (a 1 stretches to anything, 0 "
         "included; a 0 stretches to nothing)"
+    )
+
+
+class _TensorWatcher(torch.overrides.TorchFunctionMode):
+    """Notes the name of every torch function, Tensor method or operator called."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls.append(getattr(func, "__name__", str(func)))
+        return func(*args, **(kwargs or {}))
+
+
+LIBRARY_BROADCASTS = [  # (module, name) of the library routines that apply the rule for you
+    (torch, "broadcast_shapes"),
+    (torch, "broadcast_tensors"),
+    (torch, "broadcast_to"),
+    (np, "broadcast_shapes"),
+    (np, "broadcast"),
+    (np, "broadcast_to"),
+    (np, "broadcast_arrays"),
+]
+
+
+@probe
+def broadcast_by_hand(a, b):
+    """broadcast_shape(a, b) while the library's broadcasting routines raise and a torch
+    function mode watches: its result (or the error's text) and the torch calls it made."""
+    saved = [(mod, name, getattr(mod, name)) for mod, name in LIBRARY_BROADCASTS]
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("library broadcasting is switched off in this test")
+
+    watcher = _TensorWatcher()
+    try:
+        for mod, name, _ in saved:
+            setattr(mod, name, refuse)
+        with watcher:
+            try:
+                result = sh.broadcast_shape(a, b)
+            except NotImplementedError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - what it raised is the observation
+                result = f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        for mod, name, original in saved:
+            setattr(mod, name, original)
+    return result, watcher.calls
+
+
+@pytest.mark.task("ch01.1")
+@pytest.mark.points(2)
+def test_broadcast_shape_applies_the_rule_by_hand():
+    result, calls = broadcast_by_hand((8, 1, 6, 1), (7, 1, 5))
+    assert result == (8, 7, 6, 5), (
+        f"with torch's and numpy's broadcasting routines switched off, broadcast_shape((8, 1, 6, "
+        f"1), (7, 1, 5)) gave {result!r}: apply the rule yourself (pad with leading 1s, compare "
+        "from the right), do not ask torch.broadcast_shapes or numpy"
+    )
+    assert not calls, (
+        f"broadcast_shape called torch ({', '.join(sorted(set(calls)))}): the rule works on the "
+        "sizes alone; building tensors and letting torch broadcast them is not doing it by hand"
     )
 
 

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from exercises.ch00.test_training_loop import plotted, png_problem
-from harness.probe import probe
+from harness.probe import because, probe
 from harness.target import chapter_module
 
 try:  # test bodies only: the student's process of a split run cannot import these
@@ -200,6 +200,26 @@ def test_plot_survives_an_overflowing_curve():
     )
 
 
+AWKWARD = {
+    "nothing finite": [float("nan"), float("inf"), float("nan")],
+    "a loss that reaches 0": [1.0, 0.25, 0.0, 0.0],
+    "large losses": [1e6, 1e5, 1e4, 1e3, 100.0],
+}
+
+
+@pytest.mark.task("ch00.4")
+def test_plot_survives_awkward_curves():
+    """plot_losses writes a PNG for curves with nothing finite, exact zeros or large values."""
+    for label, losses in AWKWARD.items():
+        with because(
+            f"plot_losses raised on a curve with {label}: leave out (or mask) what cannot be "
+            "drawn, and decide on a log scale only from positive finite values"
+        ):
+            seen = plotted(losses)
+        problem = png_problem(seen["png"])
+        assert problem is None, f"plot_losses on a curve with {label}: {problem}"
+
+
 def geometric(start, end_ratio, steps=20):
     """A steady fall (or rise) from ``start`` to ``start * end_ratio``, one value per step."""
     return [start * end_ratio ** (k / (steps - 1)) for k in range(steps)]
@@ -246,16 +266,39 @@ BOUNDARIES = {  # boundary: [(curve, expected, what it shows), ...] — one curv
     ],
     "repeatedly": [
         (
-            [10.0, 9.5, 9.0, 9.2, 8.6, 8.1, 7.7, 7.3, 7.0, 6.6, 6.3, 6.0],
+            [10.0 * 0.975**k for k in range(21)][:7]
+            + [7.0]
+            + [10.0 * 0.975**k for k in range(8, 14)]
+            + [7.2]
+            + [10.0 * 0.975**k for k in range(15, 21)],
             "slow",
-            "a steady fall to 60% with a single small bump is slow: one rise is not 'up and down "
-            "repeatedly'",
+            "a steady fall to 60% with two small bumps in 20 steps is slow: a couple of rises "
+            "is not 'up and down repeatedly'",
         ),
         (
-            zigzag(2.0, 0.85),
+            [1.0, 0.8, 0.6] * 7 + [1.0],
             "oscillating",
-            "a loss that rises at every other step and ends at "
-            "85% of its start is oscillating: it has not clearly fallen",
+            "a sawtooth that falls twice and jumps back up, every third step, and ends where it "
+            "started goes up and down repeatedly: oscillating",
+        ),
+        (
+            [3.0, 2.8, 2.6] + [2.5] * 9,
+            "slow",
+            "a loss that stops moving is not going up and down: an unchanged value is not a rise",
+        ),
+    ],
+    "clear-fall": [
+        (
+            zigzag(40.0, 0.25),
+            "slow",
+            "a zigzag whose level falls to a quarter of its start has clearly fallen, so it is "
+            "not oscillating, and it is not below 10% yet: slow",
+        ),
+        (
+            zigzag(40.0, 0.85),
+            "oscillating",
+            "a loss that rises at every other step and ends at 85% of its start has not clearly "
+            "fallen: oscillating",
         ),
     ],
     "non-finite": [
