@@ -544,7 +544,8 @@ def test_feature_log_holds_each_steps_features():
     r = ag.two_stage_train(5, 0.02)
     assert len(r.features) == 5, f"5 steps should log 5 feature tensors, got {len(r.features)}"
     for k, f in enumerate(r.features):
-        assert torch.allclose(f, r.w1s[k] * X, atol=1e-5), (
+        close_enough = torch.allclose(f, r.w1s[k] * X, atol=1e-5)
+        assert close_enough, (
             f"features[{k}] = {f.tolist()}, expected w1s[{k}] * X = {(r.w1s[k] * X).tolist()}: "
             "log the first stage's output of every step"
         )
@@ -571,9 +572,8 @@ def test_first_stage_returns_a_connected_output_and_logs_a_copy():
         f"d sum(first_stage(w1, x)) / d w1 = {seen['grad']}, expected sum(x) = {float(X.sum())}: "
         "the output is w1 * x, connected to w1 itself (a re-wrapped copy is a new leaf)"
     )
-    assert torch.allclose(seen["out"], 0.5 * X), (
-        f"first_stage(0.5, x) returned {brief(seen['out'])}, expected w1 * x"
-    )
+    close_enough = torch.allclose(seen["out"], 0.5 * X)
+    assert close_enough, f"first_stage(0.5, x) returned {brief(seen['out'])}, expected w1 * x"
     assert len(seen["log"]) == 1, (
         f"one call should log one tensor, the log holds {len(seen['log'])}"
     )

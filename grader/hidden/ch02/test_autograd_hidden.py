@@ -447,6 +447,38 @@ def test_find_graph_cuts_in_other_dtypes_and_several_outputs():
     )
 
 
+USER_SOURCE = """def forward(w):
+    h = w * 2
+    return h.detach() + 1
+"""
+USER_FILES = ["/0/user_code.py", "/~/user_code.py"]  # sort before and after any real path
+
+
+@probe
+def cuts_in_other_files():
+    """find_graph_cuts on USER_SOURCE compiled as if it lived in each of USER_FILES."""
+    found = []
+    for filename in USER_FILES:
+        namespace = {}
+        exec(compile(USER_SOURCE, filename, "exec"), namespace)
+        found.append(ag.find_graph_cuts(namespace["forward"], torch.ones(2, requires_grad=True)))
+    return found
+
+
+@pytest.mark.task("ch02.2")
+def test_find_graph_cuts_locates_code_from_any_file():
+    """A cut in code from any file (whatever its path) is located at that file's line."""
+    for filename, found in zip(USER_FILES, cuts_in_other_files()):
+        assert len(found) == 1 and "detach" in str(found[0].op), (
+            f"the detach in code from {filename} should be the one cut; got {[c.op for c in found]}"
+        )
+        assert str(found[0].location) == f"{filename}:3", (
+            f"the cut ran at {filename}:3 but its location says {found[0].location!r}: the "
+            "first frame that is neither inside torch nor inside your module, wherever the "
+            "user's file lives (compare paths for equality or containment, nothing else)"
+        )
+
+
 def program(w, x, steps):
     """Apply ``steps`` (names from STEPS) to h = w, one line per kind of step."""
     h = w * 1.0
@@ -786,6 +818,25 @@ def test_accumulated_grad_on_generated_batches(n, share, width, kind, loss, stal
         seen,
         *case,
         **options,
+    )
+
+
+@pytest.mark.task("ch02.4")
+@pytest.mark.parametrize("n_micro", [4, 7])
+def test_accumulated_grad_with_more_micro_batches_than_examples(n_micro):
+    """With n_micro larger than the batch, the empty chunks of tensor_split contribute nothing."""
+    case = (21, 3, n_micro, 22)
+    with because(
+        f"accumulated_grad raised with n_micro={n_micro} on 3 examples: tensor_split then "
+        "yields empty chunks, which contribute nothing"
+    ):
+        seen = accumulate(*case, width=3, kind="relu")
+    check_accumulation(
+        f"accumulated_grad with n_micro={n_micro} on 3 examples (empty chunks at the end)",
+        seen,
+        *case,
+        width=3,
+        kind="relu",
     )
 
 
