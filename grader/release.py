@@ -1,5 +1,6 @@
 """The student bundle: stubs, public tests, readings, the harness and project config, a
-GitHub Classroom autograding workflow — no solution code and no hidden test.
+GitHub Classroom autograding workflow, a lab notebook per chapter that has one — no
+solution code and no hidden test.
 
     python -m grader release OUT
 
@@ -205,8 +206,9 @@ def build(out: Path) -> list[Path]:
         text = re.sub(r"\]\((ch\w+\.md)\)", r"](course/\1)", text)
         (out / "README.md").write_text(text)
         written.append(out / "README.md")
-    from grader import score
+    from grader import labs, score
 
+    written += labs.write_notebooks(out)  # labs/chNN.ipynb, from course/labs/chNN.py
     workflow = out / WORKFLOW
     workflow.parent.mkdir(parents=True, exist_ok=True)
     workflow.write_text(classroom_workflow(score.collect_expected(list(index.chapters().values()))))

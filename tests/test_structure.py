@@ -151,3 +151,27 @@ def test_the_untouched_repair_programs_are_recorded():
     assert index.untouched() == expected, (
         f"update the [repair] table of course/untouched.toml:\n{lines}"
     )
+
+
+def test_the_field_guide_links_to_sections_that_exist_and_names_real_tools():
+    """course/field_guide.md: every link reaches a heading of a reading, and every tool
+    it names is defined in that chapter's stub."""
+    guide = (REPO / "course" / "field_guide.md").read_text()
+    links = re.findall(r"\]\((ch\w+)\.md#([\w-]+)\)", guide)
+    assert len(links) >= 30, "the field guide should point at the sections where tools were built"
+    for chapter, anchor in links:
+        text = (REPO / "course" / f"{chapter}.md").read_text()
+        assert anchor in _anchors(text), f"field guide: {chapter}.md#{anchor} is not a heading"
+    for row in re.findall(r"^\|.*\|$", guide, flags=re.M):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if len(cells) != 4 or cells[0] in ("symptom", "---"):
+            continue
+        chapters = set(re.findall(r"\]\((ch\w+)\.md", cells[3]))
+        names = re.findall(r"`(\w+)`", cells[3])
+        assert chapters and names, f"field guide row without a tool and its chapter: {row}"
+        for name in names:
+            assert any(name in vars(_load("exercises", index.chapter(c))) for c in chapters), (
+                f"field guide names {name}, which no stub of {sorted(chapters)} defines"
+            )
+    readme = (REPO / "course" / "README.md").read_text()
+    assert "(field_guide.md)" in readme, "the students' front page should link the field guide"

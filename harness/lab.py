@@ -1,0 +1,79 @@
+"""What a chapter's lab notebook uses (``course/labs/chNN.py``).
+
+    from harness import lab
+    ag = lab.module("ch02")                 # the student's module, live (COURSE_IMPL picks another)
+    result = lab.attempt(ag.two_stage_train, 400, 0.02)   # None, with a TODO line, if not done
+    lab.check("w2 after 400 steps", f"{result.w2:.4f}")   # a number the reading quotes
+    lab.run_tests("ch02")                   # the chapter's public tests, as the student runs them
+
+A lab runs to its end on an untouched stub: every call into the student's code goes
+through ``attempt``, which prints what is missing instead of stopping the notebook.
+``check`` prints ``check <what>: <text>``; the project's tests make sure every such text
+appears in the chapter's reading, so a reading's numbers stay those the code produces.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from harness import target
+
+
+def module(chapter: str):
+    """The chapter's module under test, itself (not through the tests' plain-data calls)."""
+    from harness import index
+
+    impl = os.environ.get(target.ROOT_ENV) or "exercises"
+    target.set_root(impl)
+    return target.load(chapter, index.chapter(chapter).module)
+
+
+def attempt(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, or None after one line saying what is missing or what went wrong."""
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError as exc:
+        print(f"TODO: implement {exc} (then run this cell again)")
+    except Exception as exc:  # noqa: BLE001 - a lab shows the error and goes on
+        text = str(exc).strip().splitlines()
+        print(f"your code raised {type(exc).__name__}: {text[-1] if text else ''}")
+    return None
+
+
+def check(what: str, text: str) -> None:
+    """Show a number the reading quotes (the project's tests compare it with the reading)."""
+    print(f"check {what}: {text}")
+
+
+def run_tests(chapter: str) -> int:
+    """Run the chapter's public tests in a fresh process and show pytest's summary."""
+    root = target.REPO
+    impl = os.environ.get(target.ROOT_ENV) or "exercises"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"exercises/{chapter}",
+            "--impl",
+            impl,
+            "-q",
+            "--no-header",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    lines = proc.stdout.strip().splitlines()
+    start = next((i for i, ln in enumerate(lines) if "course tasks" in ln), max(0, len(lines) - 25))
+    print("\n".join(lines[start:]))
+    return proc.returncode
+
+
+def figure_path(name: str) -> Path:
+    """Where a lab may save a figure of its own (next to the notebook, never in course/)."""
+    return Path.cwd() / name

@@ -1,0 +1,72 @@
+"""Every chapter's lab notebook runs to its end, headless, on the reference solutions and
+on the untouched stubs (where it shows the TODOs instead of stopping), and every number
+a lab checks is the number its chapter's reading quotes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from grader import labs
+from harness.target import REPO
+
+pytestmark = pytest.mark.timeout(900)
+LABS = {p.stem: p for p in labs.sources()}
+
+
+def execute(source, impl: str) -> list[str]:
+    """Run the lab as a notebook in a fresh kernel; every line it printed."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.reads(json.dumps(labs.to_notebook(source.read_text())), as_version=4)
+    saved = os.environ.get("COURSE_IMPL")
+    os.environ["COURSE_IMPL"] = str(impl)
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        NotebookClient(
+            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}
+        ).execute()
+    finally:
+        if saved is None:
+            os.environ.pop("COURSE_IMPL", None)
+        else:
+            os.environ["COURSE_IMPL"] = saved
+    printed = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                printed += output["text"].splitlines()
+            assert output.get("output_type") != "error", (
+                f"{source.name}: {output.get('ename')}: {output.get('evalue')}"
+            )
+    return printed
+
+
+@pytest.mark.parametrize("chapter", sorted(LABS))
+def test_the_lab_runs_on_the_solutions_and_its_numbers_are_the_readings(chapter):
+    printed = execute(LABS[chapter], REPO / "solutions")
+    reading = (REPO / "course" / f"{chapter}.md").read_text()
+    checks = [ln for ln in printed if ln.startswith("check ")]
+    assert checks, f"{chapter}'s lab checks no number of the reading"
+    wrong = [ln for ln in checks if ln.split(": ", 1)[1] not in reading]
+    assert not wrong, f"course/{chapter}.md does not quote what the lab prints: {wrong}"
+    assert not any(ln.startswith("TODO") for ln in printed)
+
+
+@pytest.mark.parametrize("chapter", sorted(LABS))
+def test_the_lab_runs_to_its_end_on_the_stubs_and_shows_the_todos(chapter):
+    printed = execute(LABS[chapter], REPO / "exercises")
+    assert any(re.match(rf"TODO: implement {chapter}\.\d+", ln) for ln in printed), printed[-10:]
+
+
+def test_the_release_ships_a_real_notebook_per_lab(tmp_path):
+    import nbformat
+
+    written = labs.write_notebooks(tmp_path)
+    assert {p.stem for p in written} == set(LABS)
+    for path in written:
+        nbformat.validate(nbformat.read(path, as_version=4))
