@@ -8,6 +8,8 @@ inside a @probe below; each probe starts from an empty compile cache and zeroed 
 (torch.compiler.reset() alone does not clear torch._dynamo.utils.counters), so the order
 of the tests does not matter."""
 
+import sys
+
 import pytest
 import torch
 import torch._dynamo
@@ -69,13 +71,33 @@ def _subject(name, seed=0):
     return FUNCTIONS[name]
 
 
+INDUCTOR = "torch._inductor.compile_fx"  # imported only when inductor compiles something
+
+
 @probe
 def stats_of(name, calls, kwargs, runs=1):
     """compile_stats(subject, calls, **kwargs), `runs` times in a row from a fresh process
     state: the list of CompileStats it returned."""
     fresh_dynamo()
     subject = _subject(name)
-    return [comp.compile_stats(subject, calls, **dict(kwargs)) for _ in range(runs)]
+    kwargs = {"backend": "eager", **dict(kwargs)}
+    return [comp.compile_stats(subject, calls, **kwargs) for _ in range(runs)]
+
+
+@probe
+def loads_inductor(task, name, calls):
+    """Whether compile_stats(subject, calls) (or guard_reasons(subject, *calls)), given no
+    backend, loaded the inductor backend (None when something loaded it earlier). The other
+    probes always pass backend="eager"."""
+    fresh_dynamo()
+    if INDUCTOR in sys.modules:
+        return None
+    if task == "compile_stats":
+        comp.compile_stats(_subject(name), calls)
+    else:
+        comp.guard_reasons(_subject(name), *calls)
+    fresh_dynamo()
+    return INDUCTOR in sys.modules
 
 
 def counted(stats):
@@ -125,6 +147,10 @@ def test_compile_stats_counts_the_books_thirteen_requests(dynamic, graphs, recom
 @pytest.mark.points(2)
 def test_compile_stats_sees_a_data_dependent_branch():
     x = torch.linspace(-1.0, 2.0, 6)
+    assert not loads_inductor("compile_stats", "scale", [(x,)]), (
+        "compile_stats given no backend compiled with inductor: the backend defaults to "
+        '"eager" (compile_kwargs.pop("backend", "eager"))'
+    )
     (stats,) = stats_of("clip_or_shift", [(x,), (x,)], {})
     assert (stats.graph_breaks, stats.graphs, stats.recompiles) == (1, 2, 0), (
         "compile_stats(fn with `if tensor.sum() > 0:`, the same input twice) gave "
@@ -322,11 +348,12 @@ def reasons_of(name, first, second, kwargs, runs=1, warm=False):
     of each answer."""
     fresh_dynamo()
     fn = FUNCTIONS[name]
+    kwargs = dict(kwargs)
     if warm:  # a graph for `second` already sits in Dynamo's cache
         torch.compile(fn, **{**dict(kwargs), "backend": "eager"})(*second)
     answers = []
     for _ in range(runs):
-        got = comp.guard_reasons(fn, tuple(first), tuple(second), **dict(kwargs))
+        got = comp.guard_reasons(fn, tuple(first), tuple(second), **{"backend": "eager", **kwargs})
         answers.append([(r.argument, r.kind, r.text) for r in got])
     return answers
 
@@ -369,6 +396,10 @@ def test_guard_reasons_reads_the_guards_not_the_inputs():
         answers = reasons_of(
             "ignores_n", (torch.ones(3, 3), 1), (torch.ones(3, 3), 7), {"dynamic": False}, runs=2
         )
+    assert not loads_inductor("guard_reasons", "scale", [(torch.ones(2),), (torch.ones(2),)]), (
+        "guard_reasons given no backend compiled with inductor: the backend defaults to "
+        '"eager" (compile_kwargs.pop("backend", "eager"))'
+    )
     assert [pairs(a) for a in answers] == [[], []], (
         f"guard_reasons(fn that never reads n, n=1 then n=7) gave {[pairs(a) for a in answers]}; "
         "expected [] each time: the trace never used n, so Dynamo installed no guard on it and "

@@ -11,8 +11,10 @@ from exercises.ch09a.test_compilation import (  # helpers shared with the public
     book_requests,
     check_gate,
     check_served,
+    counted,
     fresh_dynamo,
     gate_seen,
+    stats_of,
 )
 from harness.probe import because, probe
 from harness.target import chapter_module
@@ -119,7 +121,7 @@ def hidden_stats(name, calls, kwargs, warm=False, spy=False):
         for n in (2, 3):
             earlier(torch.ones(n))
         torch.compile(HIDDEN_FUNCTIONS[name], backend="eager", dynamic=False)(*calls[0])
-    kwargs = dict(kwargs)
+    kwargs = {"backend": "eager", **dict(kwargs)}
     backend = SpyBackend() if spy else None
     if backend is not None:
         kwargs["backend"] = backend
@@ -158,6 +160,23 @@ def test_compile_stats_frames_are_not_graphs():
         "a function that breaks the graph after its only tensor op compiles the function and an empty resume "
         "frame on the first call (2 frames, 1 graph), then recompiles the function for a new length; "
         f"expected (frames, graphs, recompiles) = (3, 2, 1), got {seen}"
+    )
+
+
+@pytest.mark.task("ch09a.1")
+@pytest.mark.points(2)
+def test_compile_stats_a_new_branch_is_not_a_recompile():
+    """A branch taken for the first time compiles a new resume frame: a new frame, not a
+    recompile, and no guard failed."""
+    up, down = torch.linspace(-1.0, 2.0, 6), -torch.linspace(-1.0, 2.0, 6)
+    (stats,) = stats_of("clip_or_shift", [(up,), (down,), (up,)], {})
+    seen = counted(stats)
+    assert seen == (3, 3, 0, 1) and list(stats.reasons) == [], (
+        "compile_stats(fn with `if y.sum() > 0:`, a positive, a negative, a positive input) must count "
+        "3 frames and 3 graphs (the function, then one resume function per branch, each compiled "
+        "the first time it runs), 0 recompiles and no reasons; got (frames, graphs, recompiles, "
+        f"graph_breaks) = {seen}, reasons={list(stats.reasons)[:2]}: a recompile is a new "
+        "compilation of a frame already compiled, caused by a failed guard"
     )
 
 

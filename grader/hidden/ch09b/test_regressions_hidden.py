@@ -609,6 +609,19 @@ def test_the_same_seeds_on_both_sides():
 
 
 @pytest.mark.task("ch09b.4")
+def test_two_runs_a_side_are_enough_to_answer():
+    """Two runs a side measure the noise: is_regression answers (it refuses only below two)."""
+    base, cand = {0: 0.20, 1: 0.22}, {2: 0.21, 3: 0.23}
+    assert verdict(base, cand) is False, (
+        "with exactly two runs a side is_regression must answer (not raise): a shift of 0.01 "
+        "against runs that differ by 0.02 is not a regression"
+    )
+    assert verdict({0: 0.5, 1: 0.5}, {2: 0.5, 3: 0.5}) is False, (
+        "two identical runs a side, all equal, are no regression"
+    )
+
+
+@pytest.mark.task("ch09b.4")
 def test_a_lucky_baseline_run_does_not_count():
     """One exceptionally lucky baseline run does not make a matching candidate a regression;
     fewer than two runs on either side raise ValueError."""
