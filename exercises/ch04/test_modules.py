@@ -221,6 +221,8 @@ class Sound(nn.Module):
         self.names = ["a", "b"]
         self.options = {"dropout": 0.1, "sizes": [4, 4]}
         self.nothing = None
+        self.order = [self.body[2], self.body[0]]  # points at registered modules
+        self.lookup = {"w": self.scale, "stats": (self.mask, self.body[1].running_mean)}
 
 
 class Scaler(nn.Module):
@@ -392,9 +394,10 @@ def test_coverage_is_by_identity_not_by_value():
 
 
 @probe
-def running_norm_registry(num_features):
-    """A fresh md.RunningNorm: its parameters, buffers and state_dict keys, and the buffers'
-    dtypes after .to(torch.float64)."""
+def running_norm_registry(num_features, seed):
+    """A fresh md.RunningNorm: its parameters, buffers and state_dict keys; the buffers'
+    dtypes after .to(torch.float64); then, after two training batches, the eval-mode output
+    of the trained one and of a fresh one loaded from its state_dict."""
     norm = md.RunningNorm(num_features)
     seen = {
         "parameters": [n for n, _ in norm.named_parameters()],
@@ -403,6 +406,17 @@ def running_norm_registry(num_features):
     }
     norm.to(torch.float64)
     seen["dtypes"] = {n: b.dtype for n, b in norm.named_buffers()}
+    g = torch.Generator().manual_seed(seed)
+    norm = md.RunningNorm(num_features)
+    for _ in range(2):
+        norm(3 + 2 * torch.randn(6, num_features, generator=g))
+    fresh = md.RunningNorm(num_features)
+    fresh.load_state_dict(norm.state_dict())
+    norm.eval()
+    fresh.eval()
+    x = torch.randn(4, num_features, generator=g)
+    with torch.no_grad():
+        seen["reloaded"] = norm(x), fresh(x)
     return seen
 
 
@@ -445,8 +459,8 @@ def trace_norm(norm, num_features, sizes, seed, dtype=torch.float32):
 
 @probe
 def running_norm_trace(num_features, momentum, sizes, seed, eps=None, to64=False):
-    """trace_norm of a fresh md.RunningNorm (eps and dtype as given)."""
-    kwargs = {"momentum": momentum} if eps is None else {"momentum": momentum, "eps": eps}
+    """trace_norm of a fresh md.RunningNorm (momentum, eps: the defaults where None)."""
+    kwargs = {k: v for k, v in (("momentum", momentum), ("eps", eps)) if v is not None}
     norm = md.RunningNorm(num_features, **kwargs)
     dtype = torch.float32
     if to64:
@@ -466,7 +480,7 @@ def batchnorm_trace(num_features, momentum, sizes, seed, eps=1e-5, to64=False):
 @pytest.mark.task("ch04.4")
 @pytest.mark.points(2)
 def test_running_norm_statistics_are_buffers():
-    seen = running_norm_registry(4)
+    seen = running_norm_registry(4, 5)
     assert seen["parameters"] == [], (
         f"RunningNorm has parameters {seen['parameters']}: statistics are not trained, so they "
         "must be buffers, not nn.Parameters an optimizer would update"
@@ -484,13 +498,25 @@ def test_running_norm_statistics_are_buffers():
         f"after .to(torch.float64) the buffers' dtypes are {dtypes}: only registered buffers "
         "are converted by .to(); a plain tensor attribute stays behind"
     )
+    trained, reloaded = seen["reloaded"]
+    assert torch.equal(trained, reloaded), (
+        "a fresh RunningNorm loaded from a trained one's state_dict normalises differently in "
+        f"eval mode ({first_difference(reloaded, trained)}): the running statistics must be "
+        "buffers, saved by state_dict() and restored by load_state_dict()"
+    )
 
 
 @pytest.mark.task("ch04.4")
 @pytest.mark.points(2)
 def test_running_norm_matches_batchnorm_without_affine():
     args = (3, 0.2, [4, 4, 4, 4], 3)
-    ours, ref = running_norm_trace(*args), batchnorm_trace(*args)
+    with because(
+        "RunningNorm raised while it was trained on 4 batches and then used in eval mode; if "
+        "it says 'backward through the graph a second time', the running statistics carry the "
+        "graph of earlier batches: update them under torch.no_grad()"
+    ):
+        ours = running_norm_trace(*args)
+    ref = batchnorm_trace(*args)
     for step in range(4):
         assert torch.allclose(ours["out"][step], ref["out"][step], atol=1e-5), (
             f"training-mode output at batch {step} differs from nn.BatchNorm1d(affine=False) "

@@ -111,9 +111,10 @@ def diagnose(
     Finding for each problem; ``[]`` for a healthy setup. Codes:
     ``not_in_optimizer``, ``frozen`` (the optimizer holds a parameter that does not require
     grad), ``not_in_model`` (it holds a tensor the model does not own), ``no_grad``,
-    ``nonfinite``, ``not_moving``, ``loss_constant`` (all losses equal to 1e-6),
-    ``probabilities_as_logits`` (non-negative output rows summing to 1, for integer targets)
-    and ``at_chance`` (integer targets; the best loss stays above 0.9 x the entropy of the
+    ``nonfinite``, ``not_moving``, ``loss_constant`` (two or more losses, all finite and
+    equal to within 1e-6), and for integer targets with [N, C] outputs, C >= 2:
+    ``probabilities_as_logits`` (non-negative output rows summing to 1) and ``at_chance``
+    (at least two distinct labels; the best loss stays above 0.9 x the entropy of the
     batch's label frequencies)."""
     raise NotImplementedError("ch08.2 diagnose — see course/ch08.md#diagnose")
 

@@ -95,8 +95,10 @@ def transfer_setup(seed, sizes, task_seed, steps):
 @pytest.mark.points(3)
 def test_the_books_flat_loss_and_the_repair():
     flat, losses = flat_and_repaired(0, 256, 1, 200, 100)
-    assert round(flat[0], 6) == round(flat[-1], 6), (
-        f"the book's setup should not learn at all: loss {flat[0]:.6f} -> {flat[-1]:.6f} after 200 steps"
+    # The book's numbers for the broken program: they do not depend on your code.
+    assert round(flat[0], 6) == round(flat[-1], 6) == 1.455877, (
+        f"the book's setup gave loss {flat[0]:.6f} -> {flat[-1]:.6f} after 200 steps, the book "
+        "1.455877 at both ends: this torch build does not reproduce the chapter's numbers"
     )
     assert losses[-1] < 0.75 * losses[0], (
         f"100 steps after build_transfer_setup the loss went {losses[0]:.6f} -> {losses[-1]:.6f}: "
@@ -190,7 +192,7 @@ def diagnosed(setup, steps):
 
 
 @pytest.mark.task("ch08.2")
-@pytest.mark.points(3)
+@pytest.mark.points(4)
 def test_diagnose_names_the_books_bug():
     findings, _ = diagnosed("book's bug", 10)
     missing = where(findings, "not_in_optimizer")

@@ -77,6 +77,15 @@ def reload_outputs(sizes, seed, steps):
         return model(x), fresh(x)
 
 
+@probe
+def encoder_alone(n):
+    """A fresh md.Encoder() with its defaults: its parameter count and its output shape on
+    an (n, 2) batch."""
+    encoder = md.Encoder()
+    out = encoder(torch.randn(n, 2))
+    return sum(p.numel() for p in encoder.parameters()), tuple(out.shape)
+
+
 def classifier_count(d_in, hidden, depth, n_classes):
     return (
         d_in * hidden
@@ -100,6 +109,16 @@ def test_other_sizes_register_every_block():
     assert seen["saved"] == n and len(seen["keys"]) == 2 + 2 * 5 + 2, (
         f"state_dict() of Classifier({sizes}) has {len(seen['keys'])} keys holding "
         f"{seen['saved']} numbers: every block's weight and bias must be saved"
+    )
+
+
+@pytest.mark.task("ch04.1")
+def test_the_encoder_alone_keeps_its_defaults():
+    """Encoder() is the stem Linear(2, 16) and three registered 16-wide blocks: (N, 2) -> (N, 16)."""
+    count, shape = encoder_alone(5)
+    assert count == 2 * 16 + 16 + 3 * (16 * 16 + 16) and shape == (5, 16), (
+        f"Encoder() has {count} registered parameters and maps (5, 2) to {shape}; expected 864 "
+        "and (5, 16): d_in=2, hidden=16, depth=3, every block registered"
     )
 
 
@@ -597,9 +616,9 @@ def test_running_norm_float64_and_state_round_trip():
 @pytest.mark.task("ch04.4")
 def test_running_norm_defaults_are_batchnorms():
     """With default momentum and eps RunningNorm matches BatchNorm1d's defaults (0.1, 1e-5)."""
-    args = (4, 0.1, [8, 3, 2], 12)
-    ours = running_norm_trace(*args)
-    assert_trace_matches(ours, batchnorm_trace(*args), "defaults", atol=1e-5)
+    ours = running_norm_trace(4, None, [8, 3, 2], 12)  # RunningNorm(4): the defaults
+    want = batchnorm_trace(4, 0.1, [8, 3, 2], 12, eps=1e-5)
+    assert_trace_matches(ours, want, "RunningNorm(4) with its default momentum and eps", atol=1e-5)
 
 
 @pytest.mark.task("ch04.4")
@@ -722,7 +741,11 @@ def test_checkpoint_without_optimizer_and_extra_keys_rejected():
 def test_the_checkpoint_lives_in_the_file():
     """save_checkpoint takes a str path and returns it; a copy of the file restores model, optimizer and extras."""
     extras = {"epoch": 12, "lr": 0.1, "tags": ["warm", "cosine"], "best": {"val": 0.93}, "n": None}
-    seen = checkpoint_in_the_file(6, extras)
+    with because(
+        "save_checkpoint to a str path, then load_checkpoint of a copy of that file (the "
+        "original deleted) failed: everything must be in the file torch.save wrote"
+    ):
+        seen = checkpoint_in_the_file(6, extras)
     assert seen["returned"] is not None and Path(seen["returned"]) == Path(seen["path"]), (
         f"save_checkpoint(path, ...) returned {seen['returned']!r}; it returns the path it wrote"
     )

@@ -146,23 +146,37 @@ class RecordingSGD(torch.optim.SGD):
 
 
 class Softmaxed(nn.Module):
-    """A linear layer followed by a transformation of its rows (see PROBABILITY_LIKE)."""
+    """A linear layer followed by a transformation of its rows (see PROBABILITY_CASES)."""
 
-    def __init__(self, how, n_classes=10):
+    def __init__(self, how):
         super().__init__()
-        self.lin = nn.Linear(8, n_classes)
+        self.lin = nn.Linear(8, 1 if how == "one-column softmax" else 10)
         self.how = how
 
     def forward(self, x):
         z = self.lin(x) * 6  # large logits: softmax rows do not sum to exactly 1 in float32
-        if self.how == "softmax":
+        if self.how in ("softmax", "one-column softmax"):
             return torch.softmax(z, dim=1)
+        if self.how == "saturated softmax":
+            return torch.softmax(z * 30, dim=1)  # many entries exactly 0
         if self.how == "twice softmax":
             return 2 * torch.softmax(z, dim=1)
-        return z - z.mean(dim=1, keepdim=True) + 1 / z.shape[1]  # rows sum to 1, negatives
+        shift = torch.zeros(z.shape[1])
+        shift[0], shift[1] = 0.05, -0.05  # rows still sum to 1; small entries turn negative
+        return torch.softmax(z, dim=1) + shift
 
 
 # ---------------------------------------------------------------- setups
+
+
+def books_bug_parts():
+    torch.manual_seed(74)
+    model = dbg.TransferNet()
+    for p in model.features.parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.head = nn.Linear(32, 4)
+    return model, opt
 
 
 def books_setup_in_full():
@@ -195,10 +209,15 @@ def zero_lr_head_only():
 
 
 def tiny_lr():
-    model = pretrained(47)
+    """Parameters between 0.5 and 1.5 stepped at lr 3e-6: every one changes, by less than
+    torch.allclose's default tolerance."""
+    model = linear_probe(47)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.uniform_(0.5, 1.5)
     return (
         model,
-        torch.optim.SGD(model.parameters(), lr=1e-5),
+        torch.optim.SGD(model.parameters(), lr=3e-6),
         F.cross_entropy,
         dbg.make_task(64, seed=48),
     )
@@ -298,10 +317,38 @@ def healthy_regression():
     return model, torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9), F.mse_loss, (x, y)
 
 
-def probability_like(how, targets):
+class SquaredError:
+    """Mean squared error against integer targets (they promote to float)."""
+
+    def __call__(self, out, y):
+        return ((out - y) ** 2).mean()
+
+
+def counts_regression():
+    """A one-output regression ([N] outputs) onto integer counts."""
+    torch.manual_seed(71)
+    model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1), nn.Flatten(0))
+    g = torch.Generator().manual_seed(72)
+    x = torch.randn(64, 4, generator=g)
+    y = (x[:, 0] > 0).long() + (x[:, 1] > 0).long() * 2
+    return model, torch.optim.SGD(model.parameters(), lr=0.05), SquaredError(), (x, y)
+
+
+def frozen_twin():
+    """Two layers of the same shapes; the first frozen and left out of the optimizer."""
+    torch.manual_seed(69)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 4))
+    model[0].requires_grad_(False)
+    opt = torch.optim.Adam([*model[2].parameters(), *model[4].parameters()], lr=0.03)
+    return model, opt, F.cross_entropy, dbg.make_task(128, seed=70)
+
+
+def probability_like(how, targets, n=128):
     torch.manual_seed(59)
     model = Softmaxed(how)
-    x, y = dbg.make_task(128, seed=60, n_classes=10)
+    x, y = dbg.make_task(n, seed=60, n_classes=10)
+    if how == "one-column softmax":
+        y = torch.zeros_like(y)
     loss_fn = F.cross_entropy
     if targets == "float":
         y, loss_fn = F.one_hot(y, 10).float(), F.mse_loss
@@ -347,7 +394,7 @@ SETUPS = {
     "book's setup in full": books_setup_in_full,
     "lr 0": zero_lr,
     "lr 0 for the head only": zero_lr_head_only,
-    "lr 1e-5": tiny_lr,
+    "lr 3e-6": tiny_lr,
     "zero_grad before step": zero_grad_before_step,
     "shuffled labels": shuffled_labels,
     "true labels": true_labels,
@@ -360,6 +407,9 @@ SETUPS = {
     "infinite lr": infinite_lr,
     "healthy Adam": healthy_adam,
     "healthy regression": healthy_regression,
+    "frozen twin": frozen_twin,
+    "counts regression": counts_regression,
+    "book's bug": lambda: (*books_bug_parts(), F.cross_entropy, dbg.make_task(64, seed=73)),
     "constant gradient": constant_line,
 }
 
@@ -371,9 +421,13 @@ def diagnosed(setup, steps):
 
 
 @probe
-def diagnosed_probability_like(how, targets, steps):
-    """diagnose on a Softmaxed model (rows transformed `how`) with int or float targets."""
-    return dbg.diagnose(*probability_like(how, targets), steps)
+def diagnosed_probability_like(how, targets, steps, n=128):
+    """diagnose on a Softmaxed model (rows transformed `how`) with int or float targets, and
+    whether its first output holds a negative and an exact zero (seen beside the model)."""
+    setup = probability_like(how, targets, n)
+    with torch.no_grad():
+        out = setup[0](setup[3][0])
+    return dbg.diagnose(*setup, steps), bool((out < 0).any()), bool((out == 0).any())
 
 
 @probe
@@ -452,7 +506,7 @@ def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
 
 
 @pytest.mark.task("ch08.2")
-@pytest.mark.points(2)
+@pytest.mark.points(4)
 def test_diagnose_the_books_setup_in_full():
     """The book's setup: frozen for held frozen features, not_in_model, not_in_optimizer by identity."""
     findings = diagnosed("book's setup in full", 5)
@@ -499,9 +553,9 @@ def test_not_moving_is_judged_per_parameter_and_exactly():
         f"not_moving (got {where(findings, 'not_moving')}): judge each parameter on its own"
     )
     assert "loss_constant" not in codes(findings), "the features still learn: the loss moves"
-    findings = diagnosed("lr 1e-5", 4)
+    findings = diagnosed("lr 3e-6", 4)
     assert where(findings, "not_moving") == [], (
-        "with lr 1e-5 every parameter changes by a tiny amount, and changed is changed: "
+        "with lr 3e-6 every parameter changes by a tiny amount, and changed is changed: "
         f"not_moving means never changed at all (got {where(findings, 'not_moving')}); "
         "torch.allclose calls such a move equal — compare exactly (torch.equal)"
     )
@@ -537,7 +591,6 @@ def test_diagnose_shuffled_labels():
 
 
 @pytest.mark.task("ch08.2")
-@pytest.mark.points(2)
 def test_diagnose_softmax_fed_to_cross_entropy():
     """Probability rows fed to cross_entropy are probabilities_as_logits at 'output'."""
     findings = diagnosed("softmax", 10)
@@ -553,32 +606,62 @@ def test_diagnose_softmax_fed_to_cross_entropy():
     )
 
 
+PROBABILITY_CASES = [  # (how the rows are made, targets, batch size, reported?, why)
+    (
+        "softmax",
+        "int",
+        128,
+        True,
+        "float32 softmax rows over 10 classes sum to 1 only up to rounding: compare with a "
+        "tolerance",
+    ),
+    (
+        "saturated softmax",
+        "int",
+        128,
+        True,
+        "a saturated softmax holds exact zeros, and zero is non-negative",
+    ),
+    ("softmax", "int", 1, True, "a batch of one example has one probability row"),
+    ("twice softmax", "int", 128, False, "non-negative rows that sum to 2 are not probabilities"),
+    (
+        "small negatives",
+        "int",
+        128,
+        False,
+        "rows that sum to 1 but hold (slightly) negative entries are not probabilities",
+    ),
+    (
+        "one-column softmax",
+        "int",
+        128,
+        False,
+        "a single output column is not a distribution over classes (the contract needs C >= 2)",
+    ),
+    (
+        "softmax",
+        "float",
+        128,
+        False,
+        "with float targets (a regression loss) probability outputs may be what is wanted",
+    ),
+]
+
+
 @pytest.mark.task("ch08.2")
-@pytest.mark.parametrize(
-    "how, targets, expected",
-    [
-        ("softmax", "int", True),
-        ("twice softmax", "int", False),
-        ("shifted logits", "int", False),
-        ("softmax", "float", False),
-    ],
-)
-def test_probabilities_as_logits_needs_probability_rows_and_integer_targets(how, targets, expected):
-    """probabilities_as_logits: non-negative rows summing to 1 (to float32 rounding), integer targets only."""
-    findings = diagnosed_probability_like(how, targets, 5)
-    why = {
-        "softmax": "float32 softmax rows over 10 classes sum to 1 only up to rounding: compare "
-        "with a tolerance",
-        "twice softmax": "non-negative rows that sum to 2 are not probabilities",
-        "shifted logits": "rows that sum to 1 but hold negative entries are not probabilities",
-    }[how]
-    if targets == "float":
-        why = "with float targets (a regression loss) probability outputs may be what is wanted"
-    got = "probabilities_as_logits" in codes(findings)
-    assert got == expected, (
-        f"outputs made by {how!r} with {targets} targets: probabilities_as_logits "
-        f"{'missing' if expected else 'reported'} — {why}"
-    )
+@pytest.mark.points(2)
+def test_probabilities_as_logits_needs_probability_rows_and_integer_targets():
+    """probabilities_as_logits: [N, C >= 2] non-negative rows summing to 1 (to float32 rounding), integer targets only."""
+    for how, targets, n, expected, why in PROBABILITY_CASES:
+        findings, negative, zero = diagnosed_probability_like(how, targets, 5, n)
+        assert negative == (how == "small negatives") and zero == (how == "saturated softmax"), (
+            f"course bug: the {how!r} outputs are not what the case needs"
+        )
+        got = "probabilities_as_logits" in codes(findings)
+        assert got == expected, (
+            f"outputs made by {how!r} with {targets} targets on {n} example(s): "
+            f"probabilities_as_logits {'missing' if expected else 'reported'} — {why}"
+        )
 
 
 @pytest.mark.task("ch08.2")
@@ -627,75 +710,78 @@ def test_nonfinite_gradients_and_parameters_are_reported_by_name():
     )
 
 
+CONSTANT_CASES = [  # (losses, constant?)
+    ([1.0, 1.0000002, 0.9999998, 1.0000001, 1.0], True),  # spread 4e-7
+    ([1.0 + 6e-7 * k for k in range(10)], False),  # neighbours 6e-7 apart, spread 5.4e-6
+    ([1.0, 1.5, 1.0], False),  # first equals last
+    ([float("nan")] * 4, False),
+    ([float("inf")] * 4, False),
+    ([1.0, float("nan"), 1.0], False),  # the finite ones agree, but one is nan
+    ([1.0, 1.0], True),  # two steps are enough
+    ([1.0], False),  # one loss shows no change or lack of it
+    ([2.0, 1.0, 2.0], False),
+]
+
+
 @pytest.mark.task("ch08.2")
-@pytest.mark.parametrize(
-    "values, constant",
-    [
-        ([1.0, 1.0000002, 0.9999998, 1.0000001, 1.0], True),
-        ([1.0 + 6e-7 * k for k in range(10)], False),
-        ([1.0, 1.5, 1.0], False),
-        ([float("nan")] * 4, False),
-        ([float("inf")] * 4, False),
-    ],
-    ids=["within 1e-6", "drift of 6e-7 per step", "up and back", "nan", "inf"],
-)
-def test_loss_constant_at_its_threshold(values, constant):
+@pytest.mark.points(2)
+def test_loss_constant_at_its_threshold():
     """loss_constant: every loss within 1e-6 of every other (max - min), finite losses only."""
-    findings = diagnosed_scripted(values, [0, 1, 2, 3] * 4)
-    got = "loss_constant" in codes(findings)
-    finite = all(math.isfinite(v) for v in values)
-    assert got == constant, (
-        f"losses {values[:5]}{'...' if len(values) > 5 else ''}: loss_constant "
-        f"{'missing' if constant else 'reported'}; it means all losses equal to within 1e-6 "
-        "(the largest minus the smallest, not neighbours, not first and last)"
-        + ("" if finite else ", and a non-finite loss is never constant")
-    )
-    if not finite:
-        assert "loss" in where(findings, "nonfinite"), "a nan or inf loss is nonfinite at 'loss'"
+    for values, constant in CONSTANT_CASES:
+        with because(f"diagnose raised on {len(values)} scripted losses {values}"):
+            findings = diagnosed_scripted(values, [0, 1, 2, 3] * 4)
+        got = "loss_constant" in codes(findings)
+        finite = all(math.isfinite(v) for v in values)
+        assert got == constant, (
+            f"losses {values[:5]}{'...' if len(values) > 5 else ''}: loss_constant "
+            f"{'missing' if constant else 'reported'}; it means two or more losses, all equal to "
+            "within 1e-6 (the largest minus the smallest, not neighbours, not first and last)"
+            + ("" if finite else ", and a non-finite loss is never constant")
+        )
+        if not finite:
+            assert "loss" in where(findings, "nonfinite"), (
+                f"losses {values}: a nan or inf loss is nonfinite at 'loss'"
+            )
 
 
 # uniform over 4 classes: entropy ln 4 = 1.3863, so the threshold 0.9 * ln 4 is 1.2477
 UNIFORM = [0, 1, 2, 3] * 8
 SKEWED = [0] * 18 + [1] * 2  # entropy 0.3251: threshold 0.2926, while 0.9 * ln 2 is 0.6238
+GAPPY = [0] * 10 + [2] * 9 + [3]  # no label 1, one label 3: entropy 0.8557, threshold 0.7701
+CHANCE_CASES = [  # (losses, labels, at chance?): the best loss against 0.9 x the entropy
+    ([1.40, 1.30, 1.26, 1.25], UNIFORM, True),  # best just above
+    ([1.40, 1.30, 1.24, 1.25], UNIFORM, False),  # best just below
+    ([1.40, 1.20, 1.30, 1.35], UNIFORM, False),  # the best is not the last
+    ([1.40, 1.36, 1.33, 1.30], UNIFORM, True),  # between 0.9 and 1 times the entropy
+    ([0.60, 0.50, 0.45, 0.40], SKEWED, True),  # skewed labels: above their entropy
+    ([0.40, 0.30, 0.28, 0.27], SKEWED, False),  # skewed labels: below
+    ([0.90, 0.85, 0.80], GAPPY, True),  # absent labels do not count, a single one does
+    ([0.90, 0.80, 0.72], GAPPY, False),  # below 0.7701, above 0.9 x the entropy without label 3
+    ([0.50, 0.45, 0.40], [1] * 12, False),  # one label only: there is no chance level
+]
 
 
 @pytest.mark.task("ch08.2")
-@pytest.mark.parametrize(
-    "values, labels, at_chance",
-    [
-        ([1.40, 1.30, 1.26, 1.25], UNIFORM, True),
-        ([1.40, 1.30, 1.24, 1.25], UNIFORM, False),
-        ([1.40, 1.20, 1.30, 1.35], UNIFORM, False),
-        ([1.40, 1.36, 1.33, 1.30], UNIFORM, True),
-        ([0.60, 0.50, 0.45, 0.40], SKEWED, True),
-        ([0.40, 0.30, 0.28, 0.27], SKEWED, False),
-    ],
-    ids=[
-        "best just above",
-        "best just below",
-        "best earlier than the last",
-        "between 0.9 and 1 times the entropy",
-        "skewed labels: above their entropy",
-        "skewed labels: below",
-    ],
-)
-def test_at_chance_at_its_threshold(values, labels, at_chance):
+@pytest.mark.points(2)
+def test_at_chance_at_its_threshold():
     """at_chance: the best loss stays above 0.9 x the entropy of the batch's label frequencies."""
-    findings = diagnosed_scripted(values, labels)
-    got = "at_chance" in codes(findings)
-    counts = torch.bincount(torch.tensor(labels)).double()
-    p = counts[counts > 0] / counts.sum()
-    entropy = float(-(p * p.log()).sum())
-    assert got == at_chance, (
-        f"losses {values} on labels with entropy {entropy:.4f} (threshold {0.9 * entropy:.4f}): "
-        f"at_chance {'missing' if at_chance else 'reported'}; compare the best (smallest) loss "
-        "with 0.9 x the entropy of the label frequencies in the batch (not log of the number "
-        "of classes)"
-    )
-    findings = diagnosed_scripted(values, labels, float_targets=True)
-    assert "at_chance" not in codes(findings), (
-        "at_chance is for integer targets only; with float targets there is no label baseline"
-    )
+    for values, labels, at_chance in CHANCE_CASES:
+        findings = diagnosed_scripted(values, labels)
+        got = "at_chance" in codes(findings)
+        counts = torch.bincount(torch.tensor(labels)).double()
+        p = counts[counts > 0] / counts.sum()
+        entropy = float(-(p * p.log()).sum())
+        assert got == at_chance, (
+            f"losses {values} on labels with entropy {entropy:.4f} (threshold "
+            f"{0.9 * entropy:.4f}): at_chance {'missing' if at_chance else 'reported'}; compare "
+            "the best (smallest) loss with 0.9 x the entropy of the label frequencies in the "
+            "batch (not the log of the number of classes; labels that never occur do not count, "
+            "and a batch of one label has no chance level)"
+        )
+        findings = diagnosed_scripted(values, labels, float_targets=True)
+        assert "at_chance" not in codes(findings), (
+            "at_chance is for integer targets only; with float targets there is no label baseline"
+        )
 
 
 @pytest.mark.task("ch08.2")
@@ -715,6 +801,21 @@ def test_diagnose_everything_frozen_and_leaves_the_caller_alone():
         f"after diagnose the caller's parameters hold gradients {seen['grads_set']} and its Adam "
         f"keeps state for {seen['optimizer_state']} tensors (steps {seen['steps_recorded']}): run "
         "the steps on a copy of model and optimizer and leave the caller's untouched"
+    )
+
+
+@pytest.mark.task("ch08.2")
+def test_zero_steps_still_check_what_the_optimizer_holds():
+    """With steps=0 nothing runs: a healthy setup gets no finding, the identity checks still report."""
+    findings = diagnosed("healthy Adam", 0)
+    assert findings == [], (
+        f"diagnose(..., steps=0) on a healthy setup reported {findings}: without a step no "
+        "gradient was expected yet, so there is no no_grad, not_moving or loss finding"
+    )
+    findings = diagnosed("book's bug", 0)
+    assert where(findings, "not_in_optimizer") == ["head.bias", "head.weight"], (
+        "the comparison of named_parameters() with the param groups needs no step: with "
+        f"steps=0 the book's bug is still not_in_optimizer (got {findings})"
     )
 
 
@@ -741,11 +842,17 @@ def test_diagnose_runs_the_given_steps_each_with_its_own_gradient():
 
 
 @pytest.mark.task("ch08.2")
+@pytest.mark.points(2)
 def test_diagnose_is_silent_on_other_healthy_setups():
-    """Healthy Adam on classification and SGD with momentum on a regression get no finding."""
-    for setup in ("healthy Adam", "healthy regression"):
+    """Healthy Adam, SGD with momentum on a regression, a frozen layer outside the optimizer and [N] outputs on integer targets get no finding."""
+    for setup in ("healthy Adam", "healthy regression", "frozen twin", "counts regression"):
         findings = diagnosed(setup, 25)
-        assert findings == [], f"diagnose on a healthy setup ({setup}) reported {findings}"
+        assert findings == [], (
+            f"diagnose on a healthy setup ({setup}) reported {findings}: a frozen parameter is "
+            "reported only when the optimizer holds that very tensor (by identity, not shape)"
+            if setup == "frozen twin"
+            else f"diagnose on a healthy setup ({setup}) reported {findings}"
+        )
 
 
 # ---------------------------------------------------------------- ch08.3 overfit_one_batch
