@@ -175,6 +175,7 @@ def test_broadcast_shape_agrees_with_torch_on_generated_pairs(pairs):
         ((2, 1, 1), (1, 1, 7, 1)),
         ((0, 1), (1, 0)),
         ((5,), (1, 1, 1)),
+        ((1, 512, 3), (1024, 512, 1)),
     ],
     ids=[
         "zero-vs-one",
@@ -185,6 +186,7 @@ def test_broadcast_shape_agrees_with_torch_on_generated_pairs(pairs):
         "rank-mismatch",
         "zeros-crossed",
         "vector-vs-ones",
+        "large-sizes",
     ],
 )
 def test_broadcast_shape_edge_cases(a, b):
@@ -572,7 +574,7 @@ def divergences_with_torch_size():
 
 @pytest.mark.task("ch01.5")
 def test_first_divergence_with_torch_size_and_empty_traces():
-    """torch.Size, tuple and list shapes with equal sizes agree; empty traces are handled."""
+    """torch.Size, tuple and list shapes with equal sizes agree; empty and long traces are handled."""
     same, same_again, differs = divergences_with_torch_size()
     assert same is None and same_again is None, (
         f"torch.Size and tuple shapes with the same sizes must compare equal; got {same!r} and "
@@ -580,6 +582,12 @@ def test_first_divergence_with_torch_size_and_empty_traces():
     )
     assert differs == 1, f"torch.Size([]) against torch.Size([1]) differ at op 1, got {differs!r}"
     assert sh.first_divergence([], []) is None, "two empty lists agree"
+    long = [(f"op{i}", (i % 7 + 1, 3)) for i in range(300)]
+    got = sh.first_divergence(long, [s for _, s in long])
+    assert got is None, (
+        f"a trace of 300 ops that agrees with its 300 expected shapes gave {got!r}, expected "
+        "None: compare lengths (and sizes) with ==, not `is`"
+    )
     got = sh.first_divergence([], [(1,)])
     assert got == 0, f"an empty trace against one expected op should diverge at 0, got {got!r}"
 
