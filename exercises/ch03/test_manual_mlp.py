@@ -599,10 +599,10 @@ def test_train_mlp_starts_like_gradient_descent():
 def test_the_nonlinearity_is_what_learns_xor():
     data = book_data()
     Xva, yva = data[2], data[3]
-    hist = trained(*data, hidden=16, lr=0.5, steps=500, seed=1)
+    hist = trained(*data)  # the defaults are the book's recipe
     assert len(hist.train_loss) == len(hist.val_acc) == 500, (
-        f"train_mlp(steps=500) recorded {len(hist.train_loss)} losses and {len(hist.val_acc)} "
-        "accuracies; expected one of each per step"
+        f"train_mlp(data) recorded {len(hist.train_loss)} losses and {len(hist.val_acc)} "
+        "accuracies; expected one of each per step, 500 by default"
     )
     acc = hist.val_acc[-1]
     why = history_problem(hist, data, hidden=16, lr=0.5, seed=1)
@@ -619,7 +619,11 @@ def test_the_nonlinearity_is_what_learns_xor():
         f"validation accuracy {acc:.4f}, the book's recipe gives 0.995: "
         + (why or "full batch, lr 0.5, parameters from init_mlp with Generator().manual_seed(seed)")
     )
-    linear = trained(*data, forward="linear", hidden=16, lr=0.5, steps=500, seed=1)
+    assert why is None, (
+        "train_mlp(data) with its default arguments (hidden=16, lr=0.5, steps=500, seed=1: "
+        f"the book's recipe) does not follow it: {why}"
+    )
+    linear = trained(*data, forward="linear")
     assert linear.val_acc[-1] < 0.7, (
         f"with the nonlinearity removed train_mlp still reached {linear.val_acc[-1]:.4f}; "
         "a linear model cannot separate XOR quadrants (the book: 0.5925) — use the given forward"
