@@ -392,7 +392,7 @@ def test_the_scaling_step_decides_the_outcome():
 @pytest.mark.points(2)
 def test_the_pipeline_fits_on_training_images_only():
     run = pipeline(True)
-    train_x = tf.make_stripe_task(0)[0]
+    train_x = tf.make_stripe_task()[0]  # the default data: seed 0, as train_with_pipeline's default
     means, stds = channel_reference(train_x)
     assert run.normalizer is not None, (
         "train_with_pipeline(True) returned normalizer=None: the scaling step must fit a Normalizer "

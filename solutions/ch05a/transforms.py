@@ -153,8 +153,8 @@ def check_contract(batch: torch.Tensor, contract: Contract) -> list[str]:
         found.append("channel order: the channels sit on the last axis (N, H, W, C), not on dim 1")
     else:
         found.append(
-            f"normalization: per-channel mean {[round(v, 3) for v in mean.tolist()]} and std "
-            f"{[round(v, 3) for v in std.tolist()]}, the model expects "
+            f"normalization: per-channel mean [{', '.join(f'{v:.3g}' for v in mean.tolist())}] "
+            f"and std [{', '.join(f'{v:.3g}' for v in std.tolist())}], the model expects "
             f"{list(contract.channel_mean)} and {list(contract.channel_std)}"
         )
     return found

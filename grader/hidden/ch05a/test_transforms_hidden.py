@@ -37,6 +37,12 @@ def generated(n):
     return settings(examples(n), phases=[Phase.explicit, Phase.generate])
 
 
+SCALED_CONTRACT = dict(
+    dtype=torch.float32,
+    value_range=(0.0, 1.0),
+    channel_mean=(0.6, 0.4, 0.2),
+    channel_std=(0.1,) * 3,
+)
 RGBN_MEAN, RGBN_STD = (0.7, 0.5, 0.3, 0.1), (0.05, 0.05, 0.05, 0.05)
 RGBN = dict(
     dtype=torch.float32, value_range=(0.0, 1.0), channel_mean=RGBN_MEAN, channel_std=RGBN_STD
@@ -365,6 +371,29 @@ def test_violations_match_the_reference_on_generated_batches(
     )
 
 
+@pytest.mark.task("ch05a.2")
+def test_a_duplicated_channel_is_not_a_channel_order():
+    """Two channels that both look like one contract channel are a normalization problem, not a permutation."""
+    x = images(64, 3, seed=9)
+    found = violations(x[:, [0, 0, 2]], **SCALED_CONTRACT)
+    assert kinds(found) == {"normalization"}, (
+        f"a batch whose channels 0 and 1 both hold the contract's channel 0 gave {found}: a channel "
+        "order is a permutation — each contract channel matched by exactly one batch channel"
+    )
+
+
+@pytest.mark.task("ch05a.2")
+def test_the_value_range_includes_its_bounds():
+    """Values exactly at the ends of value_range are inside it."""
+    x = images(32, 4, seed=10)
+    x[0, 0, 0, 0], x[1, 1, 1, 1] = 0.0, 1.0
+    found = violations(x, **SCALED_CONTRACT)
+    assert found == [], (
+        f"a batch whose values reach exactly 0.0 and 1.0 gave {found} against value_range (0, 1): "
+        "the interval is closed, its ends are legal values"
+    )
+
+
 # --- ch05a.3 flip_with_label --------------------------------------------------------
 
 
@@ -521,3 +550,25 @@ def test_epochs_and_the_raw_run_have_no_normalizer():
     assert pipeline(False, 1, 2).normalizer is None, (
         "train_with_pipeline(False) must return normalizer=None: the raw pipeline fits nothing"
     )
+
+
+@pytest.mark.task("ch05a.4")
+@pytest.mark.points(2)
+def test_the_scaled_run_trains_as_the_reference_does():
+    """With scaling, the epoch losses follow the reference run (same model, lr, batches, order)."""
+    for seed in (0, 2):
+        got = pipeline(True, seed)
+        want = ref.train_with_pipeline(True, seed)
+        assert len(got.epoch_losses) == len(want.epoch_losses) and torch.allclose(
+            torch.tensor(got.epoch_losses, dtype=torch.float64),
+            torch.tensor(want.epoch_losses, dtype=torch.float64),
+            rtol=1e-3,
+        ), (
+            f"train_with_pipeline(True, seed={seed}) has epoch losses "
+            f"{brief(list(got.epoch_losses))}, the reference run {brief(list(want.epoch_losses))}: "
+            "keep the model, its initialisation, SGD with lr 0.01, batches of 32 and the batch "
+            "order; only the inputs change with scaling"
+        )
+        assert got.val_accuracy == pytest.approx(want.val_accuracy), (
+            f"validation accuracy {got.val_accuracy} differs from the reference run's {want.val_accuracy}"
+        )
