@@ -397,15 +397,28 @@ def test_pad_collate_keeps_token_ids_integer():
 @probe
 def collated_by_loader(n, max_len, features, seed, batch_size):
     """The first batch a DataLoader makes of VarLenDataset with collate_fn=pad_collate,
-    and the items it was made of."""
+    and every item of the dataset (the batch is made of the first ``batch_size``)."""
     data = dl.VarLenDataset(n, max_len=max_len, features=features, seed=seed)
     batch = next(iter(DataLoader(data, batch_size=batch_size, collate_fn=dl.pad_collate)))
-    return batch, [data[i] for i in range(batch_size)]
+    return batch, [data[i] for i in range(len(data))]
 
 
 @pytest.mark.task("ch05.2")
 def test_pad_collate_lets_a_dataloader_batch_sequences():
-    (padded, lens, targets), items = collated_by_loader(10, 6, 3, 2, 5)
+    (padded, lens, targets), everything = collated_by_loader(40, 6, 3, 2, 5)
+    odd = [
+        (k, brief(seq), brief(label))
+        for k, (seq, label) in enumerate(everything)
+        if not (seq.dtype == torch.float32 and seq.dim() == 2 and 1 <= len(seq) <= 6)
+        or seq.shape[1:] != (3,)
+        or label.dtype != torch.int64
+        or label.dim() != 0
+    ]
+    assert len(everything) == 40 and not odd, (
+        f"VarLenDataset(40, max_len=6, features=3) (given code: keep it as shipped) has items "
+        f"that are not (float32 (L, 3) with 1 <= L <= 6, int64 label): {odd[:2]}"
+    )
+    items = everything[:5]
     seqs = [seq for seq, _ in items]
     problem = padding_problem(padded, seqs)
     assert problem is None, (
