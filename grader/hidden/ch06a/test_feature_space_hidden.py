@@ -184,7 +184,16 @@ def test_masked_mean_equals_the_reference(case):
 @pytest.mark.task("ch06a.2")
 @pytest.mark.points(2)
 @pytest.mark.parametrize(
-    "B, T, E, fill", [(1, 5, 3, 1e4), (6, 6, 6, INF), (3, 9, 16, NAN), (2, 3, 1, -1e4)], ids=str
+    "B, T, E, fill",
+    [
+        (1, 5, 3, 1e4),
+        (6, 6, 6, INF),
+        (3, 9, 16, NAN),
+        (2, 3, 1, -1e4),
+        (3, 1, 4, 0.0),
+        (1, 1, 2, 0.0),
+    ],
+    ids=str,
 )
 def test_sequence_scores_other_sizes(B, T, E, fill):
     """One score per example for any B (also 1), padding of any value ignored."""
@@ -211,6 +220,12 @@ def test_sequence_scores_default_head_ignores_padding():
     x = torch.randn(5, 5, 5, generator=gen(21))
     mask = lengths_mask([1, 5, 2, 4, 3], 5)
     want = loop_scores(x, mask, lambda v: v.mean())
+    one = fs.sequence_scores(x[:, :1], mask[:, :1])  # T == 1: one position per example
+    assert tuple(one.shape) == (5,) and torch.allclose(one, x[:, 0].mean(-1), atol=1e-5), (
+        f"sequence_scores(x[5, 1, 5], mask[5, 1]) without a head returned {brief(one)}: with a "
+        "single position each example's score is that position's feature mean (squeeze only the "
+        "head's own size-1 axis, never the positions)"
+    )
     for fill in (0.0, 1e6, -1e6, INF, NAN):
         got = fs.sequence_scores(padded_with(x, mask, fill), mask)
         assert tuple(got.shape) == (5,), (
@@ -563,6 +578,16 @@ def test_distance_concentration_two_points():
     got = contrasts([4, 40], 2, seed=54)
     assert len(got) == 2 and all(math.isclose(v, 0.0, abs_tol=1e-9) for v in got), (
         f"with two points there is one distance, so max == min and the contrast is 0; got {got}"
+    )
+
+
+@pytest.mark.task("ch06a.5")
+def test_distance_concentration_three_points_use_every_pair():
+    """With three points all three pairwise distances count, so the contrast is positive."""
+    got = contrasts([2, 7, 64], 3, seed=57)
+    assert len(got) == 3 and all(0 < v < INF for v in got), (
+        f"three random points have three different distances, so (max - min) / min > 0; got "
+        f"{got}: use every distinct pair once (i < j), skipping only a point's distance to itself"
     )
 
 

@@ -20,6 +20,8 @@ from exercises.ch09b.test_regressions import (  # helpers shared with the public
     same_state,
     sample,
     verdict,
+    visits_of,
+    watched_run,
 )
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
@@ -356,6 +358,36 @@ def test_losses_are_the_steps_of_minibatch_sgd():
         "the losses are not those of minibatch SGD with mean squared error from the seeded initial "
         f"weights (one per step, recorded before the update, lr from the config): "
         f"{first_difference(result.losses, expected)}"
+    )
+
+
+BOOK = dict(n=256, d_in=8, hidden=16, lr=0.05, epochs=4, batch_size=32, data_seed=1234)
+
+
+@pytest.mark.task("ch09b.2")
+def test_the_books_experiment_runs_as_the_reading_describes():
+    """RunConfig() is the reading's experiment: 256 examples of make_data's fixed problem, a
+    8 -> 16 -> 1 MLP seeded from the seed, 4 epochs of 8 steps of SGD at lr 0.05."""
+    with because("make_run(RunConfig(), seed=2) raised"):
+        result, built, inputs = watched_run({}, 2, 4)
+    assert built and same_state(built[0], book_init(BOOK, 2)), (
+        "make_run(RunConfig(), 2) did not start from the 8 -> 16 -> 1 MLP build_model gives right "
+        "after torch.manual_seed(2)"
+    )
+    visits = visits_of(BOOK, inputs)
+    assert [len(v) for v in visits] == [32] * 32, (
+        f"RunConfig() trains 4 epochs of 8 steps of 32 examples; the model saw batches of "
+        f"{[len(v) for v in visits][:10]}..."
+    )
+    expected = replay(BOOK, built[0], visits)
+    assert len(result.losses) == 32 and torch.allclose(
+        torch.tensor(result.losses, dtype=torch.float64),
+        torch.tensor(expected, dtype=torch.float64),
+        rtol=1e-4,
+        atol=1e-6,
+    ), (
+        "the losses of make_run(RunConfig(), 2) are not those of SGD at lr 0.05 with mean "
+        f"squared error on make_data's targets: {first_difference(result.losses, expected)}"
     )
 
 
