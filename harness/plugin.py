@@ -172,6 +172,16 @@ def _raised_in_student_code(exc: BaseException) -> bool:
     return False
 
 
+def _todo_text(exc: NotImplementedError) -> str:
+    """The stub's own words, also when a DataLoader worker re-raised it with the worker's
+    whole traceback as its message."""
+    text = str(exc)
+    marker = "NotImplementedError: "
+    if "\n" in text and marker in text:
+        return text.rsplit(marker, 1)[1].strip().splitlines()[0]
+    return text
+
+
 def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
     """The observed failure in the test's own words, without the test's source code.
 
@@ -185,7 +195,7 @@ def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
         if hidden:
             text = property_only(text)
     elif category == "todo":
-        text = f"TODO: implement {exc}"
+        text = f"TODO: implement {_todo_text(exc)}"
     elif category in ("import", "timeout", "crash", "tampering"):
         text = str(exc)
     elif isinstance(exc, probe.StudentError):

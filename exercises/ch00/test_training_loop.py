@@ -189,6 +189,11 @@ def test_plot_losses_writes_a_png():
 @pytest.mark.task("ch00.4")
 def test_plot_losses_returns_the_path_and_closes_its_figure():
     seen = plotted([3.0, 1.0, 0.5, 0.4, 0.35])
+    problem = png_problem(seen["png"])
+    assert problem is None, (
+        f"plot_losses(losses, path): {problem}; a figure must be drawn and saved before "
+        "returning its path and closing it means anything"
+    )
     returned = seen["returned"]
     assert isinstance(returned, str | Path) and Path(returned) == seen["path"], (
         f"plot_losses(losses, path) returned {returned!r}; it should return the path it wrote "

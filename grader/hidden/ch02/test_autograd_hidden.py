@@ -750,7 +750,7 @@ def test_first_stage_on_other_inputs():
 
 @pytest.mark.task("ch02.4")
 @pytest.mark.points(2)
-def test_accumulated_grad_with_uneven_micro_batches():
+def test_accumulated_grad_weights_unequal_chunks_of_a_relu_net():
     """Uneven micro-batches are weighted by their share of the batch."""
     case = (11, 10, 3, 12)
     seen = accumulate(*case, width=3, kind="relu")
