@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 import time
+import traceback
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -143,6 +144,7 @@ def grade(
             f"{len(submissions) - len(todo)} submissions unchanged since the last run: reused",
             file=progress_stream,
         )
+    failures: dict[str, str] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs) + 1) as pool:
         specs_future = pool.submit(expected_specs, plan, jr)  # overlaps the first runs
         with sandbox.parent_dir() as tmp:
@@ -154,7 +156,9 @@ def grade(
                 except score.CollectError:
                     raise
                 except Exception as exc:  # a grader bug must not cost the other students
+                    failures[sub.student] = f"{type(exc).__name__}: {exc}"[:500]
                     print(f"error: grading {sub.student} failed: {exc!r}", file=progress_stream)
+                    traceback.print_exc(file=progress_stream)
                     progress.finished(sub.student, None)
                     return
                 jr.put(sub.student, entry)
@@ -168,7 +172,13 @@ def grade(
             work.shutdown()
         specs = specs_future.result()
     entries = {
-        s.student: jr.get(s.student) or {"notes": ["not graded: internal error"]}
+        s.student: jr.get(s.student)
+        or {
+            "notes": [
+                f"not graded: internal error ({failures.get(s.student, 'unknown')}); "
+                "grading again retries it"
+            ]
+        }
         for s in submissions
     }
     return merge.write_outputs(out, chapters, specs, entries, gradebook=gradebook)

@@ -131,6 +131,12 @@ def equivalents(chapter) -> dict[str, str]:
     return {m["key"]: m["why"] for m in data.get("mutant", [])}
 
 
+def _task_of(chapter, key: str) -> str | None:
+    """The task whose definition the mutant changes (``Class.method`` counts for Class)."""
+    top = key.split(":", 1)[0].split(".", 1)[0]
+    return next((t.id for t in chapter.tasks if t.name == top), None)
+
+
 def _run_mutant(chapter, mutant: Mutant, workdir: Path, timeout: float, write_fd: int) -> None:
     """In a forked child: the chapter's tests against the mutant; report on ``write_fd``."""
     import pytest
@@ -141,8 +147,15 @@ def _run_mutant(chapter, mutant: Mutant, workdir: Path, timeout: float, write_fd
     (root / chapter.id).mkdir(parents=True)
     (root / chapter.id / f"{chapter.module}.py").write_text(mutant.code)
     paths = [p for p in (chapter.public_tests, chapter.hidden_tests) if p.exists()]
-    outcomes = run_tests(paths, root, ["-x", "--timeout", str(timeout)])
+    args = ["-x", "--timeout", str(timeout)]
+    # Most mutants are killed by the tests of the task they mutate: run those first and
+    # the whole chapter only for a mutant that survives them.
+    task = _task_of(chapter, mutant.key)
+    outcomes = run_tests(paths, root, [*args, "--task", task]) if task else []
     failed = [o for o in outcomes if o.outcome in ("failed", "error")]
+    if not failed:
+        outcomes = run_tests(paths, root, args)
+        failed = [o for o in outcomes if o.outcome in ("failed", "error")]
     report = {"killed": bool(failed) or not outcomes, "by": failed[0].nodeid if failed else ""}
     os.write(write_fd, json.dumps(report).encode())
     del pytest

@@ -29,7 +29,9 @@ def graded(tmp_path_factory):
             (subs / student / c.id).mkdir(parents=True)
             (subs / student / c.id / module.name).write_bytes(module.read_bytes())
     found, _ = collect.discover(subs, CHAPTERS)
-    grade.grade(found, out, CHAPTERS, jobs=2, progress_stream=io.StringIO(), gradebook=False)
+    progress = io.StringIO()
+    grade.grade(found, out, CHAPTERS, jobs=2, progress_stream=progress, gradebook=False)
+    assert "error:" not in progress.getvalue(), progress.getvalue()[-4000:]
     return out
 
 
