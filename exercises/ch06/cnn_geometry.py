@@ -1,6 +1,6 @@
 """ch06 — CNN geometry: where each number of an image tensor lives, how big every
 feature map is, and how much of the input one output pixel can see. Read course/ch06.md,
-repair the TODO(repair) line and replace each NotImplementedError."""
+repair the TODO(repair) lines and replace each NotImplementedError."""
 
 from __future__ import annotations
 
@@ -58,3 +58,26 @@ class SmallCNN(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """[B, in_channels, H, W] -> [B, n_classes]."""
         raise NotImplementedError("ch06.3 SmallCNN — see course/ch06.md#a-head-that-fits")
+
+
+class ChannelsLastConv(nn.Module):
+    """The first convolution of a CNN whose loader yields channels-last images.
+
+    ``image_shape`` is one image as the loader gives it, (H, W, C); ``conv`` is the
+    nn.Conv2d(C, out_channels, kernel_size). forward: a batch [B, H, W, C] -> features
+    [B, out_channels, H - kernel_size + 1, W - kernel_size + 1], the kernel sliding over H and W.
+    """
+
+    def __init__(
+        self, image_shape: tuple[int, int, int], out_channels: int, kernel_size: int = 3
+    ) -> None:
+        super().__init__()
+        h, w, c = image_shape
+        # nn.Conv2d(c, ...) stopped at the first batch with "expected input[32, 224, 224, 3] to
+        # have 3 channels, but got 224 channels instead", so the layer now takes the 224 channels
+        # the error reported, and the program runs:
+        self.conv = nn.Conv2d(h, out_channels, kernel_size)  # TODO(ch06.5, repair) 224 what?
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """[B, H, W, C] -> [B, out_channels, H - kernel_size + 1, W - kernel_size + 1]."""
+        return self.conv(images)  # TODO(ch06.5, repair) which axis does nn.Conv2d read as channels?

@@ -4,12 +4,13 @@ see the reference pass)."""
 import pytest
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from harness.probe import because, probe
 from harness.target import chapter_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
-    from harness.evidence import brief
+    from harness.evidence import brief, first_difference
 except ImportError:  # (probes never use it)
     pass
 
@@ -330,8 +331,9 @@ def test_parameters_exist_at_construction():
     with because("SmallCNN(3, 10, (32, 32)) could not be built and inspected"):
         built = cnn_built(3, 10, (32, 32))
     assert not built["lazy"], (
-        f"SmallCNN(3, 10, (32, 32)) has uninitialized (lazy) parameters {built['lazy']}: an optimizer "
-        "built right after construction would not own them — compute the head size from input_hw instead"
+        f"SmallCNN(3, 10, (32, 32)) has uninitialized (lazy) parameters {built['lazy']}: until the "
+        "first forward they have no shape, cannot be counted or initialised, and nothing checks them "
+        "against input_hw — compute the head size from input_hw at construction instead"
     )
 
 
@@ -396,3 +398,203 @@ def test_receptive_field_returns_height_and_width():
         f"receptive_field of a 3x1 then a 1x5 convolution returned {brief(got)}, expected (3, 5): "
         "kernel_size is a (height, width) pair, and each axis has its own window"
     )
+
+
+# ---------------------------------------------------------------- ch06.5 ChannelsLastConv
+
+
+@probe
+def nhwc_conv_built(image_shape, out_channels, kernel_size=None):
+    """ChannelsLastConv as built (kernel_size left at its default when None): its conv's
+    geometry, and the names and shapes of its parameters."""
+    if kernel_size is None:
+        model = cg.ChannelsLastConv(image_shape, out_channels)
+    else:
+        model = cg.ChannelsLastConv(image_shape, out_channels, kernel_size)
+    return {
+        "conv_is_conv2d": isinstance(model.conv, nn.Conv2d),
+        "conv": describe(model.conv),
+        "params": {n: tuple(p.shape) for n, p in model.named_parameters()},
+    }
+
+
+@probe
+def nhwc_conv_run(image_shape, out_channels, kernel_size, batch, seed, layout="contiguous"):
+    """ChannelsLastConv (seeded) on a seeded channels-last batch [B, H, W, C] (with ``layout``
+    "crop": the centre crop of a larger batch, a non-contiguous view): the batch, its conv's
+    weight and bias, and the features."""
+    h, w, c = image_shape
+    torch.manual_seed(seed)
+    model = cg.ChannelsLastConv(image_shape, out_channels, kernel_size)
+    g = torch.Generator().manual_seed(seed)
+    if layout == "crop":
+        x = torch.randn(batch, h + 2, w + 2, c, generator=g)[:, 1:-1, 1:-1]  # non-contiguous
+    else:
+        x = torch.randn(batch, h, w, c, generator=g)
+    seen = x.clone()
+    return {"x": seen, "weight": model.conv.weight, "bias": model.conv.bias, "out": model(x)}
+
+
+def nhwc_conv_checked(image_shape, out_channels, kernel_size, batch, seed, layout="contiguous"):
+    """nhwc_conv_run, with the explanation a crash most likely needs."""
+    h, w, c = image_shape
+    where = (
+        "a crop of a larger channels-last batch (not contiguous: .view() needs contiguous "
+        "memory, permute works on any layout)"
+        if layout == "crop"
+        else "a channels-last batch"
+    )
+    with because(
+        f"ChannelsLastConv({image_shape}, {out_channels}, {kernel_size}) failed on {where} "
+        f"[B, H, W, C] = {[batch, h, w, c]}: nn.Conv2d reads dimension 1 of its input as the "
+        "channels, so the batch must be moved to [B, C, H, W] (permute(0, 3, 1, 2)) for a conv "
+        "whose in_channels stays C; setting in_channels to the number the error reports only "
+        "silences the error"
+    ):
+        return nhwc_conv_run(image_shape, out_channels, kernel_size, batch, seed, layout)
+
+
+WRONG_MOVES = {  # what a conv with the right in_channels computed instead, and why
+    "as it is": (
+        lambda x: x,
+        "its conv has the right in_channels but was fed the channels-last batch as it is: "
+        "nn.Conv2d reads dimension 1 as the channels, so it took the H rows for channels and slid "
+        "its kernel over W and C (this runs only because H == C here). Move the channel axis to "
+        "dimension 1 first: permute(0, 3, 1, 2)",
+    ),
+    "reshape": (
+        lambda x: x.reshape(x.shape[0], x.shape[3], x.shape[1], x.shape[2]),
+        "the features are those of the batch reshaped to [B, C, H, W]: a reshape or view keeps "
+        "the memory order (r g b r g b ..., pixel by pixel) and only relabels the axes, so each "
+        "'colour plane' holds all the colours of a part of the image. Move the axis with "
+        "permute(0, 3, 1, 2) (task ch06.1)",
+    ),
+    "swap": (
+        lambda x: x.permute(0, 3, 2, 1),
+        "height and width are swapped: the kernel slid over the transposed image, as after "
+        "permute(0, 3, 2, 1) or transpose(1, 3); permute(0, 3, 1, 2) moves the channels and "
+        "keeps H before W",
+    ),
+    "inverse": (
+        lambda x: x.permute(0, 2, 3, 1),
+        "the features are those of x.permute(0, 2, 3, 1), the opposite move (it turns "
+        "[B, C, H, W] into [B, H, W, C]; on a channels-last batch it gives [B, W, C, H]). "
+        "Moving the channels of [B, H, W, C] to dimension 1 is permute(0, 3, 1, 2)",
+    ),
+}
+
+
+def _conv_or_none(x, weight, bias):
+    try:
+        return F.conv2d(x, weight, bias)
+    except RuntimeError:  # this move does not fit the weight
+        return None
+
+
+def _same(got, want) -> bool:
+    return (
+        want is not None
+        and tuple(got.shape) == tuple(want.shape)
+        and torch.allclose(got.float(), want, atol=1e-5, rtol=1e-4)
+    )
+
+
+def nhwc_conv_problem(image_shape, out_channels, kernel_size, seen) -> str | None:
+    """What is wrong with the features ``seen`` (from nhwc_conv_run), or None when they are
+    the student's own conv applied over H and W of the batch moved to [B, C, H, W]."""
+    h, w, c = image_shape
+    x, weight, bias, out = seen["x"], seen["weight"], seen["bias"], seen["out"]
+    call = (
+        f"ChannelsLastConv({image_shape}, {out_channels}, {kernel_size}) on a [B, H, W, C] = "
+        f"{list(x.shape)} batch"
+    )
+    expected = [x.shape[0], out_channels, h - kernel_size + 1, w - kernel_size + 1]
+    if weight.shape[1] != c:
+        if weight.shape[1] == h:
+            return (
+                f"{call}: its conv has in_channels={h}, the image height, where the images have "
+                f"C={c} channels. That is the number the error reported as 'channels', because "
+                "nn.Conv2d reads dimension 1 of its input as the channels and dimension 1 of a "
+                "channels-last batch is H. With in_channels=H the error goes away, but the kernel "
+                f"slides over W and C instead of H and W (the features came out {list(out.shape)}, "
+                f"expected {expected}); keep in_channels=C and move the batch's channel axis to "
+                "dimension 1 with permute(0, 3, 1, 2)"
+            )
+        return (
+            f"{call}: its conv has in_channels={weight.shape[1]}, but an image of shape "
+            f"(H, W, C) = {image_shape} has C={c} channels"
+        )
+    right = F.conv2d(x.permute(0, 3, 1, 2), weight, bias)
+    if _same(out, right):
+        return None
+    for name, (move, why) in WRONG_MOVES.items():
+        if _same(out, _conv_or_none(move(x), weight, bias)):
+            if name == "as it is" and h == w == c:
+                why += (
+                    ". (On an H == W == C batch, x.reshape(B, C, H, W) is this same tensor: a "
+                    "reshape keeps the order of the numbers and here even the shape)"
+                )
+            return f"{call}: {why}"
+    if tuple(out.shape) != tuple(right.shape):
+        return (
+            f"{call} returned features of shape {list(out.shape)}, expected {expected} = "
+            "[B, out_channels, H - kernel_size + 1, W - kernel_size + 1]: the kernel slides over "
+            "the height and width of the images, with the channels at dimension 1"
+        )
+    return (
+        f"{call}: the features are not those of its conv over H and W of the batch moved to "
+        f"[B, C, H, W] ({first_difference(out, right)})"
+    )
+
+
+@pytest.mark.task("ch06.5")
+@pytest.mark.points(2)
+def test_nhwc_conv_takes_the_images_channels():
+    with because("ChannelsLastConv((6, 9, 3), 4, 3) could not be built and inspected"):
+        built = nhwc_conv_built((6, 9, 3), 4, 3)
+    conv = built["conv"]
+    assert built["conv_is_conv2d"], (
+        f"ChannelsLastConv((6, 9, 3), 4, 3).conv is a {conv['kind']}, not an nn.Conv2d"
+    )
+    assert conv.get("in_channels") == 3, (
+        f"ChannelsLastConv((6, 9, 3), 4, 3).conv has in_channels={conv.get('in_channels')} for "
+        "images of (H, W, C) = (6, 9, 3)"
+        + (
+            ", the image height: the error's 'got 224 channels' is the height of a channels-last "
+            "batch, which nn.Conv2d reads at dimension 1 where it expects the channels. Keep "
+            "in_channels=C and move the batch's channels to dimension 1 (permute(0, 3, 1, 2))"
+            if conv.get("in_channels") == 6
+            else ": an image has C channels, the last entry of its shape"
+        )
+    )
+    got = (conv.get("out_channels"), conv.get("kernel_size"))
+    assert got == (4, (3, 3)), (
+        f"ChannelsLastConv((6, 9, 3), 4, 3).conv has (out_channels, kernel_size) = {got}, "
+        "expected (4, (3, 3))"
+    )
+
+
+@pytest.mark.task("ch06.5")
+@pytest.mark.points(2)
+def test_nhwc_conv_slides_over_height_and_width():
+    seen = nhwc_conv_checked((6, 9, 3), 4, 3, batch=2, seed=65)
+    problem = nhwc_conv_problem((6, 9, 3), 4, 3, seen)
+    assert problem is None, problem
+
+
+@pytest.mark.task("ch06.5")
+@pytest.mark.points(2)
+def test_nhwc_conv_when_every_wrong_move_runs():
+    # H == W == C: the unmoved batch, a reshape, a swapped or an inverse permute all run
+    # and give the right shape; only the values tell them apart
+    seen = nhwc_conv_checked((4, 4, 4), 2, 3, batch=2, seed=66)
+    problem = nhwc_conv_problem((4, 4, 4), 2, 3, seen)
+    assert problem is None, problem
+
+
+@pytest.mark.task("ch06.5")
+def test_nhwc_conv_on_the_books_batch():
+    # the chapter's opening: a 224 x 224 RGB batch, where in_channels=224 "works"
+    seen = nhwc_conv_checked((224, 224, 3), 8, 3, batch=1, seed=67)
+    problem = nhwc_conv_problem((224, 224, 3), 8, 3, seen)
+    assert problem is None, problem

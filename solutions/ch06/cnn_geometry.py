@@ -92,3 +92,23 @@ class SmallCNN(nn.Module):
         """[B, in_channels, H, W] -> [B, n_classes]."""
         x = self.features(x)  # (B, 16, H', W')
         return self.head(x.flatten(1))  # (B, 16*H'*W') -> (B, n_classes)
+
+
+class ChannelsLastConv(nn.Module):
+    """The first convolution of a CNN whose loader yields channels-last images.
+
+    ``image_shape`` is one image as the loader gives it, (H, W, C); ``conv`` is the
+    nn.Conv2d(C, out_channels, kernel_size). forward: a batch [B, H, W, C] -> features
+    [B, out_channels, H - kernel_size + 1, W - kernel_size + 1], the kernel sliding over H and W.
+    """
+
+    def __init__(
+        self, image_shape: tuple[int, int, int], out_channels: int, kernel_size: int = 3
+    ) -> None:
+        super().__init__()
+        h, w, c = image_shape
+        self.conv = nn.Conv2d(c, out_channels, kernel_size)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """[B, H, W, C] -> [B, out_channels, H - kernel_size + 1, W - kernel_size + 1]."""
+        return self.conv(images.permute(0, 3, 1, 2))  # (B, H, W, C) -> (B, C, H, W)

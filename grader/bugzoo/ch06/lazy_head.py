@@ -1,5 +1,6 @@
 """The head is an nn.LazyLinear: shapes work out at the first forward, but the model has
-no head weights when it is built (an optimizer made then never sees them)."""
+no head weights when it is built (they cannot be counted or initialised, and their size is
+never checked against input_hw)."""
 
 EXPECT = r"lazy|construction"
 SELECT = "head or architecture or mix or construction"

@@ -12,6 +12,9 @@ from exercises.ch06.test_cnn_geometry import (  # helpers and probes shared with
     cnn_built,
     cnn_forward,
     measured_receptive_field,
+    nhwc_conv_built,
+    nhwc_conv_checked,
+    nhwc_conv_problem,
     rf_checked,
 )
 from harness.probe import because, probe
@@ -334,7 +337,7 @@ def test_model_follows_the_documented_architecture(c, n, hw):
         f"got {head}"
     )
     assert not built["lazy"], (
-        "every parameter must exist at construction (no lazy layers), so an optimizer can own it"
+        "every parameter must exist at construction (no lazy layers), with the shape input_hw implies"
     )
 
 
@@ -495,3 +498,46 @@ def test_receptive_field_of_pointwise_layers_is_one_pixel(container):
             f"pointwise layers and 1x1 convolutions see a single input pixel, so does no layer at "
             f"all; receptive_field({specs}) returned {got}"
         )
+
+
+# ---------------------------------------------------------------- ch06.5
+
+
+@pytest.mark.task("ch06.5")
+@pytest.mark.parametrize(
+    "image_shape, out_channels, kernel_size, batch",
+    [
+        ((5, 7, 2), 3, 2, 1),  # H < W, two channels
+        ((8, 5, 4), 2, 3, 3),  # H > W
+        ((3, 7, 3), 5, 3, 2),  # H == C: the unmoved batch runs, with H and W exchanged
+        ((6, 6, 6), 5, 1, 2),  # H == W == C and a 1x1 kernel: every wrong move runs
+        ((9, 4, 1), 2, 3, 2),  # one channel: a reshape is right here, the reported "9" is not
+    ],
+    ids=str,
+)
+def test_nhwc_conv_equals_the_conv_over_h_and_w(image_shape, out_channels, kernel_size, batch):
+    """ChannelsLastConv's features are its conv over H and W of the batch moved to [B, C, H, W]."""
+    seen = nhwc_conv_checked(image_shape, out_channels, kernel_size, batch, seed=sum(image_shape))
+    problem = nhwc_conv_problem(image_shape, out_channels, kernel_size, seen)
+    assert problem is None, problem
+
+
+@pytest.mark.task("ch06.5")
+def test_nhwc_conv_parameters_are_its_convs():
+    """The model's parameters are its conv's, nn.Conv2d(C, out_channels, 3) by default."""
+    with because("ChannelsLastConv((7, 5, 2), 6) could not be built and inspected"):
+        built = nhwc_conv_built((7, 5, 2), 6)
+    want = {"conv.weight": (6, 2, 3, 3), "conv.bias": (6,)}
+    assert built["conv_is_conv2d"] and built["params"] == want, (
+        f"ChannelsLastConv((7, 5, 2), 6) for images of (H, W, C) = (7, 5, 2) has parameters "
+        f"{built['params']}, expected {want}: one nn.Conv2d(C, out_channels, kernel_size=3) whose "
+        "in_channels is the images' C (the last entry of image_shape), not their height"
+    )
+
+
+@pytest.mark.task("ch06.5")
+def test_nhwc_conv_on_a_cropped_batch():
+    """The features are right also when the batch is a crop (a non-contiguous view) of a larger one."""
+    seen = nhwc_conv_checked((5, 6, 3), 2, 3, batch=2, seed=68, layout="crop")
+    problem = nhwc_conv_problem((5, 6, 3), 2, 3, seen)
+    assert problem is None, problem
