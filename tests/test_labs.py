@@ -11,30 +11,33 @@ import re
 import pytest
 
 from grader import labs
+from harness import lab
 from harness.target import REPO
 
 pytestmark = pytest.mark.timeout(900)
 LABS = {p.stem: p for p in labs.sources()}
 
 
-def execute(source, impl: str) -> list[str]:
-    """Run the lab as a notebook in a fresh kernel; every line it printed."""
+def execute(source, impl: str, figures) -> list[str]:
+    """Run the lab as a notebook in a fresh kernel (its figures go to ``figures``, never
+    into the repository); every line it printed."""
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.reads(json.dumps(labs.to_notebook(source.read_text())), as_version=4)
-    saved = os.environ.get("COURSE_IMPL")
-    os.environ["COURSE_IMPL"] = str(impl)
-    os.environ["OMP_NUM_THREADS"] = "1"
+    settings = {"COURSE_IMPL": str(impl), "OMP_NUM_THREADS": "1", lab.FIGURES_ENV: str(figures)}
+    saved = {key: os.environ.get(key) for key in settings}
+    os.environ.update(settings)
     try:
         NotebookClient(
             nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}
         ).execute()
     finally:
-        if saved is None:
-            os.environ.pop("COURSE_IMPL", None)
-        else:
-            os.environ["COURSE_IMPL"] = saved
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     printed = []
     for cell in nb.cells:
         for output in cell.get("outputs", []):
@@ -47,8 +50,8 @@ def execute(source, impl: str) -> list[str]:
 
 
 @pytest.mark.parametrize("chapter", sorted(LABS))
-def test_the_lab_runs_on_the_solutions_and_its_numbers_are_the_readings(chapter):
-    printed = execute(LABS[chapter], REPO / "solutions")
+def test_the_lab_runs_on_the_solutions_and_its_numbers_are_the_readings(chapter, tmp_path):
+    printed = execute(LABS[chapter], REPO / "solutions", tmp_path)
     reading = (REPO / "course" / f"{chapter}.md").read_text()
     checks = [ln for ln in printed if ln.startswith("check ")]
     assert checks, f"{chapter}'s lab checks no number of the reading"
@@ -58,8 +61,8 @@ def test_the_lab_runs_on_the_solutions_and_its_numbers_are_the_readings(chapter)
 
 
 @pytest.mark.parametrize("chapter", sorted(LABS))
-def test_the_lab_runs_to_its_end_on_the_stubs_and_shows_the_todos(chapter):
-    printed = execute(LABS[chapter], REPO / "exercises")
+def test_the_lab_runs_to_its_end_on_the_stubs_and_shows_the_todos(chapter, tmp_path):
+    printed = execute(LABS[chapter], REPO / "exercises", tmp_path)
     assert any(re.match(rf"TODO: implement {chapter}\.\d+", ln) for ln in printed), printed[-10:]
 
 
