@@ -45,6 +45,8 @@ def attempt(fn, *args, **kwargs):
 
 def check(what: str, text: str) -> None:
     """Show a number the reading quotes (the project's tests compare it with the reading)."""
+    if ": " in what:
+        raise ValueError(f"lab.check({what!r}, ...): the label may not hold ': ' (it ends it)")
     print(f"check {what}: {text}")
 
 
