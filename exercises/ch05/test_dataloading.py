@@ -448,21 +448,22 @@ def augmentation_stream(seed, workers=2, n=16, batch_size=4):
 
 @probe
 def main_process_draws(seed):
-    """Seed random, NumPy and torch with ``seed``, call seed_worker(0) outside any worker,
-    then draw one number from each."""
+    """Seed random, NumPy and torch with ``seed``, ``seed + 1`` and ``seed + 2`` (three
+    different seeds, so copying one into another shows), call seed_worker(0) outside any
+    worker, then draw one number from each."""
     random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
+    np.random.seed(seed + 1)
+    torch.manual_seed(seed + 2)
     dl.seed_worker(0)
     return random.random(), float(np.random.random()), torch.rand(()).item()
 
 
 def expected_draws(seed):
-    """What random, NumPy and torch give right after being seeded with ``seed``."""
+    """What random, NumPy and torch give right after main_process_draws seeded them."""
     return (
         random.Random(seed).random(),
-        float(np.random.RandomState(seed).random_sample()),
-        torch.rand((), generator=torch.Generator().manual_seed(seed)).item(),
+        float(np.random.RandomState(seed + 1).random_sample()),
+        torch.rand((), generator=torch.Generator().manual_seed(seed + 2)).item(),
     )
 
 
