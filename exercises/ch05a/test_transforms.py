@@ -357,6 +357,11 @@ def test_flip_keeps_labels_a_mirror_does_not_change():
             f"flip_with_label(image, {original}) returned label {int(label)}, but the mirrored picture points "
             f"{points_to(flipped)}: a left-right mirror swaps LEFT and RIGHT and leaves UP and DOWN alone"
         )
+        assert type(label) is int, (
+            f"flip_with_label(image, {original}) with an int label returned a "
+            f"{type(label).__name__}: a label comes back as it went in (an int for an int, a "
+            "tensor for a tensor), so a Dataset's targets keep one type"
+        )
 
 
 # --- ch05a.4 train_with_pipeline (repair) --------------------------------------------

@@ -254,6 +254,33 @@ def test_other_shapes_of_the_registration_bug():
     )
 
 
+class KeyedHeads(nn.Module):
+    """Unregistered heads in a dict keyed by a string, an int and the string of that int."""
+
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(2, 2)
+        self.heads = {"cls": nn.Linear(2, 1), 0: nn.Linear(2, 1), "0": nn.Linear(2, 1)}
+
+
+@probe
+def unregistered_keyed():
+    """unregistered_state of a KeyedHeads."""
+    return md.unregistered_state(KeyedHeads())
+
+
+@pytest.mark.task("ch04.2")
+def test_dict_keys_are_named_by_their_repr():
+    """A dict entry is named by its key's repr: heads['cls'], heads[0] and heads['0'] are three paths."""
+    got = sorted(p.replace('"', "'") for p in unregistered_keyed())
+    want = sorted(["heads['cls']", "heads[0]", "heads['0']"])
+    assert got == want, (
+        f"unregistered_state(model with self.heads = {{'cls': ..., 0: ..., '0': ...}}) returned "
+        f"{got}, expected {want}: name a dict entry by repr(key), so a string key keeps its "
+        "quotes and the int 0 and the string '0' stay two different paths"
+    )
+
+
 @pytest.mark.task("ch04.2")
 def test_aliases_of_registered_objects_are_not_reported():
     """Containers that only point at registered modules, parameters and buffers are not reported."""

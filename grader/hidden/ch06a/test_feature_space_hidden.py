@@ -604,3 +604,9 @@ def test_distance_concentration_without_a_generator():
         "with generator=None the points come from the global RNG, so the same torch.manual_seed "
         f"gives the same contrasts; got {a} and then {b}"
     )
+    c = contrasts([2, 50], 30, seed=None, global_seed=4)
+    assert c != a, (
+        "with generator=None, torch.manual_seed(3) and torch.manual_seed(4) gave the same "
+        f"contrasts {a}: the points must come from the global RNG (pass generator=None on to "
+        "torch.rand), not from a fresh torch.Generator() that starts from the same state each time"
+    )
