@@ -23,16 +23,16 @@ except ImportError:  # (probes never use them)
 
 dl = chapter_module("ch05", "dataloading")
 
-# Workers are forked where fork exists: the module under test is loaded under a private
-# name, which a spawned worker could not import.
-CTX = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+# Workers start the platform's own way (fork on Linux before Python 3.14, forkserver from
+# 3.14, spawn on macOS and Windows), or as --start-method says: the module under test has
+# a real name (chNN.module), so a spawned worker imports it as the test process did.
+CTX = mp.get_context()
 too_many_workers = pytest.mark.filterwarnings("ignore:This DataLoader will create")
 TRIES = 3  # timing tests take the best of a few runs: a busy machine can stall one
 
 
-def forked(loader):
-    """The loader ``make_loader`` built, set to fork its workers: the module under test has a
-    private name that a spawned or forkserver worker (Python 3.14's default) cannot import."""
+def started_as_configured(loader):
+    """The loader ``make_loader`` built, its workers started by the method in force."""
     if CTX is not None and getattr(loader, "num_workers", 0) > 0:
         loader.multiprocessing_context = CTX
     return loader
@@ -481,7 +481,7 @@ def test_each_worker_draws_different_augmentation():
     noise0, noise1 = batches[0][:, 1:], batches[1][:, 1:]  # batch 0 from worker 0, 1 from 1
     assert not torch.allclose(noise0, noise1), (
         "with 2 workers, batch 0 (worker 0) and batch 1 (worker 1) carry the same augmentation noise: "
-        "each forked worker starts from a copy of the dataset's generator — reseed the worker's "
+        "each worker starts from a copy of the dataset's generator — reseed the worker's "
         "dataset from get_worker_info().seed"
     )
 
@@ -508,7 +508,7 @@ def make_loader_epochs(n, dim, batch_size, workers, seeds, epochs=1):
     built before any is used (as a script builds its train and val loaders), then
     ``epochs`` epochs of each: the batches, per loader per epoch."""
     data = dl.AugmentedDataset(n, dim=dim)
-    loaders = [forked(dl.make_loader(data, batch_size, workers, s)) for s in seeds]
+    loaders = [started_as_configured(dl.make_loader(data, batch_size, workers, s)) for s in seeds]
     return [[epoch(loader) for _ in range(epochs)] for loader in loaders]
 
 

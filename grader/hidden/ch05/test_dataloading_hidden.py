@@ -16,11 +16,11 @@ from exercises.ch05.test_dataloading import (  # helpers shared with the public 
     best_of,
     epoch,
     fake_timing,
-    forked,
     in_seconds,
     make_loader_epochs,
     padding_problem,
     sleepy_timing,
+    started_as_configured,
     stopped_early,
     too_many_workers,
 )
@@ -384,7 +384,9 @@ def test_make_loader_without_workers():
 def workers_after_epoch(n, batch_size, workers, seed):
     """One full epoch of make_loader's loader by plain iteration: the batches and how many
     processes started here are still alive afterwards."""
-    loader = forked(dl.make_loader(dl.AugmentedDataset(n), batch_size, workers, seed))
+    loader = started_as_configured(
+        dl.make_loader(dl.AugmentedDataset(n), batch_size, workers, seed)
+    )
     before = set(mp.active_children())
     batches = list(loader)
     alive = set(mp.active_children()) - before
