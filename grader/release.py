@@ -13,6 +13,7 @@ name appears anywhere. A bundle that fails the check is not left behind.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shutil
 import sys
@@ -87,6 +88,24 @@ def secrets() -> tuple[list[str], list[str], list[bytes]]:
     return bodies, names, blobs
 
 
+def _code_of(path: Path, data: bytes) -> str:
+    """The Python source of a released file: a module, or a notebook's code cells (a lab
+    must not hand out a solution either)."""
+    if path.suffix != ".ipynb":
+        return data.decode()
+    cells = json.loads(data)["cells"]
+    code = ["".join(c["source"]) for c in cells if c.get("cell_type") == "code"]
+    # Cells may hold IPython-only lines; keep the ones that parse.
+    kept = []
+    for cell in code:
+        try:
+            ast.parse(cell)
+        except SyntaxError:
+            continue
+        kept.append(cell)
+    return "\n\n".join(kept)
+
+
 def leaks(out: Path) -> list[str]:
     """Every trace of solution code or hidden tests found in the bundle at ``out``."""
     bodies, names, blobs = secrets()
@@ -101,10 +120,10 @@ def leaks(out: Path) -> list[str]:
         data = path.read_bytes()
         if data in blobs:
             found.append(f"{rel}: identical to a solution or hidden-test file")
-        if path.suffix == ".py":
+        if path.suffix in (".py", ".ipynb"):
             try:
-                released = set(_functions(data.decode()).values())
-            except SyntaxError:
+                released = set(_functions(_code_of(path, data)).values())
+            except (SyntaxError, ValueError):
                 released = set()
             found += [f"{rel}: holds a solution function body" for b in bodies if b in released]
         text = data.decode(errors="replace")

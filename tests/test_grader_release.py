@@ -56,6 +56,20 @@ def test_the_leak_check_catches_a_solution_body_and_a_hidden_test(tmp_path):
     assert any("hidden test" in p for p in problems)
 
 
+def test_the_leak_check_reads_a_lab_notebooks_code_cells(tmp_path):
+    import json
+
+    out = tmp_path / "bundle"
+    release.build(out)
+    solution = (REPO / "solutions" / "ch02" / "autograd.py").read_text()
+    lab = out / "labs" / "ch02.ipynb"
+    nb = json.loads(lab.read_text())
+    nb["cells"].append({"cell_type": "code", "metadata": {}, "source": solution, "outputs": []})
+    nb["cells"].append({"cell_type": "code", "metadata": {}, "source": "%matplotlib inline"})
+    lab.write_text(json.dumps(nb))
+    assert any(p.startswith("labs/ch02.ipynb: holds a solution") for p in release.leaks(out))
+
+
 def test_release_refuses_a_non_empty_folder(tmp_path):
     (tmp_path / "x").write_text("")
     with pytest.raises(SystemExit):
