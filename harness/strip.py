@@ -11,6 +11,8 @@ numbers stay those of the real file (tests may check that a location points at o
 from __future__ import annotations
 
 import ast
+import hashlib
+import threading
 from pathlib import Path
 
 TEST_MODULE_PREFIXES = ("exercises.", "grader.hidden.")
@@ -131,6 +133,14 @@ def stripped_source(tf: TestFile, keep: set[str]) -> str:
     return "\n".join(out) + "\n"
 
 
+# The grader builds sandboxes from several threads, and CPython 3.11's AST conversion is
+# not thread-safe (concurrent ast.parse can fail with "SystemError: AST constructor
+# recursion depth mismatch"): one thread strips at a time, and each result is kept, as
+# every submission gets the same stripped files.
+_LOCK = threading.Lock()
+_DONE: dict[tuple, dict[str, str]] = {}
+
+
 def student_side(paths: dict[str, Path], hidden: bool) -> dict[str, str]:
     """rel path -> stripped source for one student process.
 
@@ -139,6 +149,19 @@ def student_side(paths: dict[str, Path], hidden: bool) -> dict[str, str]:
     (``hidden=False``) gets the public files' probes only; the hidden phase gets the
     hidden files' probes and the public probes they may call.
     """
+    key = (
+        hidden,
+        tuple(
+            sorted((rel, hashlib.sha256(p.read_bytes()).hexdigest()) for rel, p in paths.items())
+        ),
+    )
+    with _LOCK:
+        if key not in _DONE:
+            _DONE[key] = _student_side(paths, hidden)
+        return dict(_DONE[key])
+
+
+def _student_side(paths: dict[str, Path], hidden: bool) -> dict[str, str]:
     files = {rel: TestFile(p, rel) for rel, p in paths.items()}
     chosen = {
         rel: tf.probes
