@@ -78,21 +78,32 @@ def cache() -> journal.Journal:
     return journal.Journal(base / "pytorch-course-grader")
 
 
-def expected_specs(plan: Plan, jr: journal.Journal) -> list[score.TestSpec]:
-    """The tests every submission is scored on: from the journal, the cache, or a
-    trusted collect-only run of our own test files."""
+def make_plan(chapters: list[index.Chapter], limits: Limits) -> Plan:
+    settings = {"chapters": [c.id for c in chapters], "limits": asdict(limits) | {"threads": 0}}
+    return Plan(chapters, limits, journal.tests_digest(chapters, settings))
+
+
+def cached_specs(plan: Plan) -> list[dict]:
+    """The plan's trusted collection from the per-user cache, collected (and cached)
+    when it is not there yet."""
     name = f"expected-{plan.key[:40]}"
-    for source, meta in ((jr, "expected"), (cache(), name)):
-        cached = source.read_meta(meta)
-        if cached and cached.get("key") == plan.key:
-            break
-    else:
+    cached = cache().read_meta(name)
+    if not (cached and cached.get("key") == plan.key):
         specs = score.collect_expected(plan.chapters)
         cached = {"key": plan.key, "tests": [s.to_dict() for s in specs]}
         try:
             cache().write_meta(name, cached)
         except OSError:
             pass  # no cache, no harm
+    return cached["tests"]
+
+
+def expected_specs(plan: Plan, jr: journal.Journal) -> list[score.TestSpec]:
+    """The tests every submission is scored on: from the journal, the cache, or a
+    trusted collect-only run of our own test files."""
+    cached = jr.read_meta("expected")
+    if not (cached and cached.get("key") == plan.key):
+        cached = {"key": plan.key, "tests": cached_specs(plan)}
     jr.write_meta("expected", cached)
     return [score.TestSpec(**t) for t in cached["tests"]]
 
@@ -133,8 +144,7 @@ def grade(
     """Grade ``submissions`` into ``out``, reusing journaled results; write every output."""
     out = Path(out)
     limits = limits or default_limits(jobs)
-    settings = {"chapters": [c.id for c in chapters], "limits": asdict(limits) | {"threads": 0}}
-    plan = Plan(chapters, limits, journal.tests_digest(chapters, settings))
+    plan = make_plan(chapters, limits)
     jr = journal.Journal(out / JOURNAL)
     jr.write_meta("run", {"chapters": [c.id for c in chapters]})
     todo = [s for s in submissions if jr.get(s.student, entry_key(s, plan)) is None]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from grader import sandbox
 from harness import index
-from harness.plugin import NOT_GRADED_HERE
+from harness.index import NOT_GRADED_HERE
 from harness.target import REPO
 
 

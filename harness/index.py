@@ -28,6 +28,11 @@ from pathlib import Path
 
 from harness.target import REPO
 
+# The skip reason of a ``cuda`` test on a machine without CUDA; the grader scores such a
+# skip as "not graded here" rather than as a failure. Kept here, not in the plugin, so the
+# grader's parent process never imports torch (it only starts the processes that do).
+NOT_GRADED_HERE = "not graded here: needs CUDA"
+
 COURSE = REPO / "course"
 CHAPTER_ORDER = (
     "ch00 ch01 ch02 ch03 ch04 ch05 ch05a ch06 ch06a ch07 ch08 ch09 ch09a ch09b ch10".split()

@@ -1,11 +1,12 @@
-"""Benchmark the grader (a script, not a test): prints the two speed ratios of its issue.
+"""Benchmark the grader (a script, not a test): prints the speed ratios of its issue.
 
     python tests/bench_grader.py [--chapters ch00,ch01] [--copies 8]
 
 1. One complete submission (every chosen chapter's reference solution) graded with
    ``--jobs 1`` against a bare ``pytest`` of the same public and hidden tests on
    ``solutions/`` (target: at most 1.15x).
-2. ``--copies`` complete ch00 submissions graded with ``--jobs 2`` against ``--jobs 1``
+2. ``grader check`` of the same chapters against that bare ``pytest`` (target: at most 1.3x).
+3. ``--copies`` complete ch00 submissions graded with ``--jobs 2`` against ``--jobs 1``
    (target: at least 1.7x the throughput on 2 cores).
 The gradebook is left out of both (it is a fixed ~15 s at the end, timed separately).
 """
@@ -119,6 +120,15 @@ def main() -> int:
                 f"grading one complete submission, --jobs 1, {label}: {wall:.1f} s wall "
                 f"({wall / bare[0]:.2f}x), {cpu:.1f} s CPU ({cpu / bare[1]:.2f}x) (target <= 1.15x)"
             )
+
+        check = timed(
+            [sys.executable, "-m", "grader", "check", *names.split(","), "--impl", "solutions"],
+            env=env,  # the trusted collection is cached by now, as on a student's second check
+        )
+        print(
+            f"grader check of the same tests on solutions: {check[0]:.1f} s wall "
+            f"({check[0] / bare[0]:.2f}x) (target <= 1.3x)"
+        )
 
         many = tmp / "many"
         for k in range(args.copies):

@@ -80,3 +80,16 @@ def test_check_scores_the_learners_own_folder():
 def test_bad_arguments_fail_clearly(bad, tmp_path):
     with pytest.raises(SystemExit):
         cli.main(bad)
+
+
+def test_the_grading_parent_never_imports_torch():
+    """The parent only starts the processes that run tests; its own `import torch` would
+    add a serial second or more to every `grader check` and `grade` (it did: 1.2 s)."""
+    code = (
+        "import sys\n"
+        "from grader import check, grade, gradescope, merge, release\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'numpy'))\n"
+        "assert not heavy, heavy[:5]\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-1500:]
