@@ -13,6 +13,10 @@ the definitions it gets wrong. It declares ``EXPECT``, a regular expression that
 failure message must match (case-insensitive), and may declare ``SELECT``, a pytest
 ``-k`` expression narrowing the run to the tests that should catch it (for speed), and
 ``TASK``, the task whose tests must catch it (so blame lands where the mistake is).
+
+A mistake inside a long function is written as ``EDITS = [(old, new), ...]``: each
+``old`` text must occur exactly once in the solution and is replaced by ``new`` before
+anything is appended, so the variant does not carry a copy that drifts from the solution.
 """
 
 from __future__ import annotations
@@ -28,15 +32,28 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # the project's tests run chapters in parallel
 
 
-def variant_settings(path: Path) -> dict[str, str | None]:
-    """Read EXPECT and SELECT from a variant without importing it."""
-    found: dict[str, str | None] = {"EXPECT": None, "SELECT": None, "TASK": None}
+def variant_settings(path: Path) -> dict:
+    """Read EXPECT, SELECT, TASK and EDITS from a variant without importing it."""
+    found: dict = {"EXPECT": None, "SELECT": None, "TASK": None, "EDITS": []}
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             name = getattr(node.targets[0], "id", None)
-            if name in found and isinstance(node.value, ast.Constant):
+            if name == "EDITS":
+                found[name] = [tuple(pair) for pair in ast.literal_eval(node.value)]
+            elif name in found and isinstance(node.value, ast.Constant):
                 found[name] = node.value.value
     return found
+
+
+def apply_edits(solution: str, edits: list[tuple[str, str]], variant: str) -> str:
+    """The solution with each (old, new) replacement made; an ``old`` that is missing or
+    ambiguous is an error, so a variant cannot silently stop changing anything."""
+    for old, new in edits:
+        count = solution.count(old)
+        if count != 1:
+            raise ValueError(f"{variant}: EDITS text occurs {count} times, not once: {old!r}")
+        solution = solution.replace(old, new)
+    return solution
 
 
 def build_variant(chapter, variant: Path, workdir: Path) -> Path:
@@ -44,6 +61,7 @@ def build_variant(chapter, variant: Path, workdir: Path) -> Path:
     from harness.target import NAMED_TARGETS
 
     solution = (NAMED_TARGETS["solutions"] / chapter.id / f"{chapter.module}.py").read_text()
+    solution = apply_edits(solution, variant_settings(variant)["EDITS"], variant.name)
     root = workdir / variant.stem
     (root / chapter.id).mkdir(parents=True)
     (root / chapter.id / f"{chapter.module}.py").write_text(

@@ -175,3 +175,13 @@ def test_the_field_guide_links_to_sections_that_exist_and_names_real_tools():
             )
     readme = (REPO / "course" / "README.md").read_text()
     assert "(field_guide.md)" in readme, "the students' front page should link the field guide"
+
+
+def test_a_variants_edits_must_each_match_the_solution_exactly_once():
+    from harness.selfcheck import apply_edits
+
+    text = "a = 1\nb = 2\nb = 2\n"
+    assert apply_edits(text, [("a = 1\n", "a = 3\n")], "v.py") == "a = 3\nb = 2\nb = 2\n"
+    for old in ("c = 4\n", "b = 2\n"):  # missing, ambiguous
+        with pytest.raises(ValueError, match="not once"):
+            apply_edits(text, [(old, "")], "v.py")
