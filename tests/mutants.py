@@ -208,6 +208,15 @@ def run_chapter(chapter_id: str, jobs: int, timeout: float, show: bool) -> dict:
             os.close(r)
             tmp.cleanup()
             del running[pid]
+            done = len(mutants) - len(pending) - len(running)
+            if done % 25 == 0 or done == len(mutants):
+                survived = sum(m.outcome == "survived" for m in mutants)
+                print(
+                    f"[{chapter.id}] {done}/{len(mutants)} mutants run, {survived} survived, "
+                    f"{now - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     for m in mutants:
         if m.outcome == "survived" and m.key in known:
             m.outcome = "equivalent"

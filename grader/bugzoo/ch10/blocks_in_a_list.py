@@ -3,6 +3,7 @@ missing from parameters() and from the state_dict."""
 
 EXPECT = r"regist"
 SELECT = "checkpoint or registered"
+TASK = "ch10.6"  # the GPT holds the blocks, not generate or the checkpoint code
 
 
 class GPT(GPT):
