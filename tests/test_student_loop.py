@@ -159,3 +159,23 @@ def test_the_grader_runs_one_torch_thread_per_job_whatever_the_cores():
 def test_the_students_front_page_shows_the_self_check():
     text = (REPO / "course" / "README.md").read_text()
     assert "python -m grader check" in text
+
+
+def test_the_students_pytest_runs_where_there_is_no_sigalrm():
+    """Windows has no SIGALRM: the project's pytest settings must not force pytest-timeout's
+    signal method there (it made every run an INTERNALERROR)."""
+    code = (
+        "import signal, sys\n"
+        "del signal.SIGALRM  # as on Windows\n"
+        "import pytest\n"
+        "sys.exit(pytest.main(['exercises/ch01', '--impl', 'solutions', '-q',"
+        " '-p', 'no:cacheprovider', '-k', 'broadcast']))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert proc.returncode == 0 and "passed" in proc.stdout, proc.stdout[-1500:]
