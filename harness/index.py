@@ -91,7 +91,7 @@ def chapters() -> dict[str, Chapter]:
     """Every chapter that has an index file, in course order."""
     found = {}
     for path in sorted(COURSE.glob("ch*.toml"), key=lambda p: _chapter_key(p.stem)):
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
         tasks = tuple(Task(**t) for t in data.get("task", []))
         found[data["chapter"]] = Chapter(
             data["chapter"], data["title"], data["module"], tasks, tuple(data.get("preload", ()))
@@ -156,14 +156,18 @@ def untouched() -> dict[str, dict]:
     lives and its fingerprint as the stub ships it (``course/untouched.toml``), so the
     summary can tell "not started" from "failing"."""
     path = COURSE / "untouched.toml"
-    return tomllib.loads(path.read_text()).get("repair", {}) if path.exists() else {}
+    return (
+        tomllib.loads(path.read_text(encoding="utf-8")).get("repair", {}) if path.exists() else {}
+    )
 
 
 def untouched_table() -> dict[str, dict]:
     """What ``course/untouched.toml`` must say for the stubs as they are now."""
     table = {}
     for chapter in chapters().values():
-        stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text()
+        stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text(
+            encoding="utf-8"
+        )
         for task in chapter.tasks:
             if task.kind == "repair":
                 sites = repair_sites(stub, task.id) or [task.name]

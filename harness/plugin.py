@@ -285,7 +285,10 @@ def _repair_started(task: index.Task) -> bool:
     path = target.module_path(chapter.id, chapter.module)
     if shipped is None or not path.is_file():
         return shipped is None
-    return index.definitions_digest(path.read_text(), shipped["sites"]) != shipped["digest"]
+    return (
+        index.definitions_digest(path.read_text(encoding="utf-8"), shipped["sites"])
+        != shipped["digest"]
+    )
 
 
 class TaskSummary:

@@ -35,7 +35,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # the project's tests run chapter
 def variant_settings(path: Path) -> dict:
     """Read EXPECT, SELECT, TASK and EDITS from a variant without importing it."""
     found: dict = {"EXPECT": None, "SELECT": None, "TASK": None, "EDITS": []}
-    for node in ast.parse(path.read_text()).body:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             name = getattr(node.targets[0], "id", None)
             if name == "EDITS":
@@ -60,12 +60,15 @@ def build_variant(chapter, variant: Path, workdir: Path) -> Path:
     """A folder shaped like exercises/ whose chapter module is solution + variant."""
     from harness.target import NAMED_TARGETS
 
-    solution = (NAMED_TARGETS["solutions"] / chapter.id / f"{chapter.module}.py").read_text()
+    solution = (NAMED_TARGETS["solutions"] / chapter.id / f"{chapter.module}.py").read_text(
+        encoding="utf-8"
+    )
     solution = apply_edits(solution, variant_settings(variant)["EDITS"], variant.name)
     root = workdir / variant.stem
     (root / chapter.id).mkdir(parents=True)
+    appended = variant.read_text(encoding="utf-8")
     (root / chapter.id / f"{chapter.module}.py").write_text(
-        f"{solution}\n\n# ---- bug zoo variant {variant.name} ----\n{variant.read_text()}"
+        f"{solution}\n\n# ---- bug zoo variant {variant.name} ----\n{appended}", encoding="utf-8"
     )
     return root
 
@@ -107,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     report = check_chapter(args.chapter)
     text = json.dumps(report, indent=1)
     if args.json:
-        args.json.write_text(text)
+        args.json.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text + "\n")
     return 0

@@ -55,7 +55,7 @@ class TestFile:
 
     def __init__(self, path: Path, rel: str) -> None:
         self.path, self.rel = path, rel
-        self.source = path.read_text()
+        self.source = path.read_text(encoding="utf-8")
         self.tree = ast.parse(self.source)
         self.module_name = rel.removesuffix(".py").replace("/", ".")
         self.defs: dict[str, list[ast.stmt]] = {}

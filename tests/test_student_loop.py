@@ -179,3 +179,29 @@ def test_the_students_pytest_runs_where_there_is_no_sigalrm():
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     assert proc.returncode == 0 and "passed" in proc.stdout, proc.stdout[-1500:]
+
+
+def test_the_students_pytest_runs_under_a_locale_that_is_not_utf8():
+    """Windows reads text files in its ANSI code page unless told otherwise; the course's
+    files are UTF-8 (the ch10 corpus, the stubs the summary fingerprints). An ASCII locale
+    with UTF-8 mode off stands in for it here."""
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "LC_ALL": "C",
+        "LANG": "C",
+        "PYTHONCOERCECLOCALE": "0",
+        "PYTHONUTF8": "0",
+    }
+    base = [sys.executable, "-m", "pytest", "exercises/ch10", "-q", "-p", "no:cacheprovider"]
+    solved = subprocess.run(
+        [*base, "--impl", "solutions", "-k", "tokenizer"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert solved.returncode == 0 and "passed" in solved.stdout, solved.stdout[-1500:]
+    stub = subprocess.run(base, cwd=REPO, capture_output=True, text=True, env=env)
+    assert "UnicodeDecodeError" not in stub.stdout + stub.stderr, stub.stdout[-1500:]
+    assert "TODO: implement" in stub.stdout, stub.stdout[-1500:]

@@ -28,7 +28,7 @@ from torch import nn  # noqa: E402
 from harness import lab  # noqa: E402
 
 gpt = lab.module("ch10")  # your module (set COURSE_IMPL=solutions to see the reference)
-TEXT = (root / "course" / "data" / "ch10_corpus.txt").read_text()
+TEXT = (root / "course" / "data" / "ch10_corpus.txt").read_text(encoding="utf-8")
 SMALL = dict(steps=150, block_size=32, batch_size=16, n_layer=2, n_head=4, n_embd=32, lr=3e-3)
 
 # %% [markdown]

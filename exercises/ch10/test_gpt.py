@@ -40,7 +40,7 @@ SLICE = (
 
 
 def corpus() -> str:
-    return course_file("data/ch10_corpus.txt").read_text()
+    return course_file("data/ch10_corpus.txt").read_text(encoding="utf-8")
 
 
 def unigram_entropy(text: str) -> float:

@@ -51,7 +51,7 @@ ref = reference_module("ch10", "gpt")
 
 
 def corpus() -> str:
-    return course_file("data/ch10_corpus.txt").read_text()
+    return course_file("data/ch10_corpus.txt").read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------- ch10.1
