@@ -46,7 +46,8 @@ def sequence_scores(
 
 def hinge_loss(scores: torch.Tensor, y: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
     """max(0, 1 - y * scores) per example, for labels y in {-1, +1} of the same shape as
-    ``scores`` (ValueError otherwise); reduction "mean" (default), "sum" or "none"."""
+    ``scores`` (ValueError otherwise); reduction "mean" (default), "sum" or "none" (any
+    other name is a ValueError)."""
     if scores.shape != y.shape:
         raise ValueError(
             f"hinge_loss: scores {tuple(scores.shape)} and labels {tuple(y.shape)} differ in shape; "

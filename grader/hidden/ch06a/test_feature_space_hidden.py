@@ -310,6 +310,19 @@ def test_hinge_loss_random_and_integer_labels():
 
 
 @pytest.mark.task("ch06a.3")
+def test_hinge_loss_refuses_an_unknown_reduction():
+    """Any reduction other than "mean", "sum" or "none" is a ValueError, never another reduction."""
+    scores, y = torch.tensor([0.5, -1.0, 2.0]), torch.tensor([1.0, 1.0, -1.0])
+    for name in ("avg", "max", "median", "total", "sums", "Mean"):  # both sides of each name
+        with pytest.raises(ValueError):
+            got = fs.hinge_loss(scores, y, reduction=name)
+            pytest.fail(
+                f"hinge_loss(..., reduction={name!r}) returned {brief(got)} instead of raising "
+                "ValueError: a misspelt reduction must not fall back to another one"
+            )
+
+
+@pytest.mark.task("ch06a.3")
 def test_hinge_loss_keeps_a_matching_2d_shape():
     """Scores and labels of the same (N, 1) shape are compared element by element."""
     scores = torch.tensor([[0.5], [-2.0], [3.0]])
@@ -441,6 +454,21 @@ def test_svm_needs_its_bias():
     assert acc == 1.0, (
         f"on data separable by the plane x0 = 1.5 (away from the origin), training accuracy is "
         f"{acc:.3f}: the plane needs an offset, so the bias b must be learned too"
+    )
+
+
+@pytest.mark.task("ch06a.4")
+def test_svm_default_c_is_one():
+    """Called without C, train_linear_svm answers as with C = 1.0 (the signature's default)."""
+    X, y, _ = svm_problem(110, 30, 8, 1.0, 0.0)  # here w moves clearly between C = 0.5, 1, 2
+    w = {C: fs.train_linear_svm(X, y, C=C)[0].double() for C in (0.5, 1.0, 2.0)}
+    default = fs.train_linear_svm(X, y)[0].double()
+    apart = min(float((w[1.0] - w[C]).norm()) for C in (0.5, 2.0))
+    off = float((default - w[1.0]).norm())
+    assert off <= 0.5 * apart, (
+        f"train_linear_svm(X, y) returned a w {off:.3f} away from train_linear_svm(X, y, C=1.0) "
+        f"(the answers for C = 0.5 and C = 2 lie {apart:.3f} from it): the signature's default "
+        "is C = 1.0"
     )
 
 
