@@ -13,11 +13,17 @@ from exercises.ch09a.test_compilation import (  # helpers shared with the public
     check_served,
     counted,
     fresh_dynamo,
+    gate_maths,
     gate_seen,
     stats_of,
 )
 from harness.probe import because, probe
 from harness.target import chapter_module
+
+try:  # trusted-side helper; a graded run's student process has only harness.probe/target
+    from harness.evidence import first_difference
+except ImportError:  # there the probes below never need it
+    pass
 
 comp = chapter_module("ch09a", "compilation")
 
@@ -146,6 +152,16 @@ def test_each_piece_after_a_break_recompiles_on_its_own():
         "with dynamic=False, must show 2 graph breaks, and a recompile of the function and of each of "
         "its two resume frames (6 frames, 6 graphs, 3 recompiles), with one reason each; got (frames, "
         f"graphs, graph_breaks, recompiles) = {seen}, reasons={list(stats.reasons)[:3]}"
+    )
+
+
+@pytest.mark.task("ch09a.1")
+def test_compile_stats_of_no_calls_is_all_zero():
+    """With no calls nothing is compiled: every count is 0 (never negative) and no reason."""
+    stats, _ = hidden_stats("column_sums", [], {})
+    assert tuple(stats) == (0, 0, 0, 0, []), (
+        f"compile_stats(fn, []) returned {tuple(stats)}: with no call nothing compiles, so "
+        "frames, graphs, graph breaks and recompiles are all 0 and there is no guard reason"
     )
 
 
@@ -330,6 +346,44 @@ def test_gate_other_size_compiles_fullgraph_and_matches(dim, batch, bias):
     with because(f"NormalizedGate({dim}) raised on a batch of {batch}"):
         seen = gate_seen(dim, batch, bias, 21)
     check_gate(seen, f"dim {dim}, batch {batch}, bias {bias}")
+
+
+@probe
+def default_gate_at_zero_mean(batch):
+    """NormalizedGate() at its default size with zero weights and a bias of alternating +1.5 /
+    -1.5: every activation is exactly the bias, so the batch's mean is exactly 0. Explain's
+    graph count, the input, the weights and the output."""
+    fresh_dynamo()
+    gate = comp.NormalizedGate()
+    with torch.no_grad():
+        gate.lin.weight.zero_()
+        gate.lin.bias.copy_(torch.tensor([1.5, -1.5] * 4))
+    x = torch.randn(batch, 8, generator=torch.Generator().manual_seed(5))
+    graphs = torch._dynamo.explain(gate)(x).graph_count
+    fresh_dynamo()
+    weights = {"weight": gate.lin.weight.detach().clone(), "bias": gate.lin.bias.detach().clone()}
+    with torch.no_grad():
+        return {"graphs": graphs, "x": x, "weights": weights, "out": gate(x)}
+
+
+@pytest.mark.task("ch09a.3")
+@pytest.mark.points(2)
+def test_default_gate_at_a_mean_of_exactly_zero_keeps_the_negative_part():
+    """NormalizedGate() keeps the default size 8 and, traced as one graph, keeps the positive
+    part only when the batch's mean is above 0: at exactly 0 the negative part, as the broken
+    program's `if` did."""
+    with because("NormalizedGate() raised on a batch of 8 features (its default size is 8)"):
+        seen = default_gate_at_zero_mean(3)
+    assert seen["graphs"] == 1, (
+        f"torch._dynamo.explain(NormalizedGate()) found {seen['graphs']} graphs: choose the "
+        "branch with torch.where on the 0-d mean instead of a Python `if`"
+    )
+    want, _ = gate_maths(seen["weights"], seen["x"], torch.ones(3, 8))
+    assert seen["out"].shape == want.shape and torch.allclose(seen["out"], want), (
+        "NormalizedGate() with a batch mean of exactly 0: "
+        f"{first_difference(seen['out'], want)}. The program keeps the positive part only when "
+        "the mean is > 0, so at 0 it keeps the negative part: compare with >, not >="
+    )
 
 
 # ---------------------------------------------------------------- ch09a.4 guard_reasons
