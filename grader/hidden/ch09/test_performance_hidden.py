@@ -121,16 +121,16 @@ def test_time_fn_describes_the_calls_it_timed(warmup, kernels, launch_ms, earlie
 
 @pytest.mark.task("ch09.1")
 def test_time_fn_percentiles_of_many_calls():
-    """With 201 timed calls of distinct times p10 and p90 are the 10th and 90th percentiles
+    """With 301 timed calls of distinct times p10 and p90 are the 10th and 90th percentiles
     (not the 9th or 11th), the median the middle call."""
-    order = list(range(1, 202))
+    order = list(range(1, 302))
     random.Random(5).shuffle(order)
-    with because("time_fn(fn, warmup=3, iters=201, ...) raised"):
-        seen = time_fn_on_fake([500.0] * 3 + [float(k) for k in order], 0.0, 3, 201)
+    with because("time_fn(fn, warmup=3, iters=301, ...) raised"):
+        seen = time_fn_on_fake([500.0] * 3 + [float(k) for k in order], 0.0, 3, 301)
     problem = timing_problem(seen["timing"], [float(k) for k in order], 500.0)
     assert problem is None, (
-        f"201 timed calls taking 1, 2, ..., 201 ms (shuffled) after 3 warm-up calls of 500 ms: "
-        f"{problem}; the 10th percentile of 1..201 is about 21 and the 90th about 181"
+        f"301 timed calls taking 1, 2, ..., 301 ms (shuffled) after 3 warm-up calls of 500 ms: "
+        f"{problem}; the 10th percentile of 1..301 is about 31 and the 90th about 271"
     )
 
 
@@ -384,6 +384,10 @@ def test_profile_rows_are_op_stats():
     assert rows and not bad, (
         f"each row must be an OpStat(name, self_ms, calls) with a str name, a non-negative time "
         f"and an int count of at least 1; got {bad[:3] or 'no rows'}"
+    )
+    assert any(r.self_ms != int(r.self_ms) for r in rows), (
+        f"every self_ms is a whole number of milliseconds ({[r.self_ms for r in rows][:6]}): the "
+        "profiler's microseconds divided by 1000 keep their fraction (use /, not //, and no rounding)"
     )
 
 
