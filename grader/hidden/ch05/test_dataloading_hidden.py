@@ -64,6 +64,12 @@ def test_short_loaders_and_no_limit():
         f"max_batches=0 must consume nothing and pull nothing, reported {none['timing'].batches} "
         f"batches and {none['pulled']} pulled"
     )
+    many = fake_timing(310, 300)
+    assert many["timing"].batches == 300 and many["pulled"] == 300, (
+        f"a 310-batch loader with max_batches=300 reported {many['timing'].batches} batches and "
+        f"gave out {many['pulled']}: stop when the count reaches max_batches (compare the numbers "
+        "with <, never with `is`: only small integers are shared objects)"
+    )
 
 
 @pytest.mark.task("ch05.1")
@@ -321,6 +327,45 @@ def test_global_generators_stay_per_worker_and_reproducible():
             "seed (get_worker_info().seed, reduced below 2**32 for NumPy in a way that keeps "
             "the workers apart), not from a value all workers share"
         )
+
+
+@probe
+def numpy_draws_after_seed_worker(seeds):
+    """For each worker seed: emulate a DataLoader worker (get_worker_info() carries that seed
+    and torch is seeded with it, as before worker_init_fn), call seed_worker(0), and draw once
+    from NumPy's global generator. Every generator state is restored afterwards."""
+    from torch.utils.data._utils import worker
+
+    saved = (np.random.get_state(), random.getstate(), worker._worker_info)
+    draws = []
+    try:
+        with torch.random.fork_rng():
+            for s in seeds:
+                torch.manual_seed(s)
+                data = dl.SleepyDataset(1, 0.0)  # a dataset without reseed()
+                worker._worker_info = worker.WorkerInfo(id=0, num_workers=1, seed=s, dataset=data)
+                dl.seed_worker(0)
+                draws.append(float(np.random.random()))
+    finally:
+        np.random.set_state(saved[0])
+        random.setstate(saved[1])
+        worker._worker_info = saved[2]
+    return draws
+
+
+@pytest.mark.task("ch05.3")
+def test_numpy_gets_the_whole_worker_seed():
+    """Forty worker seeds (twenty loaders, two workers each) give forty different NumPy streams:
+    the reduction below 2**32 keeps the seed's information, not a handful of values."""
+    rng = random.Random(11)
+    bases = [rng.getrandbits(63) for _ in range(20)]
+    seeds = [b + w for b in bases for w in (0, 1)]
+    draws = numpy_draws_after_seed_worker(seeds)
+    assert len(set(draws)) == len(seeds), (
+        f"40 different worker seeds gave only {len(set(draws))} different first draws from "
+        "NumPy's global generator: reduce the seed with % 2**32 (NumPy's limit), so that "
+        "almost no two workers of any run share a stream"
+    )
 
 
 @pytest.mark.task("ch05.3")
