@@ -1,6 +1,7 @@
 """Mutation testing of the reference solutions (a maintenance tool, not a test).
 
     python tests/mutants.py ch00 [ch02 ...] [--jobs 2] [--timeout 60] [--json OUT] [--show]
+                            [--only split,check_contract]
     nox -s mutants -- ch00
 
 For each chapter, every mutation cosmic-ray's operators make of ``solutions/chNN/
@@ -161,7 +162,9 @@ def _run_mutant(chapter, mutant: Mutant, workdir: Path, timeout: float, write_fd
     del pytest
 
 
-def run_chapter(chapter_id: str, jobs: int, timeout: float, show: bool) -> dict:
+def run_chapter(
+    chapter_id: str, jobs: int, timeout: float, show: bool, only: set[str] | None = None
+) -> dict:
     from harness import index
 
     chapter = index.chapter(chapter_id)
@@ -169,6 +172,8 @@ def run_chapter(chapter_id: str, jobs: int, timeout: float, show: bool) -> dict:
         __import__(name)
     source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
     mutants = mutants_of(source)
+    if only:  # the mutants of these definitions only (after changing them, say)
+        mutants = [m for m in mutants if m.key.split(":", 1)[0] in only]
     known = equivalents(chapter)
     pending = list(mutants)
     running: dict[int, tuple[Mutant, int, float, tempfile.TemporaryDirectory]] = {}
@@ -252,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60, help="seconds per test")
     parser.add_argument("--json", type=Path, help="write every mutant's outcome here")
     parser.add_argument("--show", action="store_true", help="list survivors on stderr")
+    parser.add_argument(
+        "--only", help="comma-separated definitions: mutate just these (e.g. after changing them)"
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -263,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| chapter | generated | killed | survived | equivalent | score | s |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for chapter in chosen:
-        r = run_chapter(chapter, args.jobs, args.timeout, args.show)
+        only = set(args.only.split(",")) if args.only else None
+        r = run_chapter(chapter, args.jobs, args.timeout, args.show, only)
         results.append(r)
         print(
             f"| {r['chapter']} | {r['generated']} | {r['killed']} | {r['survived']} | "
