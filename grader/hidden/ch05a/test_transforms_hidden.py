@@ -304,6 +304,48 @@ def test_the_contracts_own_tol_is_used():
 
 
 @pytest.mark.task("ch05a.2")
+@pytest.mark.points(2)
+def test_the_tolerance_boundary_on_both_sides():
+    """Means and stds 0.24 expected std from the contract fit (tol 0.25); 0.26 std away do not."""
+    wide = dict(SCALED_CONTRACT, value_range=(-10.0, 10.0))  # limit = 0.25 * 0.1 = 0.025
+    near = exact_statistics(40, 4, (0.624, 0.4, 0.176), (0.1, 0.124, 0.1), seed=11)
+    found = violations(near, **wide)
+    assert found == [], (
+        f"channel means and a std 0.024 (0.24 of the expected std 0.1) from the contract gave "
+        f"{found}: with tol 0.25 a channel fits while its mean and its std are each within "
+        "0.25 * 0.1 = 0.025 of the contract's"
+    )
+    beyond = {
+        "a mean 0.026 above": ((0.626, 0.4, 0.2), (0.1,) * 3),
+        "a mean 0.026 below": ((0.6, 0.374, 0.2), (0.1,) * 3),
+        "a std 0.026 above": ((0.6, 0.4, 0.2), (0.1, 0.1, 0.126)),
+        "a std 0.026 below": ((0.6, 0.4, 0.2), (0.074, 0.1, 0.1)),
+    }
+    for what, (means, stds) in beyond.items():
+        found = violations(exact_statistics(40, 4, means, stds, seed=12), **wide)
+        assert kinds(found) == {"normalization"}, (
+            f"a batch with {what} the contract (0.26 of the expected std 0.1; tol 0.25) gave "
+            f"{found}: it lies outside the tolerance, a 'normalization:' violation"
+        )
+
+
+@pytest.mark.task("ch05a.2")
+def test_a_missing_or_extra_channel_is_a_violation():
+    """A batch with fewer or more channels than the contract never matches it."""
+    x = images(32, 4, seed=13)  # (32, 3, 4, 4), as SCALED_CONTRACT expects
+    for batch, what in (
+        (x[:, :2], "only the first two of the contract's three channels"),
+        (torch.cat([x, x[:, :1]], dim=1), "the contract's three channels and a fourth"),
+    ):
+        found = violations(batch, **SCALED_CONTRACT)
+        assert kinds(found) & {"normalization", "channel order"}, (
+            f"a batch {tuple(batch.shape)} holding {what} gave {found}: a batch matches a contract "
+            "only when every batch channel is paired with a different contract channel and none "
+            "is left over — compare the channel counts"
+        )
+
+
+@pytest.mark.task("ch05a.2")
 def test_channel_order_with_five_channels_and_channels_last_with_two():
     """Any permutation of five channels, and (N, H, W, 2) channels-last data, are channel order violations."""
     means, stds = (0.9, 0.7, 0.5, 0.3, 0.1), (0.04,) * 5
@@ -555,20 +597,44 @@ def test_epochs_and_the_raw_run_have_no_normalizer():
 @pytest.mark.task("ch05a.4")
 @pytest.mark.points(2)
 def test_the_scaled_run_trains_as_the_reference_does():
-    """With scaling, the epoch losses follow the reference run (same model, lr, batches, order)."""
-    for seed in (0, 2):
-        got = pipeline(True, seed)
-        want = ref.train_with_pipeline(True, seed)
-        assert len(got.epoch_losses) == len(want.epoch_losses) and torch.allclose(
+    """With scaling, the epoch losses follow the reference run (same model, lr, batches, order),
+    for the default seed and epochs (left out of the call) and for another seed."""
+    for args in ((), (2,)):
+        got, want = pipeline(True, *args), ref.train_with_pipeline(True, *args)
+        call = f"train_with_pipeline(True{''.join(f', seed={a}' for a in args)})"
+        assert len(got.epoch_losses) == len(want.epoch_losses), (
+            f"{call} returned {len(got.epoch_losses)} epoch losses, the reference "
+            f"{len(want.epoch_losses)}: keep the signature's defaults (seed=0, epochs=20)"
+        )
+        assert torch.allclose(
             torch.tensor(got.epoch_losses, dtype=torch.float64),
             torch.tensor(want.epoch_losses, dtype=torch.float64),
             rtol=1e-3,
         ), (
-            f"train_with_pipeline(True, seed={seed}) has epoch losses "
-            f"{brief(list(got.epoch_losses))}, the reference run {brief(list(want.epoch_losses))}: "
-            "keep the model, its initialisation, SGD with lr 0.01, batches of 32 and the batch "
-            "order; only the inputs change with scaling"
+            f"{call} has epoch losses {brief(list(got.epoch_losses))}, the reference run "
+            f"{brief(list(want.epoch_losses))}: keep the model, its initialisation, SGD with lr "
+            "0.01, batches of 32 and the batch order; only the inputs change with scaling"
         )
         assert got.val_accuracy == pytest.approx(want.val_accuracy), (
             f"validation accuracy {got.val_accuracy} differs from the reference run's {want.val_accuracy}"
         )
+
+
+@pytest.mark.task("ch05a.4")
+def test_validation_accuracy_is_the_share_of_correct_predictions():
+    """Accuracy is the share of validation images whose argmax is their label: an undertrained
+    raw run that predicts one class scores that class's share; a short scaled run as the reference."""
+    got, want = pipeline(False, 1, 2), ref.train_with_pipeline(False, 1, 2)
+    assert got.val_accuracy == pytest.approx(want.val_accuracy, abs=1e-6), (
+        f"train_with_pipeline(False, seed=1, epochs=2) reports validation accuracy "
+        f"{got.val_accuracy:.3f}; that run predicts a single class for all 60 validation images, "
+        f"so the accuracy is the share of images labelled with it, {want.val_accuracy:.3f}: count a "
+        "prediction as correct only when the argmax equals the label"
+    )
+    got, want = pipeline(True, 1, 2), ref.train_with_pipeline(True, 1, 2)
+    assert got.val_accuracy == pytest.approx(want.val_accuracy, abs=1e-6), (
+        f"train_with_pipeline(True, seed=1, epochs=2) reports validation accuracy "
+        f"{got.val_accuracy:.3f}, the reference run {want.val_accuracy:.3f}: after two scaled "
+        "epochs some images are still misclassified; the accuracy is the share of validation "
+        "images whose argmax equals their label"
+    )
