@@ -7,9 +7,11 @@
 For each chapter, every mutation cosmic-ray's operators make of ``solutions/chNN/
 <module>.py`` (an operator swapped, a number changed, a comparison flipped, a loop that
 never runs, ...) is run against the chapter's public and hidden tests. A mutant is
-*killed* when some test fails, *survived* when all pass. Survivors are either a missing
-test or an equivalent mutant: the latter are listed, each with a one-line argument, in
-``grader/bugzoo/chNN/equivalent_mutants.toml``::
+*killed* when some test fails, *survived* when all pass. A survivor in *given* code (a
+top-level definition the stub holds unchanged and no task names: the chapter's data, toy
+devices and models) is reported as given, not graded code. Other survivors are either a
+missing test or an equivalent mutant: the latter are listed, each with a one-line
+argument, in ``grader/bugzoo/chNN/equivalent_mutants.toml``::
 
     [[mutant]]
     key = "plot_losses: fig, ax = plt.subplots(figsize=(5, 3.2)) => ...(figsize=(6, 3.2))"
@@ -46,7 +48,8 @@ class Mutant:
     operator: str
     occurrence: int
     code: str
-    outcome: str = ""  # killed | survived | timeout | equivalent
+    line: int = 0  # where the mutated node starts in the solution
+    outcome: str = ""  # killed | survived | equivalent | given
     killed_by: str = ""
 
 
@@ -87,8 +90,26 @@ def mutants_of(source: str) -> list[Mutant]:
             seen_keys[key] = seen_keys.get(key, 0) + 1
             if seen_keys[key] > 1:
                 key += f" #{seen_keys[key]}"
-            found.append(Mutant(key, name, occurrence, code))
+            found.append(Mutant(key, name, occurrence, code, start[0]))
     return found
+
+
+def given_lines(stub: str, solution: str, task_names: set[str]) -> set[int]:
+    """Lines of the solution's given code: top-level statements that occur unchanged in the
+    stub and define no task (the chapter's data, toy devices and models, result types).
+
+    A survivor there shows what the tests do not grade, and must not grade: the student
+    did not write that code. It is reported as *given*, beside the equivalents."""
+    import ast
+
+    stub_units = {ast.dump(node) for node in ast.parse(stub).body}
+    lines = set()
+    for node in ast.parse(solution).body:
+        if getattr(node, "name", None) in task_names or ast.dump(node) not in stub_units:
+            continue
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        lines.update(range(first, node.end_lineno + 1))
+    return lines
 
 
 def _behaviour(source: str) -> str | None:
@@ -171,6 +192,8 @@ def run_chapter(
     for name in chapter.preload:
         __import__(name)
     source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
+    stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text()
+    given = given_lines(stub, source, {t.name for t in chapter.tasks})
     mutants = mutants_of(source)
     if only:  # the mutants of these definitions only (after changing them, say)
         mutants = [m for m in mutants if m.key.split(":", 1)[0] in only]
@@ -223,7 +246,9 @@ def run_chapter(
                     flush=True,
                 )
     for m in mutants:
-        if m.outcome == "survived" and m.key in known:
+        if m.outcome == "survived" and m.line in given:
+            m.outcome = "given"
+        elif m.outcome == "survived" and m.key in known:
             m.outcome = "equivalent"
     keys = {m.key for m in mutants}
     stale = sorted(
@@ -231,8 +256,9 @@ def run_chapter(
         for k in known
         if k not in keys or k not in {m.key for m in mutants if m.outcome == "equivalent"}
     )
-    counts = {o: sum(m.outcome == o for m in mutants) for o in ("killed", "survived", "equivalent")}
-    effective = len(mutants) - counts["equivalent"]
+    outcomes = ("killed", "survived", "equivalent", "given")
+    counts = {o: sum(m.outcome == o for m in mutants) for o in outcomes}
+    effective = len(mutants) - counts["equivalent"] - counts["given"]
     score = counts["killed"] / effective if effective else 1.0
     summary = {
         "chapter": chapter.id,
@@ -268,15 +294,15 @@ def main(argv: list[str] | None = None) -> int:
 
     chosen = args.chapters or list(index.chapters())
     results = []
-    print("| chapter | generated | killed | survived | equivalent | score | s |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| chapter | generated | killed | survived | equivalent | given | score | s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for chapter in chosen:
         only = set(args.only.split(",")) if args.only else None
         r = run_chapter(chapter, args.jobs, args.timeout, args.show, only)
         results.append(r)
         print(
             f"| {r['chapter']} | {r['generated']} | {r['killed']} | {r['survived']} | "
-            f"{r['equivalent']} | {r['score']:.1%} | {r['seconds']:.0f} |",
+            f"{r['equivalent']} | {r['given']} | {r['score']:.1%} | {r['seconds']:.0f} |",
             flush=True,
         )
         for key in r["survivors"]:

@@ -185,3 +185,31 @@ def test_a_variants_edits_must_each_match_the_solution_exactly_once():
     for old in ("c = 4\n", "b = 2\n"):  # missing, ambiguous
         with pytest.raises(ValueError, match="not once"):
             apply_edits(text, [(old, "")], "v.py")
+
+
+def test_the_mutation_tools_given_code_is_what_the_stub_holds_unchanged(monkeypatch):
+    """tests/mutants.py counts survivors in given code apart: only top-level code that the
+    stub holds unchanged and that defines no task may be given."""
+    spec = importlib.util.spec_from_file_location("mutants", REPO / "tests" / "mutants.py")
+    mutants = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "mutants", mutants)  # its dataclass looks itself up there
+    spec.loader.exec_module(mutants)
+    stub = (
+        "import torch\n\ndef data():\n    return 1\n\ndef task():\n    raise NotImplementedError\n"
+    )
+    solution = "import torch\n\ndef data():\n    return 1\n\ndef task():\n    return 2\n"
+    assert mutants.given_lines(stub, solution, {"task"}) == {1, 3, 4}
+    changed = solution.replace("return 1", "return 3")
+    assert mutants.given_lines(stub, changed, {"task"}) == {1}, "a changed definition is not given"
+    same = stub  # a task the stub already holds (a repair whose fix is elsewhere) is still graded
+    assert mutants.given_lines(stub, same, {"task", "data"}) == {1}
+    for chapter in ("ch05a", "ch09"):
+        chap = index.chapter(chapter)
+        source = (REPO / "solutions" / chapter / f"{chap.module}.py").read_text()
+        stub_text = (REPO / "exercises" / chapter / f"{chap.module}.py").read_text()
+        given = mutants.given_lines(stub_text, source, {t.name for t in chap.tasks})
+        for node in ast.parse(source).body:
+            if getattr(node, "name", None) in {t.name for t in chap.tasks}:
+                assert not given & set(range(node.lineno, node.end_lineno + 1)), (
+                    f"{chapter}: the task {node.name} must never count as given code"
+                )
