@@ -50,6 +50,23 @@ def _defined(stmt: ast.stmt) -> set[str]:
     return names
 
 
+def _is_setup(stmt: ast.stmt) -> bool:
+    """Module-level code that is neither a definition, an import nor the docstring (an `if`,
+    a `try`, a call): it may set up what probes use, so the student's side runs it too."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return False
+    return not isinstance(
+        stmt,
+        ast.Import
+        | ast.ImportFrom
+        | ast.FunctionDef
+        | ast.AsyncFunctionDef
+        | ast.ClassDef
+        | ast.Assign
+        | ast.AnnAssign,
+    )
+
+
 class TestFile:
     """One parsed test file: which statement defines which name, and its probes."""
 
@@ -63,6 +80,8 @@ class TestFile:
             for name in _defined(stmt):
                 self.defs.setdefault(name, []).append(stmt)
         self.probes = {s.name for s in self.tree.body if _is_probe(s)}
+        # what the setup code calls must come along with it
+        self.setup_uses = {n for s in self.tree.body if _is_setup(s) for n in _names_used(s)}
 
     def imports_from_tests(self) -> dict[str, tuple[str, str]]:
         """local name -> (module, name) for ``from exercises... import name``."""
@@ -124,12 +143,8 @@ def stripped_source(tf: TestFile, keep: set[str]) -> str:
             if wanted:
                 names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in wanted)
                 out[stmt.lineno - 1] = f"from {stmt.module} import {names}"
-        elif _defined(stmt) & keep:
+        elif _defined(stmt) & keep or _is_setup(stmt):
             copy(stmt)
-        elif not isinstance(
-            stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Assign | ast.AnnAssign
-        ):
-            copy(stmt)  # other module-level code (an `if`, a `try`) may set up what probes use
     return "\n".join(out) + "\n"
 
 
@@ -164,7 +179,7 @@ def student_side(paths: dict[str, Path], hidden: bool) -> dict[str, str]:
 def _student_side(paths: dict[str, Path], hidden: bool) -> dict[str, str]:
     files = {rel: TestFile(p, rel) for rel, p in paths.items()}
     chosen = {
-        rel: tf.probes
+        rel: tf.probes | tf.setup_uses
         for rel, tf in files.items()
         if hidden or not rel.startswith("grader/hidden/")
     }

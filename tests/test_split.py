@@ -57,3 +57,30 @@ def test_every_test_fails_on_the_stubs_when_split(graded, chapter):
     assert tests, f"{chapter}: no tests were graded"
     wrong = [t["name"] for t in tests if t["status"] == "passed" and t["max_score"]]
     assert not wrong, f"{chapter} passes on the stubs when split: {wrong}"
+
+
+def test_the_students_side_keeps_setup_code_and_what_it_calls(tmp_path):
+    """Module-level setup (a call, an `if`) runs in the student's process too, so the helper
+    it calls must come along — and a test's body and expected values never do."""
+    from harness import strip
+
+    path = tmp_path / "test_x.py"
+    path.write_text(
+        '"""doc"""\n'
+        "import torch\n"
+        "from harness.probe import probe\n"
+        "def configure():\n"
+        "    torch.set_num_threads(1)\n"
+        "configure()\n"
+        "EXPECTED = 42\n"
+        "@probe\n"
+        "def observe():\n"
+        "    return 1\n"
+        "def test_x():\n"
+        "    assert observe() == EXPECTED\n"
+    )
+    side = strip.student_side({"exercises/chXX/test_x.py": path}, hidden=False)
+    text = side["exercises/chXX/test_x.py"]
+    assert "def configure" in text and "configure()" in text and "def observe" in text
+    assert "EXPECTED" not in text and "def test_x" not in text
+    assert len(text.splitlines()) == len(path.read_text().splitlines()), "line numbers are kept"
