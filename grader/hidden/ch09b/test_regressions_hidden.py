@@ -427,6 +427,19 @@ def test_compare_runs_on_order_and_length():
         "runs that visit the data in different orders are not comparable bit for bit, and the order must be named"
     )
     assert not entries(c, "losses"), "equal losses must not be reported as a difference"
+    for field, one, other in (
+        ("init_fingerprint", Run([1.0], "b", "o"), Run([1.0], "a", "o")),
+        ("order_fingerprint", Run([1.0], "i", "b"), Run([1.0], "i", "a")),
+    ):
+        for x, y in ((one, other), (other, one)):
+            c = rg.compare_runs(x, y)
+            assert not c.comparable and entries(c, field), (
+                f"compare_runs of runs whose {field}s are {getattr(x, field)!r} and "
+                f"{getattr(y, field)!r} gave {c}: runs with "
+                f"different {field}s are not comparable and get an entry naming {field}, "
+                "whichever is passed first — compare "
+                "fingerprints for equality, they have no order"
+            )
     for a, b, step in (
         ([1.0] * 20, [1.0] * 12, 12),
         ([1.0, 2.0], [1.0, 2.0, 3.0], 2),
@@ -483,8 +496,8 @@ LOSS_VALUES = [0.5, 0.25, 0.5000000000000001, float("nan"), float("inf"), 1e-30]
 @given(
     a=st.lists(st.sampled_from(LOSS_VALUES), max_size=5),
     b=st.lists(st.sampled_from(LOSS_VALUES), max_size=5),
-    init=st.sampled_from([("i", "i"), ("i", "j")]),
-    order=st.sampled_from([("o", "o"), ("o", "p")]),
+    init=st.sampled_from([("i", "i"), ("i", "j"), ("j", "i")]),
+    order=st.sampled_from([("o", "o"), ("o", "p"), ("p", "o")]),
 )
 def test_compare_runs_agrees_with_the_reference(a, b, init, order):
     """On generated pairs of runs, comparable, the fields named and the first differing step
