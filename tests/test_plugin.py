@@ -117,3 +117,12 @@ def test_hidden_failure_messages_keep_the_property_and_drop_the_introspection():
         failure_message(_excinfo(todo))
         == "TODO: implement ch00.1 gradient_at — see course/ch00.md#one-gradient"
     )
+
+
+def test_assert_rewriting_is_kept_to_the_courses_own_modules(pytestconfig):
+    """Libraries that ship a pytest plugin (hypothesis, anyio) are not assert-rewritten: where
+    bytecode is not cached that re-parsed over a hundred of their modules on every run."""
+    marked = getattr(pytestconfig.pluginmanager.rewrite_hook, "_must_rewrite", set())
+    foreign = sorted(n for n in marked if n.split(".")[0] != "harness")
+    assert not foreign, f"pytest would rewrite the asserts of {foreign} on import"
+    assert "anyio" not in sys.modules, "the anyio plugin is switched off (-p no:anyio)"
