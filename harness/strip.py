@@ -51,10 +51,8 @@ def _defined(stmt: ast.stmt) -> set[str]:
 
 
 def _is_setup(stmt: ast.stmt) -> bool:
-    """Module-level code that is neither a definition, an import nor the docstring (an `if`,
+    """Module-level code that is neither a definition nor an import (the docstring, an `if`,
     a `try`, a call): it may set up what probes use, so the student's side runs it too."""
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-        return False
     return not isinstance(
         stmt,
         ast.Import
@@ -131,9 +129,7 @@ def stripped_source(tf: TestFile, keep: set[str]) -> str:
             out[i] = lines[i]
 
     for stmt in tf.tree.body:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            copy(stmt)  # the module docstring
-        elif isinstance(stmt, ast.Import):
+        if isinstance(stmt, ast.Import):
             copy(stmt)
         elif isinstance(stmt, ast.ImportFrom):
             if not (stmt.module or "").startswith(TEST_MODULE_PREFIXES):

@@ -207,9 +207,10 @@ def test_the_mutation_tools_given_code_is_what_the_stub_holds_unchanged(monkeypa
         chap = index.chapter(chapter)
         source = (REPO / "solutions" / chapter / f"{chap.module}.py").read_text()
         stub_text = (REPO / "exercises" / chapter / f"{chap.module}.py").read_text()
-        given = mutants.given_lines(stub_text, source, {t.name for t in chap.tasks})
+        tasks = {t.name for t in chap.tasks}
+        given = mutants.given_lines(stub_text, source, tasks)
         for node in ast.parse(source).body:
-            if getattr(node, "name", None) in {t.name for t in chap.tasks}:
+            if getattr(node, "name", None) in tasks:
                 assert not given & set(range(node.lineno, node.end_lineno + 1)), (
                     f"{chapter}: the task {node.name} must never count as given code"
                 )
