@@ -127,3 +127,15 @@ def test_assert_rewriting_is_kept_to_the_courses_own_modules(pytestconfig):
     foreign = sorted(n for n in marked if n.split(".")[0] in libraries)
     assert not foreign, f"pytest would rewrite the asserts of {foreign} on import"
     assert pytestconfig.pluginmanager.is_blocked("anyio"), "the unused anyio plugin is off"
+
+
+def test_pytests_log_capture_stays_off_torchs_trace_logger():
+    """torch's structured-trace logger builds a JSON record per compile event whenever it has
+    a handler; pytest's capture handlers on it cost ch09a ~2.5 s and would print in reports."""
+    import logging
+
+    import torch  # noqa: F401  (creates the logger)
+
+    handlers = logging.getLogger("torch.__trace").handlers
+    pytests = [h for h in handlers if type(h).__module__ == "_pytest.logging"]
+    assert not pytests, f"pytest's handlers {pytests} are attached to torch.__trace"
