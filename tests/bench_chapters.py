@@ -1,13 +1,15 @@
 """Benchmark (not a test): wall time of each chapter's public + hidden tests on the
-reference solutions, beside the bare cost of `import torch`.
+reference solutions, beside the bare cost of the imports they cannot avoid.
 
     python tests/bench_chapters.py [chNN ...] [--repeat N]
 
 Prints one row per chapter: wall and CPU seconds of
-`pytest exercises/chNN grader/hidden/chNN --impl solutions`, and each minus the import
-(CPU time is the fairer figure when the machine is busy). Each run is paired with an
-`import torch` timed just before it, and "beyond import" is the median of the paired
-differences: on a shared virtual machine both drift by ±20% over minutes.
+`pytest exercises/chNN grader/hidden/chNN --impl solutions`, and the wall seconds beyond
+`import torch`, and beyond `import torch` plus the chapter's `preload` modules (those its
+tests always load, such as torch._dynamo, which the grader imports once per class). Each
+run is paired with the imports timed just before it, and each "beyond" figure is the
+median of the paired differences: on a shared virtual machine both drift by 20-50%
+within an hour.
 """
 
 from __future__ import annotations
@@ -48,41 +50,33 @@ def main() -> None:
     args = parser.parse_args()
     chapters = args.chapters or list(index.chapters())
 
-    imports = [wall([sys.executable, "-c", "import torch"]) for _ in range(max(3, args.repeat))]
-    base = statistics.median(r[0] for r in imports)
-    base_cpu = statistics.median(r[1] for r in imports)
-    label = 'python -c "import torch"'
-    print(f"{label:<34}{base:7.2f} s wall {base_cpu:7.2f} s cpu")
-    # The first optimizer.step() or torch.compile in a process imports torch._dynamo too.
-    dyn = wall([sys.executable, "-c", "import torch, torch._dynamo"])
-    label = '... "import torch, torch._dynamo"'
-    print(f"{label:<34}{dyn[0]:7.2f} s wall {dyn[1]:7.2f} s cpu")
+    def importing(modules) -> list[str]:
+        return [sys.executable, "-c", "import " + ", ".join(["torch", *modules])]
+
     print(
-        f"{'chapter':<10}{'wall (s)':>10}{'beyond import':>15}{'cpu (s)':>10}{'beyond import':>15}  exit"
+        f"{'chapter':<10}{'wall (s)':>9}{'cpu (s)':>9}{'beyond torch':>14}"
+        f"{'beyond preload':>16}  preload  exit"
     )
-    import_torch = [sys.executable, "-c", "import torch"]
     for ch in chapters:
         chap = index.chapter(ch)
         paths = [
             str(p.relative_to(REPO)) for p in (chap.public_tests, chap.hidden_tests) if p.exists()
         ]
-        cmd = [
-            sys.executable,
-            "-m",
-            "pytest",
-            *paths,
-            "--impl",
-            "solutions",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-        ]
-        pairs = [(wall(import_torch), wall(cmd)) for _ in range(args.repeat)]
-        t = statistics.median(run[0] for _, run in pairs)
-        c = statistics.median(run[1] for _, run in pairs)
-        t_beyond = statistics.median(run[0] - imp[0] for imp, run in pairs)
-        c_beyond = statistics.median(run[1] - imp[1] for imp, run in pairs)
-        print(f"{ch:<10}{t:10.2f}{t_beyond:15.2f}{c:10.2f}{c_beyond:15.2f}  {pairs[-1][1][2]}")
+        cmd = [sys.executable, "-m", "pytest", *paths, "--impl", "solutions", "-q"]
+        cmd += ["-p", "no:cacheprovider"]
+        rows = []
+        for _ in range(args.repeat):
+            torch_only = wall(importing(()))
+            preloaded = wall(importing(chap.preload)) if chap.preload else torch_only
+            run = wall(cmd)
+            rows.append((run[0], run[1], run[0] - torch_only[0], run[0] - preloaded[0], run[2]))
+        wall_s, cpu_s, beyond_torch, beyond_preload = (
+            statistics.median(r[k] for r in rows) for k in range(4)
+        )
+        print(
+            f"{ch:<10}{wall_s:9.2f}{cpu_s:9.2f}{beyond_torch:14.2f}{beyond_preload:16.2f}  "
+            f"{','.join(chap.preload) or '-':<7}  {rows[-1][4]}"
+        )
 
 
 if __name__ == "__main__":
