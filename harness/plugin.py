@@ -56,6 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(TaskSummary(), "course-task-summary")
     _set_threads()
+    _freeze_what_is_imported()  # torch is imported by now
     _leave_library_asserts_alone(config)
     method = config.getoption("start_method", None)
     if method:
@@ -87,7 +88,6 @@ def _set_threads() -> None:
     import torch
 
     torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS") or 1)))
-    _freeze_what_is_imported()
 
 
 def _freeze_what_is_imported() -> None:

@@ -283,8 +283,9 @@ def gate_seen(dim, batch, bias, seed):
     (out * mix).sum().backward()
     grads = {"x": x_in.grad, "weight": gate.lin.weight.grad, "bias": gate.lin.bias.grad}
     counting = CompileCounterWithBackend("eager")
-    compiled = torch.compile(gate, backend=counting, dynamic=False)  # not fullgraph: it
-    # would trace float(tensor) as a symbolic scalar and hide the break this task is about
+    # Not fullgraph=True: it traces float(tensor) as a symbolic scalar, hiding the break
+    # this task is about.
+    compiled = torch.compile(gate, backend=counting, dynamic=False)
     with torch.no_grad():
         compiled(torch.randn(batch, dim, generator=g))
         first_call = (counting.frame_count, counters["frames"]["ok"])  # a break adds a frame

@@ -475,9 +475,9 @@ CASES = {  # id: (fn, first, second, kwargs, expected)
 
 
 # A second call with the same arguments must give the same answer (a clean cache, cleared
-# guard failures): a case with a failing guard and one with none show it. (after-a-break,
-# failing in three frames, compiled 12 frames asked twice and killed no mutant the others
-# miss.)
+# guard failures): a case with a failing guard and one with none show it. Asked twice,
+# after-a-break (guards failing in three frames) compiled 12 frames and killed no mutant
+# the other two miss.
 ASKED_TWICE = ("first-dim", "same-call")
 
 
