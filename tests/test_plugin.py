@@ -139,3 +139,37 @@ def test_pytests_log_capture_stays_off_torchs_trace_logger():
     handlers = logging.getLogger("torch.__trace").handlers
     pytests = [h for h in handlers if type(h).__module__ == "_pytest.logging"]
     assert not pytests, f"pytest's handlers {pytests} are attached to torch.__trace"
+
+
+def test_a_run_that_uses_no_hypothesis_never_imports_it(tmp_path):
+    """hypothesis's own plugin imported hypothesis for its end-of-run summary even when no
+    test had used it: ~0.2 s on every chapter run where the grader's extras are installed."""
+    pytest.importorskip("hypothesis")
+    (tmp_path / "conftest.py").write_text(
+        textwrap.dedent(
+            """
+            import sys
+
+            def pytest_unconfigure(config):
+                print("hypothesis imported:", "hypothesis" in sys.modules)
+            """
+        )
+    )
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert 1 + 1 == 2\n")
+    (tmp_path / "test_property.py").write_text(
+        textwrap.dedent(
+            """
+            from hypothesis import given, settings, strategies as st
+
+            @settings(max_examples=3, database=None)
+            @given(st.integers())
+            def test_property(n):
+                assert n == n
+            """
+        )
+    )
+    plain = run_pytest("-p", "harness.plugin", "-s", "test_plain.py", cwd=tmp_path)
+    assert plain.returncode == 0, plain.stdout
+    assert "hypothesis imported: False" in plain.stdout, plain.stdout
+    used = run_pytest("-p", "harness.plugin", "-s", "test_property.py", cwd=tmp_path)
+    assert used.returncode == 0 and "hypothesis imported: True" in used.stdout, used.stdout
