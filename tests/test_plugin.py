@@ -173,3 +173,23 @@ def test_a_run_that_uses_no_hypothesis_never_imports_it(tmp_path):
     assert "hypothesis imported: False" in plain.stdout, plain.stdout
     used = run_pytest("-p", "harness.plugin", "-s", "test_property.py", cwd=tmp_path)
     assert used.returncode == 0 and "hypothesis imported: True" in used.stdout, used.stdout
+
+
+def test_the_collector_pauses_for_imports_and_runs_for_the_tests(tmp_path):
+    """Imports during collection run with the cyclic collector off (walking torch's new
+    objects cost ~0.4 s of every run); every test runs with it on again."""
+    (tmp_path / "test_gc_state.py").write_text(
+        textwrap.dedent(
+            """
+            import gc
+
+            AT_IMPORT = gc.isenabled()
+
+            def test_state():
+                print("at import:", AT_IMPORT, "in the test:", gc.isenabled())
+            """
+        )
+    )
+    proc = run_pytest("-p", "harness.plugin", "-s", "test_gc_state.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "at import: False in the test: True" in proc.stdout, proc.stdout
