@@ -16,8 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import index, probe, target
-from harness.index import NOT_GRADED_HERE
+# The cyclic collector stays off from here (torch is imported just below, through
+# harness.probe) until collection has finished: see _resume_collector.
+gc.disable()
+
+from harness import index, probe, target  # noqa: E402
+from harness.index import NOT_GRADED_HERE  # noqa: E402
 
 MESSAGE_LIMIT = 2000
 
@@ -56,7 +60,6 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(TaskSummary(), "course-task-summary")
-    _pause_collector_until_collected()
     _set_threads()
     _freeze_what_is_imported()  # torch is imported by now
     _leave_library_asserts_alone(config)
@@ -90,19 +93,6 @@ def _set_threads() -> None:
     import torch
 
     torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS") or 1)))
-
-
-def _pause_collector_until_collected() -> None:
-    """Switch the cyclic garbage collector off while torch, its compiler and the test modules
-    are imported; ``pytest_collection_finish`` switches it back on.
-
-    Imports create millions of objects that live as long as the process, and the
-    collections their allocations trigger walk every one not yet frozen: ~0.16 s of
-    ``import torch`` and ~0.25 s of ``import torch._dynamo`` on this machine. Imports leave
-    only a few thousand cycles behind, frozen with the rest. The tests themselves run with
-    the collector on. The grader forks its student processes before this runs.
-    """
-    gc.disable()
 
 
 def _freeze_what_is_imported() -> None:
@@ -141,11 +131,24 @@ def _seed_everything():
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     _freeze_what_is_imported()  # what the test modules imported: torch._dynamo for ch09a
-    gc.enable()
+    _resume_collector()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    gc.enable()  # also when collection never finished
+    _resume_collector()  # also when collection never finished
+
+
+def _resume_collector() -> None:
+    """Switch the cyclic garbage collector back on: it is off from this plugin's import
+    (just before torch's) until collection finishes, and every test runs with it on.
+
+    Imports create millions of objects that live as long as the process, and the
+    collections their allocations trigger walk every one not yet frozen: paired runs put
+    that at ~0.16 s of ``import torch`` and ~0.25 s of ``import torch._dynamo``. Imports
+    leave only a few thousand cycles behind, frozen with the rest. The grader imports
+    torch and forks its student processes before pytest starts.
+    """
+    gc.enable()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
