@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 # The cyclic collector stays off from here (torch is imported just below, through
-# harness.probe) until collection has finished: see _resume_collector.
+# harness.probe) until collection has finished: see _end_import_pause.
 gc.disable()
 
 from harness import index, probe, target  # noqa: E402
@@ -61,7 +61,6 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(TaskSummary(), "course-task-summary")
     _set_threads()
-    _freeze_what_is_imported()  # torch is imported by now
     _leave_library_asserts_alone(config)
     method = config.getoption("start_method", None)
     if method:
@@ -95,18 +94,6 @@ def _set_threads() -> None:
     torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS") or 1)))
 
 
-def _freeze_what_is_imported() -> None:
-    """Move every object alive now out of the garbage collector's sight (``gc.freeze``).
-
-    torch, its compiler and sympy leave millions of long-lived objects, and every full
-    collection walked all of them again: importing torch._dynamo after torch paid ~0.4 s
-    for it, and ch09a's compiles, which allocate enough to trigger collections, ~0.7 s
-    more. Called once torch is imported and again after collection; whatever the tests
-    create is collected as before.
-    """
-    gc.freeze()
-
-
 def points_of(item: pytest.Item) -> int:
     marker = item.get_closest_marker("points")
     return int(marker.args[0]) if marker else 1
@@ -130,24 +117,26 @@ def _seed_everything():
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    _freeze_what_is_imported()  # what the test modules imported: torch._dynamo for ch09a
-    _resume_collector()
+    _end_import_pause()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    _resume_collector()  # also when collection never finished
+    gc.enable()  # also when collection never finished
 
 
-def _resume_collector() -> None:
-    """Switch the cyclic garbage collector back on: it is off from this plugin's import
-    (just before torch's) until collection finishes, and every test runs with it on.
+def _end_import_pause() -> None:
+    """Freeze every object imported so far (torch, its compiler, sympy, the test modules)
+    out of the cyclic collector's sight, then switch the collector back on for the tests.
 
-    Imports create millions of objects that live as long as the process, and the
-    collections their allocations trigger walk every one not yet frozen: paired runs put
-    that at ~0.16 s of ``import torch`` and ~0.25 s of ``import torch._dynamo``. Imports
-    leave only a few thousand cycles behind, frozen with the rest. The grader imports
-    torch and forks its student processes before pytest starts.
+    The collector is off from this plugin's import, just before torch's. Imports create
+    millions of objects that live as long as the process, and every collection their
+    allocations triggered walked all of them not yet frozen: ~0.16 s of ``import torch``
+    and ~0.25 s of ``import torch._dynamo`` (paired runs); after them, full collections
+    during ch09a's compiles walked them again (~0.7 s). Imports leave only a few thousand
+    cycles behind, frozen with the rest; whatever the tests create is collected as usual.
+    The grader imports torch and forks its student processes before pytest starts.
     """
+    gc.freeze()
     gc.enable()
 
 
