@@ -24,8 +24,41 @@ from typing import Any
 import numpy as np
 import torch
 
+# ---- limits ----------------------------------------------------------------------------
+# The trusted process decodes bytes that a student's process wrote, so ``decode`` checks
+# each size below before it builds anything of that size: a frame within the limits
+# costs about its own length again plus at most ~130 MiB (measured: the worst headers
+# within the limits, e.g. 250,000 empty sets). ``encode`` refuses (NotPlainData) what
+# ``decode`` would refuse, so an honest value that is too large reaches the student as
+# "too large", never as tampering. The largest honest frames the course's tests exchange
+# (every chapter's solutions, measured): 3 MiB in all, a 64 KiB header of 13,500 JSON
+# values, JSON depth 22, tensors of 786,432 elements and 4 dimensions.
+
+# Python containers inside containers: far beyond any honest value; it stops cycles and
+# recursion, in ``encode`` and ``decode`` alike.
 MAX_DEPTH = 64
+# Values in one frame (numbers, strings, containers, tensors, ...): 75 times the largest
+# honest frame; more belongs in a tensor, which travels as one value.
 MAX_NODES = 1_000_000
+# The whole frame. The trusted side refuses a longer reply before reading it (256 MiB in
+# grader/verdict.py); tensors and arrays travel as raw bytes, so this is their room.
+MAX_FRAME_BYTES = 256 << 20
+# The JSON header: 128 times the largest honest one. It is held about four times while
+# it is checked and parsed (bytes, text, its strings, one check array at a time).
+MAX_HEADER_BYTES = 8 << 20
+# JSON values and keys in the header, counted from its punctuation before parsing, so
+# ``json`` builds at most this many objects. 75 times the largest honest header.
+MAX_HEADER_TOKENS = MAX_NODES
+# JSON nesting: a record costs 4 levels per level of the value ({"R": [name, [[key,
+# value], ...], is_tuple]}) and a tensor 3 more, so no value ``encode`` accepts needs
+# more. Far below the recursion limit of json's C parser and of the decoder.
+MAX_JSON_DEPTH = 4 * MAX_DEPTH + 8
+# Dimensions of a tensor or array: numpy's own limit before 2.0 (honest values: up to 4).
+MAX_NDIM = 32
+# Elements of a tensor or array, a zero-length dimension counting as one (so a shape of
+# zero elements cannot name absurd sizes either): each element takes a byte of the frame
+# at least, so no frame within MAX_FRAME_BYTES carries more.
+MAX_ELEMENTS = MAX_FRAME_BYTES
 
 TENSOR_DTYPES = {
     str(d).removeprefix("torch."): d
@@ -227,6 +260,13 @@ class _Encoder:
             "(numbers, strings, tensors, lists, tuples, dicts) can be checked"
         )
 
+    def shape(self, shape, where: str) -> None:
+        if len(shape) > MAX_NDIM or math.prod(max(n, 1) for n in shape) > MAX_ELEMENTS:
+            raise NotPlainData(
+                f"{where} is too large to check (at most {MAX_NDIM} dimensions and "
+                f"{MAX_ELEMENTS} elements)"
+            )
+
     def tensor(self, x: torch.Tensor, where: str):
         if x.layout != torch.strided:
             x = x.to_dense()
@@ -236,6 +276,7 @@ class _Encoder:
         name = str(t.dtype).removeprefix("torch.")
         if name not in TENSOR_DTYPES:
             raise NotPlainData(f"{where} is a tensor of dtype {t.dtype}, which cannot be checked")
+        self.shape(t.shape, where)
         t = t.contiguous()
         if t.is_conj():
             t = t.resolve_conj()
@@ -249,41 +290,111 @@ class _Encoder:
             raise NotPlainData(
                 f"{where} is a numpy array of dtype {x.dtype}, which cannot be checked"
             )
+        self.shape(x.shape, where)
         data = np.ascontiguousarray(x).tobytes()
         return {"N": [name, list(x.shape), self.buffer(data)]}
 
 
 def encode(obj) -> bytes:
-    """``obj`` as bytes, or ``NotPlainData`` naming the part that is not plain data."""
+    """``obj`` as bytes, or ``NotPlainData`` naming the part that is not plain data (or
+    saying it is larger than ``decode`` accepts)."""
     enc = _Encoder()
     header = json.dumps(enc.node(obj, "the value", 0), allow_nan=False).encode()
+    try:
+        _check_header(header)
+    except WireError as exc:
+        raise NotPlainData(f"the value is too large to check: {exc}") from None
+    if 4 + len(header) + enc.size > MAX_FRAME_BYTES:
+        raise NotPlainData(
+            f"the value is too large to check: more than {MAX_FRAME_BYTES >> 20} MiB"
+        )
     return struct.pack(">I", len(header)) + header + b"".join(enc.buffers)
 
 
 # ---- decoding (runs where the verdict is made: trusts nothing in the bytes) -----------
 
+_QUOTE = ord('"')
+# '[' and '{' open (+1), ']' and '}' close (-1); every JSON value but the first follows
+# '[', ':' or ',' and every key follows '{' or ',', outside strings
+_DEPTH_STEP = np.zeros(256, dtype=np.int8)
+_DEPTH_STEP[list(b"[{")], _DEPTH_STEP[list(b"]}")] = 1, -1
+_BEFORE_VALUE = np.zeros(256, dtype=bool)
+_BEFORE_VALUE[list(b"[{,:")] = True
+
+
+def _reject_constant(name: str):
+    raise WireError(f"{name} is not written by encode")
+
+
+def _check_header(header: bytes) -> None:
+    """``WireError`` unless parsing ``header`` stays within the limits. Nothing is
+    parsed: a few vectorised passes over its characters, each array at most its size.
+
+    What ``json`` builds before it stops at a first error lies in a prefix that this
+    reading agrees with, so the counts bound malformed headers as well."""
+    if len(header) > MAX_HEADER_BYTES:
+        raise WireError(f"a header of {len(header)} bytes (at most {MAX_HEADER_BYTES})")
+    if not header.isascii():
+        raise WireError("a header that is not ASCII")
+    # Escaped backslashes, then escaped quotes, are string content: without them each
+    # quote left opens or closes a string (a run of backslashes pairs off from its left).
+    text = header.replace(b"\\\\", b"").replace(b'\\"', b"")
+    codes = np.frombuffer(text, dtype=np.uint8)
+    inside = np.cumsum(codes == _QUOTE, dtype=np.uint8)  # parity survives the wrap
+    outside = (inside & 1) == 0
+    del inside
+    tokens = 1 + int(np.count_nonzero(_BEFORE_VALUE[codes] & outside))
+    if tokens > MAX_HEADER_TOKENS:
+        raise WireError(f"a header of more than {MAX_HEADER_TOKENS} values")
+    steps = _DEPTH_STEP[codes]
+    steps = steps[(steps != 0) & outside]
+    opened = int(np.count_nonzero(steps > 0))
+    if 2 * opened != len(steps):
+        raise WireError("a header whose brackets do not match")
+    if opened:  # at most MAX_HEADER_TOKENS of each: a small array
+        depth = np.cumsum(steps, dtype=np.int32)
+        if int(depth.max()) > MAX_JSON_DEPTH:
+            raise WireError("a header nested too deeply")
+        if int(depth.min()) < 0:
+            raise WireError("a header whose brackets do not match")
+
 
 def _count(shape) -> int:
-    if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
+    """Elements of ``shape``, or ``WireError`` if it is not a shape within the limits."""
+    if type(shape) is not list or len(shape) > MAX_NDIM:
         raise WireError("bad shape")
+    room = 1
+    for n in shape:
+        if type(n) is not int or n < 0 or n > MAX_ELEMENTS:
+            raise WireError("bad shape")
+        room *= max(n, 1)
+        if room > MAX_ELEMENTS:
+            raise WireError(f"a shape of more than {MAX_ELEMENTS} elements")
     return math.prod(shape)
 
 
 class _Decoder:
-    def __init__(self, data: bytes, start: int) -> None:
+    def __init__(self, data, start: int) -> None:
         self.data = memoryview(data)
         self.start = start
+        self.cursor = 0  # buffers come in order, each once: where the next one starts
+        self.size = len(self.data) - start
+        self.nodes = 0
 
     def span(self, ref) -> memoryview:
-        if not (isinstance(ref, list) and len(ref) == 2 and all(type(n) is int for n in ref)):
+        if not (type(ref) is list and len(ref) == 2 and all(type(n) is int for n in ref)):
             raise WireError("bad buffer reference")
         offset, length = ref
+        if offset != self.cursor or length < 0 or length > self.size - offset:
+            raise WireError("a buffer out of place or out of range")
+        self.cursor += length
         lo = self.start + offset
-        if offset < 0 or length < 0 or lo + length > len(self.data):
-            raise WireError("buffer out of range")
         return self.data[lo : lo + length]
 
     def node(self, x, depth: int):
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise WireError(f"more than {MAX_NODES} values")
         if depth > MAX_DEPTH:
             raise WireError("nested too deeply")
         if x is None or type(x) in (bool, int, float, str):
@@ -298,7 +409,7 @@ class _Decoder:
         if tag == "f" and v in ("nan", "inf", "-inf"):
             return float(v)
         if tag == "c" and type(v) is list and len(v) == 2:
-            re_, im = (self.node(p, depth + 1) for p in v)
+            re_, im = (self.node(p, depth) for p in v)  # at its own depth, as in encode
             if type(re_) is float and type(im) is float:
                 return complex(re_, im)
         if tag == "t" and type(v) is list:
@@ -324,36 +435,38 @@ class _Decoder:
             return bytes(self.span(v))
         if tag == "p" and type(v) is str:
             return Path(v)
-        if tag == "dt" and v in TENSOR_DTYPES:
+        if tag == "dt" and type(v) is str and v in TENSOR_DTYPES:
             return TENSOR_DTYPES[v]
         if tag == "dev" and type(v) is str and len(v) < 64:
             try:
                 return torch.device(v)
             except (RuntimeError, ValueError):
                 raise WireError("bad device") from None
-        if tag == "T" and type(v) is list and len(v) == 4 and v[0] in TENSOR_DTYPES:
-            dtype = TENSOR_DTYPES[v[0]]
+        if tag == "T" and type(v) is list and len(v) == 4 and type(v[0]) is str:
+            dtype = TENSOR_DTYPES.get(v[0])
+            if dtype is None:
+                raise WireError("unknown tensor dtype")
             buf = self.span(v[2])
             count = _count(v[1])
             itemsize = torch.empty((), dtype=dtype).element_size()
             if count * itemsize != len(buf):
                 raise WireError("tensor size does not match its data")
-            store = _NUMPY_VIEW.get(dtype, dtype)
-            flat = (
-                torch.frombuffer(bytearray(buf), dtype=store)
-                if count
-                else torch.empty(0, dtype=store)
-            )
-            t = flat.view(dtype).reshape(v[1]) if count else torch.empty(v[1], dtype=dtype)
+            if count:
+                store = _NUMPY_VIEW.get(dtype, dtype)
+                t = torch.frombuffer(bytearray(buf), dtype=store).view(dtype).reshape(v[1])
+            else:
+                t = torch.empty(v[1], dtype=dtype)
             if v[3] is True and (t.is_floating_point() or t.is_complex()):
                 t.requires_grad_(True)
             return t
-        if tag == "N" and type(v) is list and len(v) == 3 and v[0] in ARRAY_DTYPES:
+        if tag == "N" and type(v) is list and len(v) == 3 and type(v[0]) is str:
+            if v[0] not in ARRAY_DTYPES:
+                raise WireError("unknown array dtype")
             dtype = np.dtype(v[0])
             buf = self.span(v[2])
             if _count(v[1]) * dtype.itemsize != len(buf):
                 raise WireError("array size does not match its data")
-            return np.frombuffer(bytes(buf), dtype=dtype).reshape(v[1]).copy()
+            return np.frombuffer(buf, dtype=dtype).reshape(v[1]).copy()
         if tag == "R" and type(v) is list and len(v) == 3 and type(v[0]) is str:
             if type(v[1]) is not list or type(v[2]) is not bool:
                 raise WireError("malformed record")
@@ -363,26 +476,41 @@ class _Decoder:
                     raise WireError("malformed record field")
                 items[pair[0]] = self.node(pair[1], depth + 1)
             return Record(v[0][:100], items, v[2])
-        raise WireError(f"unknown or malformed node {tag!r}")
+        raise WireError(f"unknown or malformed node {tag!r}"[:80])
 
 
 def decode(data: bytes, max_bytes: int | None = None):
-    """The plain data ``encode`` wrote; ``WireError`` for anything else."""
-    if max_bytes is not None and len(data) > max_bytes:
-        raise WireError(f"{len(data)} bytes, more than the {max_bytes} allowed")
+    """The plain data ``encode`` wrote; ``WireError`` for anything else, raised before
+    anything larger than the limits above is built."""
+    limit = MAX_FRAME_BYTES if max_bytes is None else min(max_bytes, MAX_FRAME_BYTES)
+    if len(data) > limit:
+        raise WireError(f"{len(data)} bytes, more than the {limit} allowed")
     if len(data) < 4:
         raise WireError("truncated")
     (n,) = struct.unpack(">I", data[:4])
+    if n > MAX_HEADER_BYTES:
+        raise WireError(f"a header of {n} bytes (at most {MAX_HEADER_BYTES})")
     if 4 + n > len(data):
         raise WireError("truncated header")
+    header = bytes(data[4 : 4 + n])
+    _check_header(header)
     try:
-        header = json.loads(bytes(data[4 : 4 + n]))
-    except (ValueError, RecursionError):
+        tree = json.loads(header.decode("ascii"), parse_constant=_reject_constant)
+    except (ValueError, RecursionError):  # WireError is a ValueError: its own text is lost
         raise WireError("malformed header") from None
+    del header
+    decoder = _Decoder(data, 4 + n)
     try:
-        return _Decoder(data, 4 + n).node(header, 0)
+        value = decoder.node(tree, 0)
+    except WireError:
+        raise
     except RecursionError:
         raise WireError("nested too deeply") from None
+    except (TypeError, ValueError, RuntimeError, OverflowError, IndexError, KeyError):
+        raise WireError("malformed node") from None
+    if decoder.cursor != decoder.size:
+        raise WireError("bytes that no value refers to")
+    return value
 
 
 def plain(obj):
