@@ -1,13 +1,18 @@
 """Find the submissions and take from each exactly the expected chapter modules.
 
 A submission is a folder or a ``.zip`` shaped like ``exercises/`` (``chNN/<module>.py``,
-optionally under one enclosing folder), named by student id; an nbgrader course's
-``submitted/<student>/<chNN>/<module>.py`` layout has the same shape below
-``submitted/``. Only regular files at the expected paths are read, never through a
-symbolic link, at most ``MAX_FILE_BYTES`` each; zips are read in memory (nothing is
-extracted), and entries with absolute or ``..`` paths or symlink modes are refused.
-Everything else a submission holds (``conftest.py``, ``pytest.ini``, plugins, data)
-never takes part.
+optionally under one enclosing folder), named by student id. Where the submissions are
+is the instructor's choice, never inferred from them (``LAYOUTS``): ``"folders"``, the
+given folder holds one entry per student; ``"nbgrader"``, it is an nbgrader course
+directory and its ``submitted/<student>/<chNN>/<module>.py`` has the same shape below
+``submitted/``. A student's folder can be named anything a student id allows, so no
+folder name switches the layout (a student named ``submitted`` is a student); a folder
+that looks like another layout is graded as its student's own and named in a warning.
+
+Only regular files at the expected paths are read, never through a symbolic link, at
+most ``MAX_FILE_BYTES`` each; zips are read in memory (nothing is extracted), and entries
+with absolute or ``..`` paths or symlink modes are refused. Everything else a submission
+holds (``conftest.py``, ``pytest.ini``, plugins, data) never takes part.
 """
 
 from __future__ import annotations
@@ -67,6 +72,13 @@ def read_regular(path: Path) -> bytes:
 def _is_real_dir(path: Path) -> bool:
     try:
         return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
         return False
 
@@ -174,20 +186,93 @@ def read_zip(path: Path, chapters: list[index.Chapter]) -> tuple[dict[str, bytes
 # ---- the folder of submissions -------------------------------------------------------
 
 
-def submissions_dir(path: Path) -> Path:
-    """``path`` itself, or ``path/submitted`` for an nbgrader course directory."""
-    if (path / "submitted").is_dir() and not (path / "submitted" / "ch00").exists():
-        return path / "submitted"
-    return path
+LAYOUTS = ("folders", "nbgrader")
+# Files an nbgrader course directory keeps beside submitted/: regular files at the top of
+# the folder the instructor named, which no student's folder or zip can be.
+NBGRADER_MARKERS = ("nbgrader_config.py", "gradebook.db")
+# Subfolders of a student's folder looked at for the shape of other submissions.
+_LOOK_AT = 100
 
 
-def discover(path: Path, chapters: list[index.Chapter]) -> tuple[list[Submission], list[str]]:
-    """Every submission under ``path`` (sorted by student), and warnings about skipped entries."""
-    path = submissions_dir(Path(path))
+def submissions_dir(path: Path, layout: str = "folders") -> Path:
+    """The folder holding one entry per student: ``path`` itself, or for the nbgrader
+    layout the ``submitted/`` folder of the course directory ``path``."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r} (one of {', '.join(LAYOUTS)})")
+    if layout == "folders":
+        return path
+    submitted = path / "submitted"
+    if not _is_real_dir(submitted):
+        raise FileNotFoundError(
+            f"no submitted/ folder in {path}: the nbgrader layout expects an nbgrader "
+            "course directory (submitted/<student>/<chNN>/)"
+        )
+    return submitted
+
+
+def _holds_submissions(folder: Path, chapters: list[index.Chapter]) -> list[str]:
+    """Subfolders of a student's folder shaped like submissions of their own (holding
+    a chapter folder), as a student's folder never needs more than one of."""
+    ids = {c.id for c in chapters}
+    try:
+        names = sorted(n for n in os.listdir(folder) if not n.startswith("."))[:_LOOK_AT]
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        sub = folder / name
+        if name in ids or not _is_real_dir(sub):
+            continue
+        if any(_is_real_dir(sub / c) for c in ids):
+            found.append(name)
+    return found
+
+
+def _layout_warnings(
+    name: str, entry: Path, layout: str, chapters: list[index.Chapter]
+) -> list[str]:
+    """What makes a student's folder look like a layout of its own (a folder named
+    ``submitted``, several submission-shaped subfolders): it is graded as that one
+    student all the same, and the instructor hears of it."""
+    inner = _holds_submissions(entry, chapters)
+    if layout == "folders" and name == "submitted":
+        why = "in the folders layout a folder named submitted is a student's"
+        if inner:
+            why += f", though it holds folders shaped like submissions ({_some(inner)})"
+        return [
+            f"{name!r} is graded as one student: {why}; for an nbgrader course directory "
+            "use --layout nbgrader"
+        ]
+    if len(inner) > 1:
+        return [
+            f"{name!r} is graded as one student, but holds folders shaped like other "
+            f"submissions ({_some(inner)}); only its own chapter folders count"
+        ]
+    return []
+
+
+def _some(names: list[str]) -> str:
+    return ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
+
+
+def discover(
+    path: Path, chapters: list[index.Chapter], layout: str = "folders"
+) -> tuple[list[Submission], list[str]]:
+    """Every submission under ``path`` in the given layout (sorted by student), and
+    warnings about skipped entries and folders that look like another layout."""
+    path = Path(path)
+    warnings = []
+    markers = [m for m in NBGRADER_MARKERS if _is_regular(path / m)]
+    if layout == "folders" and markers and _is_real_dir(path / "submitted"):
+        warnings.append(
+            f"{path} looks like an nbgrader course directory ({markers[0]} beside "
+            "submitted/) but is graded as a folder of submissions: pass --layout nbgrader "
+            "to grade submitted/<student>/"
+        )
+    path = submissions_dir(path, layout)
     if not path.is_dir():
         raise FileNotFoundError(f"no folder of submissions at {path}")
     subs: dict[str, Submission] = {}
-    warnings = []
     for name in sorted(os.listdir(path)):
         entry = path / name
         if name.startswith("."):
@@ -201,6 +286,7 @@ def discover(path: Path, chapters: list[index.Chapter]) -> tuple[list[Submission
             continue
         if _is_real_dir(entry):
             files, notes = read_folder(entry, chapters)
+            warnings += _layout_warnings(name, entry, layout, chapters)
         elif name.lower().endswith(".zip") and entry.is_file():
             files, notes = read_zip(entry, chapters)
         else:

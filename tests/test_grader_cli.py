@@ -40,7 +40,7 @@ def test_folders_zips_and_nbgrader_layout_are_found(tmp_path):
     assert all(list(s.files) == ["ch00/training_loop.py"] for s in subs)  # nothing else taken
     course = tmp_path / "course"
     write_submission(course / "submitted", "cid", SOLUTION, {"ch00/timestamp.txt": "2026"})
-    subs, _ = collect.discover(course, CH00)
+    subs, _ = collect.discover(course, CH00, layout="nbgrader")
     assert [s.student for s in subs] == ["cid"] and subs[0].files
 
 
