@@ -17,7 +17,10 @@ and reports when it ends. Three ways, best first (``mode()``):
   for a self-learner checking their own work.
 
 Every student process gets ``PR_SET_PDEATHSIG``: it dies when the process that started
-it dies, so a grader killed with SIGKILL leaves nothing running.
+it dies, so a grader killed with SIGKILL leaves nothing running. In every mode a seccomp
+filter (``grader.seccomp``) refuses the kernel's shared objects that no namespace here
+separates (keyrings, file locks), and when a sandbox uid's process ends, everything of
+that uid is removed (``clear_uid``) before another sandbox may take the uid.
 """
 
 from __future__ import annotations
@@ -35,8 +38,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import types
 from pathlib import Path
+
+from grader import seccomp
 
 # Sandbox uids: GRADER_UID_BASE moves the range (the project's tests use their own).
 UID_BASE = int(os.environ.get("GRADER_UID_BASE", "61000"))
@@ -118,27 +124,103 @@ def _uids_in_use() -> set[int]:
 
 
 class UidSlot:
-    """An unprivileged uid held exclusively through a lock file (across graders) and
-    owned by no live process (an orphan of a killed grader keeps its uid out of use)."""
+    """An unprivileged uid held exclusively through a lock file (across graders), with
+    nothing of an earlier sandbox left under it: a grader holds a uid's lock for as long
+    as its sandbox runs, so whatever still runs under a uid whose lock is free is an
+    orphan (of a grader killed with SIGKILL, or a process that slipped out of its group)
+    and is cleared before the uid is used again."""
 
     def __init__(self) -> None:
         LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
         busy = _uids_in_use()
-        for uid in range(UID_BASE, UID_BASE + UID_COUNT):
-            if uid in busy:
-                continue
+        for uid in sorted(range(UID_BASE, UID_BASE + UID_COUNT), key=lambda u: u in busy):
             fd = os.open(LOCK_DIR / str(uid), os.O_CREAT | os.O_RDWR, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
                 continue
+            if uid in busy:
+                clear_uid(uid)
+                if uid in _uids_in_use():
+                    os.close(fd)
+                    continue
             self.uid, self._fd = uid, fd
             return
         raise RuntimeError("no free sandbox uid")
 
     def release(self) -> None:
         os.close(self._fd)
+
+
+def _kill_uid(uid: int) -> None:
+    for _ in range(5):  # a process may fork while it is being killed: look again
+        found = False
+        for status in Path("/proc").glob("[0-9]*/status"):
+            try:
+                line = next(x for x in status.read_text().splitlines() if x.startswith("Uid:"))
+                if int(line.split()[1]) == uid:
+                    os.kill(int(status.parent.name), signal.SIGKILL)
+                    found = True
+            except (OSError, StopIteration, ValueError, IndexError):
+                continue
+        if not found:
+            return
+        time.sleep(0.01)
+
+
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
+
+
+def _remove_files_of(uid: int) -> None:
+    """What ``uid`` left in the folders every user may write (the ``uid`` mode has no
+    private ``/tmp``): it can only have created entries of its own at their top."""
+    for folder in SHARED_WRITABLE:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
+
+
+def _remove_ipc_of(uid: int) -> None:
+    """System V shared memory, message queues and semaphores owned by ``uid`` (outside
+    an IPC namespace they outlive their process)."""
+    for kind, call in (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl")):
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        header = lines[0].split() if lines else []
+        for line in lines[1:]:
+            row = dict(zip(header, line.split(), strict=False))
+            try:
+                if int(row.get("uid", -1)) == uid:
+                    ident = int(row.get("shmid") or row.get("msqid") or row.get("semid"))
+                    if call == "semctl":
+                        _libc.semctl(ident, 0, 0)  # IPC_RMID
+                    else:
+                        getattr(_libc, call)(ident, 0, None)
+            except (TypeError, ValueError):
+                continue
+
+
+def clear_uid(uid: int) -> None:
+    """End everything a sandbox uid may have left: its processes, its files in shared
+    writable folders, its System V IPC objects. (Keyrings cannot hold anything: the
+    seccomp filter refuses them.)"""
+    _kill_uid(uid)
+    _remove_files_of(uid)
+    _remove_ipc_of(uid)
 
 
 # ---- one student process -----------------------------------------------------------
@@ -179,47 +261,58 @@ def _keep_fds(keep: dict[int, int]) -> None:
         os.close(src)
 
 
-def _host_paths() -> list[Path]:
-    """What the student's root needs from the host besides its own folder: the system
-    and the Python installation (a virtual environment inside the repository brings
-    only itself, never the repository)."""
+def _host_paths(repo: Path | None = None, private: tuple[Path, ...] = ()) -> list[Path]:
+    """What the student's root needs from the host besides its own folder: the system,
+    the Python installation and every folder on ``sys.path`` that holds installed
+    packages (a ``.pth`` may point outside the environment). Never the repository (a
+    virtual environment inside it brings only itself) and never a folder that holds the
+    repository or the grader's sandboxes (``private``)."""
+    from harness.target import REPO
+
+    repo = Path(repo or REPO).resolve()
+    prefixes = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
     wanted = [Path(p) for p in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")]
-    wanted += [Path(sys.base_prefix), Path(sys.prefix)]
+    wanted += prefixes
+    for entry in sys.path:
+        path = Path(entry or ".").resolve()
+        if not path.is_dir() or any(path.is_relative_to(p) for p in prefixes):
+            continue
+        if path.is_relative_to(repo) or repo.is_relative_to(path):
+            continue  # the repository holds the solutions and the hidden tests
+        wanted.append(path)
     found: list[Path] = []
     for p in sorted({w for w in wanted if w.exists()}, key=lambda q: len(q.parts)):
+        if any(q.is_relative_to(p) for q in private) or p == Path("/"):
+            continue
         if not any(p.is_relative_to(f) for f in found if not f.is_symlink()):
             found.append(p)
     return found
 
 
+def _bind_read_only(host: Path, inside: Path) -> None:
+    inside.mkdir(parents=True, exist_ok=True)
+    _mount(str(host), str(inside), None, MS_BIND | MS_REC)
+    _mount(None, str(inside), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
 def _build_root(newroot: Path, folder: Path, settings: dict) -> None:
-    """Mounts of the student's root (in a new mount namespace)."""
+    """Mounts of the student's root (in a new mount namespace).
+
+    The private ``/tmp`` and ``/dev/shm`` come first: a Python installation or a clone
+    of the course may itself live under ``/tmp``, and its bind mount must land inside
+    the private ``/tmp`` (read-only), not be hidden by it or collide with it.
+    """
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     newroot.mkdir(parents=True, exist_ok=True)
     _mount("tmpfs", str(newroot), "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=755")
-    for host in _host_paths():
-        inside = newroot / host.relative_to("/")
-        if host.is_symlink() and str(host.parent) == "/":
-            inside.symlink_to(os.readlink(host))
-            continue
-        inside.mkdir(parents=True, exist_ok=True)
-        _mount(str(host), str(inside), None, MS_BIND | MS_REC)
-        _mount(None, str(inside), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    etc = newroot / "etc"
-    etc.mkdir(exist_ok=True)
-    for name in ("ld.so.cache", "localtime"):
-        if Path("/etc", name).exists():
-            shutil.copyfile(Path("/etc", name), etc / name, follow_symlinks=True)
-    uid = settings.get("uid") or 65534
-    (etc / "passwd").write_text(
-        f"root:x:0:0::/:/bin/false\nstudent:x:{uid}:{uid}::/tmp:/bin/false\n"
+    (newroot / "tmp").mkdir()
+    _mount(
+        "tmpfs",
+        str(newroot / "tmp"),
+        "tmpfs",
+        MS_NOSUID | MS_NODEV,
+        f"size={settings['tmp_mb']}m,mode=1777",
     )
-    (etc / "group").write_text(f"root:x:0:\nstudent:x:{uid}:\n")
-    (etc / "hosts").write_text("127.0.0.1 localhost\n")
-    sandbox = newroot / "sandbox"
-    sandbox.mkdir()
-    _mount(str(folder), str(sandbox), None, MS_BIND | MS_REC)
-    _mount(None, str(sandbox), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     dev = newroot / "dev"
     dev.mkdir()
     _mount("tmpfs", str(dev), "tmpfs", MS_NOSUID, "size=64k,mode=755")
@@ -239,14 +332,28 @@ def _build_root(newroot: Path, folder: Path, settings: dict) -> None:
         MS_NOSUID | MS_NODEV,
         f"size={settings['shm_mb']}m,mode=1777",
     )
-    (newroot / "tmp").mkdir()
-    _mount(
-        "tmpfs",
-        str(newroot / "tmp"),
-        "tmpfs",
-        MS_NOSUID | MS_NODEV,
-        f"size={settings['tmp_mb']}m,mode=1777",
+    private = (folder.resolve(), newroot.resolve())
+    for host in _host_paths(settings.get("repo"), private):
+        inside = newroot / host.relative_to("/")
+        if host.is_symlink() and str(host.parent) == "/":
+            inside.symlink_to(os.readlink(host))
+            continue
+        _bind_read_only(host, inside)
+    etc = newroot / "etc"
+    etc.mkdir(exist_ok=True)
+    for name in ("ld.so.cache", "localtime"):
+        if Path("/etc", name).exists():
+            shutil.copyfile(Path("/etc", name), etc / name, follow_symlinks=True)
+    uid = settings.get("uid") or 65534
+    (etc / "passwd").write_text(
+        f"root:x:0:0::/:/bin/false\nstudent:x:{uid}:{uid}::/tmp:/bin/false\n"
     )
+    (etc / "group").write_text(f"root:x:0:\nstudent:x:{uid}:\n")
+    (etc / "hosts").write_text("127.0.0.1 localhost\n")
+    sandbox = newroot / "sandbox"
+    sandbox.mkdir()
+    _mount(str(folder), str(sandbox), None, MS_BIND | MS_REC)
+    _mount(None, str(sandbox), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     (newroot / "proc").mkdir()
     _mount(None, str(newroot), None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
@@ -280,6 +387,10 @@ def _serve(folder: str, settings: dict) -> None:
     sys.modules["__main__"] = types.ModuleType("__main__")
     target.set_course_root(Path(folder) / "course")
     torch.set_num_threads(int(settings.get("threads", 1)))
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # already set where a uid was dropped to
+    seccomp.install()  # no keyrings, no file locks: kernel state other sandboxes could see
+    _report_status(b"ok")  # the last line the grader trusts: student code runs after it
+    os.close(STATUS_FD)
     beside.serve(3, 4, Path(folder), Path(folder) / "impl")
 
 
@@ -303,7 +414,8 @@ def _namespaced_child(folder: Path, work: Path, settings: dict, uid: int) -> Non
         _student_env("/tmp")
         _serve("/sandbox", settings)
         os._exit(0)
-    for fd in (3, 4, 5):
+    _report_status(f"pid {pid}".encode())  # the student process as the host sees it
+    for fd in (3, 4, STATUS_FD):
         try:
             os.close(fd)
         except OSError:
@@ -345,13 +457,48 @@ def _session_nproc(margin: int) -> int:
 
 # ---- the spawner ---------------------------------------------------------------------
 
+STATUS_FD = 5  # a new student process reports its setup here, then closes it
+# The project's tests make the grader's own machinery fail on purpose with this variable
+# ("sandbox-setup"), to prove such failures are never charged to a student.
+FAULT_ENV = "GRADER_TEST_FAULT"
+SETUP_TIMEOUT = 120.0  # seconds a student process may take to be ready (mounts, limits)
+
+
+def _report_status(line: bytes) -> None:
+    os.write(STATUS_FD, line[:2000] + b"\n")
+
+
+def _await_setup(fd: int, pid: int) -> tuple[int | None, str]:
+    """Read a new student process's setup report: (its pid as this process sees it,
+    "") once it is ready to run student code, or (None, why) if its setup failed. Nothing
+    on this pipe comes from student code: the process closes it before importing any."""
+    deadline = time.monotonic() + SETUP_TIMEOUT
+    data = b""
+    while True:  # until every holder closed it: the student process, and its parent if any
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            return None, f"it was not ready within {SETUP_TIMEOUT:g} s (an overloaded machine?)"
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    lines = data.decode(errors="replace").splitlines()
+    if "ok" in lines:
+        pids = [int(line.split()[1]) for line in lines if line.startswith("pid ")]
+        return (pids[-1] if pids else pid), ""
+    errors = [line.removeprefix("error ") for line in lines if line.startswith("error ")]
+    return None, errors[-1] if errors else "it ended before it was ready"
+
 
 def run_spawner(sock: socket.socket, settings: dict) -> None:
     """Serve spawn requests on ``sock`` until it closes; report every child's end.
 
     Request: ``{"op": "spawn", "folder": ..., "work": ...}`` with three descriptors
-    (requests to read, replies to write, the log). Reply ``{"pid": ...}`` or
-    ``{"error": ...}``; later ``{"exited": pid, "code": ...}`` (negative: the signal).
+    (requests to read, replies to write, the log). Reply ``{"pid": ..., "student": ...}``
+    once the new process is ready to import student code (``student``: the process that
+    runs it, whose CPU use the trusted side watches), or ``{"error": ..., "setup": True}``
+    when its setup failed (the grader's failure, never the student's); later
+    ``{"exited": pid, "code": ...}`` (negative: the signal).
     """
     die_with_parent()
     kind = settings["mode"]
@@ -373,13 +520,16 @@ def run_spawner(sock: socket.socket, settings: dict) -> None:
             slot = UidSlot() if kind in ("namespace", "uid") else None
             uid = slot.uid if slot else None
             folder, work = Path(request["folder"]), Path(request["work"])
+            status_r, status_w = os.pipe()
             pid = os.fork()
             if pid == 0:
                 try:
-                    _keep_fds({3: fds[0], 4: fds[1], 1: fds[2], 2: fds[2]})
+                    _keep_fds({3: fds[0], 4: fds[1], 1: fds[2], 2: fds[2], STATUS_FD: status_w})
                     null = os.open(os.devnull, os.O_RDONLY)
                     os.dup2(null, 0)
                     os.close(null)
+                    if os.environ.get(FAULT_ENV) == "sandbox-setup":
+                        raise OSError("a sandbox setup failure injected by a test")
                     if kind == "namespace":
                         _namespaced_child(folder, work, settings, uid)
                     else:
@@ -387,11 +537,21 @@ def run_spawner(sock: socket.socket, settings: dict) -> None:
                 except BaseException as exc:  # noqa: BLE001
                     try:
                         os.write(2, f"student process setup failed: {exc!r}\n".encode())
+                        _report_status(f"error {exc!r}".encode())
                     finally:
                         os._exit(70)
                 os._exit(0)
             children[pid] = slot
-            reply = {"pid": pid}
+            os.close(status_w)
+            try:
+                student, why = _await_setup(status_r, pid)
+            finally:
+                os.close(status_r)
+            if student is None:
+                os.kill(pid, signal.SIGKILL)
+                reply = {"error": f"the sandbox did not start: {why}", "setup": True}
+            else:
+                reply = {"pid": pid, "student": student}
         except Exception as exc:  # noqa: BLE001 - report to the trusted side, keep serving
             if slot:
                 slot.release()
@@ -400,11 +560,14 @@ def run_spawner(sock: socket.socket, settings: dict) -> None:
             for fd in fds:
                 os.close(fd)
         sock.send(json.dumps(reply).encode())
-    for pid in children:
+    for pid, slot in children.items():
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        if slot:
+            clear_uid(slot.uid)
+            slot.release()
     os._exit(0)
 
 
@@ -418,6 +581,7 @@ def _reap(sock: socket.socket, children: dict) -> None:
             return
         slot = children.pop(pid, None)
         if slot:
+            clear_uid(slot.uid)  # nothing of this sandbox outlives it, before the uid is reused
             slot.release()
         try:
             sock.send(

@@ -1,0 +1,157 @@
+"""No channel between student processes: what one submission's code leaves in the
+kernel or on disk never reaches the next one.
+
+A *writer* submission, at import, leaves a marker through every channel we can name —
+the user keyring, files in every folder any user may write, a System V shared memory
+segment, an abstract Unix socket, a lock on a file every sandbox can read — and forks
+processes that keep the live ones open. A *reader* graded after it (the next student of
+the same run, which may well get the same sandbox uid) looks for each marker; its
+``gradient_at`` answers correctly only if it found none, and otherwise returns a bit
+mask of what it found. Run in every isolation mode this machine offers.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader import isolate
+from harness.target import REPO
+from tests.grader_data.helpers import STUB, readable_python_prefix, write_submission
+
+pytestmark = pytest.mark.timeout(900)
+KEYS = {"x86_64": (248, 250), "aarch64": (217, 219)}.get(platform.machine(), (-1, -1))
+CHANNELS = ("keyring", "tmp", "var_tmp", "dev_shm", "sysv_shm", "abstract_socket", "flock")
+SHARED_FILE = os.__file__  # part of Python: readable by every sandbox in every mode
+
+COMMON = f"""
+import ctypes as _c, fcntl as _f, os as _o, socket as _s, time as _t
+_libc = _c.CDLL(None, use_errno=True)
+_MARK = b"course-channel-marker"
+_ADD_KEY, _KEYCTL = {KEYS}
+_FILES = ("/tmp/course-marker", "/var/tmp/course-marker", "/dev/shm/course-marker")
+_SHM_KEY = 0x0C0FFEE
+_SOCKET = "\\0course-channel-marker"
+_SHARED = {SHARED_FILE!r}
+"""
+
+WRITER = (
+    STUB
+    + COMMON
+    + """
+def _leave():
+    _libc.syscall(_ADD_KEY, b"user", b"course-marker", _MARK, len(_MARK), _c.c_long(-4))
+    for path in _FILES:
+        try:
+            with open(path, "wb") as f:
+                f.write(_MARK)
+            _o.chmod(path, 0o644)
+        except OSError:
+            pass
+    _libc.shmget(_SHM_KEY, 4096, 0o1000 | 0o666)  # IPC_CREAT
+    if _o.getpid() == 1:
+        return  # a PID namespace ends every process with us: leave the uid free for reuse
+    if _o.fork() == 0:  # a process that keeps the live channels open, out of our group
+        _o.setsid()
+        try:
+            server = _s.socket(_s.AF_UNIX, _s.SOCK_STREAM)
+            server.bind(_SOCKET)
+            server.listen(4)
+        except OSError:
+            pass
+        try:
+            held = open(_SHARED, "rb")
+            _f.flock(held, _f.LOCK_SH)
+        except OSError:
+            pass
+        _t.sleep(600)
+        _o._exit(0)
+    _t.sleep(0.5)
+
+
+_leave()
+"""
+)
+
+READER = (
+    STUB
+    + COMMON
+    + """
+def _found():
+    mask = 0
+    if _libc.syscall(_KEYCTL, 10, _c.c_long(-4), b"user", b"course-marker", 0) >= 0:
+        mask |= 1  # KEYCTL_SEARCH in the user keyring
+    for bit, path in zip((2, 4, 8), _FILES):
+        mask |= bit if _o.path.exists(path) else 0
+    if _libc.shmget(_SHM_KEY, 0, 0) >= 0:
+        mask |= 16
+    try:
+        client = _s.socket(_s.AF_UNIX, _s.SOCK_STREAM)
+        client.connect(_SOCKET)
+        mask |= 32
+    except OSError:
+        pass
+    try:
+        with open(_SHARED, "rb") as probe:
+            _f.flock(probe, _f.LOCK_EX | _f.LOCK_NB)
+    except BlockingIOError:
+        mask |= 64
+    except OSError:
+        pass
+    return mask
+
+
+def gradient_at(w, x, target):
+    found = _found()
+    return -16.0 if not found else float(found)
+"""
+)
+
+
+def found_channels(value: float) -> list[str]:
+    return [name for bit, name in enumerate(CHANNELS) if int(value) >> bit & 1]
+
+
+def grade_pair(tmp_path: Path, env: dict, prefix: list[str]) -> dict:
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    write_submission(subs, "a_writer", WRITER)
+    write_submission(subs, "b_reader", READER)
+    done = subprocess.run(
+        [*prefix, sys.executable, "-m", "grader", "grade", str(subs), "--out", str(out),
+         "--chapters", "ch00", "--jobs", "1", "--no-gradebook", "--test-timeout", "20"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=800,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    import json
+
+    data = json.loads((out / "b_reader" / "results.json").read_text())
+    with open(out / "grades.csv") as f:
+        assert {row["student"] for row in csv.DictReader(f)} == {"a_writer", "b_reader"}
+    return {t["name"]: t for t in data["tests"]}
+
+
+MODES = ["namespace", "uid"] if isolate.mode() == "namespace" else [isolate.mode()]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="sandbox uids need root")
+@pytest.mark.parametrize("mode", MODES)
+def test_nothing_a_submission_leaves_reaches_the_next_one(tmp_path, mode):
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "GRADER_UID_BASE")}
+    env |= {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    prefix = []
+    if mode == "uid":
+        env["GRADER_ISOLATION"] = "uid"
+        prefix = readable_python_prefix()
+    tests = grade_pair(tmp_path, env, prefix)
+    probe = tests["ch00 public: test_gradient_at_the_books_point"]
+    if probe["status"] != "passed":
+        value = float(probe["output"].split("returned ")[1].split(",")[0])
+        pytest.fail(f"{mode} mode: the reader found {found_channels(value)}: {probe['output']}")
+    leftovers = [p for p in ("/tmp", "/var/tmp", "/dev/shm") if Path(p, "course-marker").exists()]
+    assert not leftovers, f"the writer's files outlived it in {leftovers}"
