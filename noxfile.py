@@ -1,5 +1,5 @@
 """Developer sessions: `nox -s tests`, `nox -s lint`, `nox -s demo`, `nox -s bench`,
-`nox -s mutants [-- chNN ...]`.
+`nox -s mutants [-- chNN ...]`, `nox -s lock`.
 
 Every install goes through constraints.txt, which pins the CPU build of torch this
 course is measured on (an unpinned torch pulls a multi-GB CUDA build).
@@ -45,3 +45,25 @@ def mutants(session: nox.Session) -> None:
     """Mutation testing of the reference solutions: per chapter, killed / survived / equivalent."""
     session.install(*INSTALL)
     session.run("python", "tests/mutants.py", *session.posargs)
+
+
+@nox.session
+def lock(session: nox.Session) -> None:
+    """Rewrite constraints.txt: a fresh install of the project (torch pinned to its CPU
+    build), frozen. Review the diff before committing it."""
+    session.install("torch==2.13.0")
+    session.install("-e", ".[dev]", "torch==2.13.0")
+    frozen = session.run(
+        "python", "-m", "pip", "freeze", "--all", "--exclude-editable", silent=True
+    )
+    header = [line for line in open("constraints.txt") if line.startswith("#")]
+    pins = sorted(
+        (
+            line.replace("+cpu", "")
+            for line in frozen.split()
+            if "==" in line and not line.startswith("pip==")
+        ),
+        key=str.lower,
+    )
+    with open("constraints.txt", "w") as f:
+        f.write("".join(header) + "\n".join(pins) + "\n")

@@ -2,14 +2,18 @@
 ``--impl PATH``), in the same sandbox as the instructor's grading, with feedback.
 
     python -m grader check [chNN ...] [--impl PATH]
+
+The grader proves itself first, as for ``grade`` (``grader.preflight``): a machine
+where the reference solutions would not score full marks gets a message about the
+machine, never a score.
 """
 
 from __future__ import annotations
 
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
-from grader import collect, grade, report, run, sandbox, score
+from grader import collect, grade, isolate, preflight, report, run, sandbox, score
 from harness.target import resolve_impl
 
 
@@ -17,6 +21,10 @@ def main(chapters: list[str], impl: str = "exercises", limits: dict | None = Non
     chosen = grade.choose_chapters(chapters)
     folder = resolve_impl(impl)
     files, notes = collect.read_folder(folder, chosen)
+    problems = preflight.environment_problems(chosen, isolate.mode())
+    if problems:
+        print(f"error: {preflight.Proof(False, isolate.mode(), problems).refusal()}")
+        return 2
     if not any(c.hidden_tests.exists() for c in chosen):
         print(
             "no hidden tests here (a student release): checking the public tests only",
@@ -24,17 +32,41 @@ def main(chapters: list[str], impl: str = "exercises", limits: dict | None = Non
         )
     print(f"checking {', '.join(c.id for c in chosen)} in {folder} ...", file=sys.stderr)
     lim = grade.default_limits(1, **(limits or {}))
-    with ThreadPoolExecutor(1) as pool, sandbox.parent_dir() as tmp:
+    with ThreadPoolExecutor(2) as pool, sandbox.parent_dir() as tmp:
         # the trusted collection is cached per user, as for `grade`: a student checking
         # again does not pay a second `import torch` beside the sandbox's
         plan = grade.make_plan(chosen, lim)
         specs = pool.submit(lambda: [score.TestSpec(**t) for t in grade.cached_specs(plan)])
-        records, _ = run.grade_submission(files, chosen, specs, lim, tmp_root=tmp)
+        # checking the reference itself (--impl solutions): that run is the proof too
+        twin = Future() if files == preflight.reference_files(chosen) else None
+        proof = pool.submit(
+            preflight.prove, chosen, specs, lim, plan.key, tmp, grade.cache(), False, twin
+        )
+        try:
+            records, _ = run.grade_submission(files, chosen, specs, lim, tmp_root=tmp)
+        except BaseException as exc:
+            if twin:
+                twin.set_exception(exc)
+            raise
+        if twin:
+            twin.set_result(records)
         entry = {"records": {n: r.to_dict() for n, r in records.items()}, "notes": notes}
         result = score.score_student("you", specs.result(), entry)
+        proof = proof.result()
+    if not proof.ok:
+        print(f"error: {proof.refusal()}")
+        return 2
     print(report.feedback_md(result, [c.id for c in chosen]))
     for c in chosen:
         got, most = result.chapter_score(c.id)
-        print(f"{c.id:<6} {got:>4} / {most:<4} {c.title}")
+        status = result.chapter_status(c.id)
+        extra = "" if status == "graded" else f"  ({status})"
+        print(f"{c.id:<6} {got:>4} / {most:<4} {c.title}{extra}")
     print(f"total  {result.total:>4} / {result.max_total}")
+    if result.not_graded:
+        print(
+            f"warning: {len(result.not_graded)} test(s) were not graded (the grader's problem, "
+            "not your code's); run the check again"
+        )
+        return 3
     return 0

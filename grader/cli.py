@@ -32,8 +32,15 @@ def parser() -> argparse.ArgumentParser:
         "submissions",
         nargs="?",
         type=Path,
-        help="one folder or .zip per student (or an nbgrader course's submitted/); "
-        "omitted: the bundled demo submissions",
+        help="one folder or .zip per student (with --layout nbgrader: an nbgrader course "
+        "directory); omitted: the bundled demo submissions",
+    )
+    g.add_argument(
+        "--layout",
+        choices=("folders", "nbgrader"),
+        default="folders",
+        help="folders: SUBMISSIONS holds one entry per student (default); nbgrader: "
+        "SUBMISSIONS is a course directory, graded from its submitted/<student>/<chNN>/",
     )
     g.add_argument("--out", type=Path, default=Path("grading-out"), help="output folder")
     g.add_argument("--chapters", type=_chapters, help="e.g. ch00,ch02 (default: all)")
@@ -64,6 +71,12 @@ def parser() -> argparse.ArgumentParser:
         "--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     )
 
+    d = sub.add_parser(
+        "doctor", help="prove the grader on this machine and say what isolation it gives"
+    )
+    d.add_argument("--chapters", type=_chapters, help="e.g. ch00,ch02 (default: all)")
+    _limit_args(d)
+
     m = sub.add_parser("merge", help="join the outputs of --shard runs")
     m.add_argument("parts", nargs="+", type=Path)
     m.add_argument("--out", type=Path, required=True)
@@ -85,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             shard=shard,
             limits=_limits(args),
             gradebook=not args.no_gradebook,
+            layout=args.layout,
         )
     if args.command == "check":
         from grader import check
@@ -98,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         from grader import gradescope
 
         return gradescope.run(args.root)
+    if args.command == "doctor":
+        from grader import doctor
+
+        return doctor.main(args.chapters, limits=_limits(args))
     if args.command == "release":
         from grader import release
 

@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader import collect, journal, merge, run, sandbox, score
+from grader import collect, isolate, journal, merge, preflight, run, sandbox, score
 from grader.sandbox import Limits
 from harness import index
 
@@ -79,7 +79,14 @@ def cache() -> journal.Journal:
 
 
 def make_plan(chapters: list[index.Chapter], limits: Limits) -> Plan:
-    settings = {"chapters": [c.id for c in chapters], "limits": asdict(limits) | {"threads": 0}}
+    """The tests, limits and environment a grade depends on, as one key: a journaled
+    result is reused only under the same key (same isolation mode, interpreter and
+    package versions included)."""
+    settings = {
+        "chapters": [c.id for c in chapters],
+        "limits": asdict(limits) | {"threads": 0},
+        "environment": preflight.environment(),
+    }
     return Plan(chapters, limits, journal.tests_digest(chapters, settings))
 
 
@@ -108,12 +115,20 @@ def expected_specs(plan: Plan, jr: journal.Journal) -> list[score.TestSpec]:
     return [score.TestSpec(**t) for t in cached["tests"]]
 
 
-def grade_one(sub: collect.Submission, plan: Plan, specs: Future, tmp: Path) -> dict:
-    """Run one submission and return its journal entry."""
+def grade_one(
+    sub: collect.Submission, plan: Plan, specs: Future, tmp: Path, previous: dict | None = None
+) -> dict:
+    """Run one submission and return its journal entry. With ``previous`` (its entry
+    under the same key), only the tests it left not graded run again."""
     t0 = time.monotonic()
+    only = None
+    if previous:
+        only = [n for n, r in previous["records"].items() if r["outcome"] == run.NOT_GRADED]
     records, facts = run.grade_submission(
-        sub.files, plan.chapters, specs, plan.limits, tmp_root=tmp
+        sub.files, plan.chapters, specs, plan.limits, tmp_root=tmp, only=only
     )
+    if previous:
+        records = {n: run.Record(**r) for n, r in previous["records"].items()} | records
     notes = list(sub.notes)
     if facts["unexpected_results"]:
         notes.append(f"{facts['unexpected_results']} results for unknown tests were ignored")
@@ -124,12 +139,32 @@ def grade_one(sub: collect.Submission, plan: Plan, specs: Future, tmp: Path) -> 
         "student": sub.student,
         "records": {n: r.to_dict() for n, r in records.items()},
         "notes": notes,
-        "execution_time": round(time.monotonic() - t0, 3),
+        "execution_time": round(
+            time.monotonic() - t0 + (previous or {}).get("execution_time", 0.0), 3
+        ),
     }
 
 
 def entry_key(sub: collect.Submission, plan: Plan) -> str:
     return f"{plan.key}:{sub.digest()}"
+
+
+class PreflightFailed(Exception):
+    """The grader could not prove itself on this machine: nothing was graded."""
+
+    def __init__(self, proof: preflight.Proof) -> None:
+        super().__init__(proof.refusal())
+        self.proof = proof
+
+
+def _unfinished(entry: dict | None, key: str) -> dict | None | bool:
+    """What a journal entry means for this run: True (reuse it), None (grade anew) or
+    the entry itself (same key, but some tests were not graded: run just those)."""
+    if entry is None or entry.get("key") != key:
+        return None
+    if any(r.get("outcome") == run.NOT_GRADED for r in entry.get("records", {}).values()):
+        return entry
+    return True
 
 
 def grade(
@@ -141,52 +176,109 @@ def grade(
     progress_stream=sys.stderr,
     gradebook: bool = True,
 ) -> list[score.StudentResult]:
-    """Grade ``submissions`` into ``out``, reusing journaled results; write every output."""
+    """Grade ``submissions`` into ``out``, reusing journaled results; write every output.
+
+    The preflight (``grader.preflight``) runs beside the first submissions; nothing is
+    journaled until it has passed, and if it fails nothing is graded
+    (``PreflightFailed``)."""
     out = Path(out)
     limits = limits or default_limits(jobs)
     plan = make_plan(chapters, limits)
     jr = journal.Journal(out / JOURNAL)
     jr.write_meta("run", {"chapters": [c.id for c in chapters]})
-    todo = [s for s in submissions if jr.get(s.student, entry_key(s, plan)) is None]
+    state = {s.student: _unfinished(jr.get(s.student), entry_key(s, plan)) for s in submissions}
+    todo = [s for s in submissions if state[s.student] is not True]
     progress = Progress(len(todo), len(submissions) - len(todo), progress_stream)
     if len(todo) < len(submissions):
         print(
             f"{len(submissions) - len(todo)} submissions unchanged since the last run: reused",
             file=progress_stream,
         )
+    resumed = sum(isinstance(state[s.student], dict) for s in todo)
+    if resumed:
+        print(
+            f"{resumed} submissions had tests not graded last time: grading just those",
+            file=progress_stream,
+        )
     failures: dict[str, str] = {}
-    with ThreadPoolExecutor(max_workers=max(1, jobs) + 1) as pool:
+    # A submission identical to the reference (the demo's complete student, a self-check
+    # of solutions/) is graded first and its run doubles as the proof.
+    reference = preflight.reference_files(chapters)
+    twin = next(
+        (s for s in todo if reference and s.files == reference and not state[s.student]), None
+    )
+    twin_records: Future | None = Future() if twin else None
+    if twin:
+        todo = [twin] + [s for s in todo if s is not twin]
+    with ThreadPoolExecutor(max_workers=max(1, jobs) + 2) as pool:
         specs_future = pool.submit(expected_specs, plan, jr)  # overlaps the first runs
         with sandbox.parent_dir() as tmp:
+            proof_future = pool.submit(
+                preflight.prove,
+                chapters,
+                specs_future,
+                limits,
+                plan.key,
+                tmp,
+                cache(),
+                gradebook,
+                twin_records,
+            )
             work = ThreadPoolExecutor(max_workers=max(1, jobs))
 
             def task(sub):
+                if proof_future.done() and not proof_future.result().ok:
+                    return  # refused: do not start more work
+                previous = state[sub.student] if isinstance(state[sub.student], dict) else None
                 try:
-                    entry = grade_one(sub, plan, specs_future, tmp)
-                except score.CollectError:
+                    entry = grade_one(sub, plan, specs_future, tmp, previous)
+                    if sub is twin:
+                        twin_records.set_result(
+                            {n: run.Record(**r) for n, r in entry["records"].items()}
+                        )
+                except score.CollectError as exc:
+                    if sub is twin:
+                        twin_records.set_exception(exc)
                     raise
                 except Exception as exc:  # a grader bug must not cost the other students
+                    if sub is twin:
+                        twin_records.set_exception(exc)
                     failures[sub.student] = f"{type(exc).__name__}: {exc}"[:500]
                     print(f"error: grading {sub.student} failed: {exc!r}", file=progress_stream)
                     traceback.print_exc(file=progress_stream)
                     progress.finished(sub.student, None)
                     return
+                if not proof_future.result().ok:
+                    return  # nothing graded on a machine that failed its proof is kept
                 jr.put(sub.student, entry)
                 progress.finished(
                     sub.student, score.score_student(sub.student, specs_future.result(), entry)
                 )
 
             futures = [work.submit(task, s) for s in todo]
+            proof = proof_future.result()
+            if not proof.ok:
+                for f in futures:
+                    f.cancel()
             for f in futures:
-                f.result()
+                if not f.cancelled():
+                    f.result()
             work.shutdown()
         specs = specs_future.result()
+    if not proof.ok:
+        raise PreflightFailed(proof)
+    if proof.score:
+        print(
+            f"preflight: the reference solutions scored {proof.score[0]}/{proof.score[1]} "
+            f"here ({proof.mode} isolation)",
+            file=progress_stream,
+        )
     entries = {
         s.student: jr.get(s.student)
         or {
             "notes": [
-                f"not graded: internal error ({failures.get(s.student, 'unknown')}); "
-                "grading again retries it"
+                f"not graded: the grader failed on this submission "
+                f"({failures.get(s.student, 'unknown')}); grading again retries it"
             ]
         }
         for s in submissions
@@ -202,18 +294,26 @@ def main(
     shard: tuple[int, int] | None = None,
     limits: dict | None = None,
     gradebook: bool = True,
+    layout: str = "folders",
 ) -> int:
     chosen = choose_chapters(chapters)
+    problems = preflight.environment_problems(chosen, isolate.mode(), gradebook)
+    if problems:  # known before any test runs: say so at once
+        print(
+            f"error: {preflight.Proof(False, isolate.mode(), problems).refusal()}", file=sys.stderr
+        )
+        return 2
     if submissions is None:
         from grader import demo
 
         submissions = demo.build(Path(out) / "demo-submissions")
+        layout = "folders"  # the demo's students are plain folders, whatever was asked
         print(
             f"no SUBMISSIONS given: grading the bundled demo students in {submissions}",
             file=sys.stderr,
         )
     try:
-        subs, warnings = collect.discover(Path(submissions), chosen)
+        subs, warnings = collect.discover(Path(submissions), chosen, layout)
     except FileNotFoundError as exc:
         raise SystemExit(f"error: {exc}") from None
     for w in warnings:
@@ -235,5 +335,18 @@ def main(
         )
     except score.CollectError as exc:
         raise SystemExit(f"error: {exc}") from None
+    except PreflightFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"wrote {Path(out) / 'grades.csv'} ({len(results)} students)", file=sys.stderr)
+    unfinished = [r for r in results if r.not_graded]
+    if unfinished:
+        tests = sum(len(r.not_graded) for r in unfinished)
+        print(
+            f"warning: {tests} test(s) of {len(unfinished)} submission(s) were NOT GRADED "
+            "(the grader's own failures, listed in grades_status.csv and summary.md; never "
+            "counted against a student): run the same command again to grade just those",
+            file=sys.stderr,
+        )
+        return 3
     return 0

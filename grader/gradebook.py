@@ -65,15 +65,19 @@ def _write(path: Path, results: list[StudentResult], specs: list[TestSpec]) -> N
             for r in results:
                 gb.update_or_create_student(r.student)
             for r in results:
-                for chapter in chapters:
+                # A chapter the student did not submit gets no submission row (nbgrader
+                # then reports it as not submitted, with no score).
+                present = [c for c in chapters if r.chapter_status(c) != "not submitted"]
+                for chapter in present:
                     gb.update_or_create_submission(chapter, r.student)
                 for t in r.tests:
-                    if t.spec.nodeid not in graded:
+                    if t.spec.nodeid not in graded or t.spec.chapter not in present:
                         continue
                     notebook, cell = _cell(t.spec)
                     grade = gb.find_grade(cell, notebook, t.spec.chapter, r.student)
                     grade.auto_score = float(t.score)
-                    grade.needs_manual_grade = False
+                    # not graded (the grader's failure): nbgrader's own "needs grading"
+                    grade.needs_manual_grade = t.status == "not_graded"
                 gb.db.commit()
         os.replace(tmp, path)
     finally:

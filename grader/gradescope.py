@@ -33,6 +33,7 @@ from harness import index
 from harness.target import REPO
 
 CONFIG = "gradescope.json"
+CONFIG_CHAPTERS = "chapters.txt"  # the same list, for setup.sh
 VENV = "/usr/local/course-venv"
 # Runtime packages: pyproject's dependencies plus the grader's Hypothesis (nbgrader, the
 # gradebook writer, is not needed on Gradescope).
@@ -56,13 +57,19 @@ if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
 fi
 "$PY" -m venv {VENV}
 {VENV}/bin/python -m pip install --upgrade pip
-# The same pins as CI (constraints.txt: the CPU build of torch), from PyTorch's CPU index.
+# CI's lock (constraints.txt pins every package, the CPU build of torch included), from
+# PyTorch's CPU index.
 {VENV}/bin/python -m pip install \\
     --index-url https://download.pytorch.org/whl/cpu \\
     --extra-index-url https://pypi.org/simple \\
     -c /autograder/source/constraints.txt \\
     {" ".join(PACKAGES)}
 chmod -R a+rX {VENV}
+# Prove the grader in this image once (the reference solutions through the sandbox) and
+# cache the proof; a submission's run then repeats it only if its machine differs.
+cd /autograder/source
+{VENV}/bin/python -E -s -m grader doctor --chapters "$(cat {CONFIG_CHAPTERS})" \\
+    || echo "warning: the grader's proof failed while building the image; see above"
 """
 
 RUN_AUTOGRADER = f"""#!/usr/bin/env bash
@@ -109,6 +116,7 @@ def build(out: Path, chapters: list[index.Chapter]) -> Path:
         _add(z, "setup.sh", SETUP_SH.encode(), executable=True)
         _add(z, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
         _add(z, CONFIG, (json.dumps(config, indent=1) + "\n").encode())
+        _add(z, CONFIG_CHAPTERS, (",".join(config["chapters"]) + "\n").encode())
         for p in bundle_files(chapters):
             _add(z, p.relative_to(REPO).as_posix(), p.read_bytes())
     return path
@@ -145,6 +153,9 @@ def submitted_files(
     return files, notes
 
 
+ATTEMPTS = 2
+
+
 def run(root: Path) -> int:
     """Grade the one submission under ``root`` into ``root/results/results.json``."""
     config = json.loads((REPO / CONFIG).read_text())
@@ -158,7 +169,18 @@ def run(root: Path) -> int:
     sub = collect.Submission(student, root / "submission", files, notes)
     with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
         out = Path(tmp) / "out"
-        grade.grade([sub], out, chapters, jobs=1, gradebook=False, progress_stream=sys.stdout)
+        try:
+            for _ in range(ATTEMPTS):  # a second run grades only what the first could not
+                graded = grade.grade(
+                    [sub], out, chapters, jobs=1, gradebook=False, progress_stream=sys.stdout
+                )
+                if not graded[0].not_graded:
+                    break
+        except grade.PreflightFailed as exc:
+            # No results.json: Gradescope then reports an autograder failure to the staff
+            # instead of recording a zero the student did not earn.
+            print(f"error: {exc}")
+            return 2
         results = out / report.student_folder(student) / "results.json"
         (root / "results").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(results, root / "results" / "results.json")

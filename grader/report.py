@@ -26,6 +26,7 @@ INSTRUCTOR = "_instructor"  # student ids never start with "_": no student folde
 # gets the folder "_student-<id>" instead (said on stderr and in the summary).
 RUN_FILES = {
     "grades.csv",
+    "grades_status.csv",
     "summary.md",
     "gradebook.db",
     "score_distribution.png",
@@ -50,18 +51,49 @@ def grades_csv(results: list[StudentResult], chapters: list[str]) -> str:
     return buf.getvalue()
 
 
+def grades_status_csv(results: list[StudentResult], chapters: list[str]) -> str:
+    """``grades.csv``'s companion: per student and chapter, whether its points are a
+    grade (``graded``), a chapter the student did not submit (``not submitted``: 0 points)
+    or not a verdict yet (``not graded``: the grader's failure; grading again runs it)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["student", *chapters, "tests_not_graded"])
+    for r in results:
+        writer.writerow([r.student, *(r.chapter_status(c) for c in chapters), len(r.not_graded)])
+    return buf.getvalue()
+
+
 def _status(t: TestResult) -> str:
-    # Gradescope knows "passed" and "failed": a test not graded on this machine did not
-    # pass here; its output says it counts 0 of 0 either way.
+    # Gradescope knows "passed" and "failed" only.
     return "passed" if t.status == "passed" else "failed"
 
 
+def results_notes(result: StudentResult) -> list[str]:
+    """The submission-wide notes a student sees, with what was not graded and why."""
+    notes = list(result.notes)
+    if result.not_graded:
+        notes.insert(
+            0,
+            f"{len(result.not_graded)} test(s) were not graded because of a problem on the "
+            "grader's side, not in your code; they will be graded when the grader runs again "
+            "(tell your instructor if this stays).",
+        )
+    cuda = [t for t in result.tests if t.status == "not_here"]
+    if cuda:
+        notes.append(f"{len(cuda)} CUDA test(s) were not run here (no GPU); they count 0 of 0.")
+    return notes
+
+
 def results_json(result: StudentResult) -> dict:
-    """Gradescope's results.json: https://gradescope-autograders.readthedocs.io/en/latest/specs/"""
+    """Gradescope's results.json: https://gradescope-autograders.readthedocs.io/en/latest/specs/
+    A CUDA test that could not run on this machine is left out of ``tests`` (Gradescope
+    would show it as a failure) and counted in ``output``."""
     tests, numbers = [], defaultdict(int)
     chapter_ids = list(index.chapters())
     for t in result.tests:
         numbers[t.spec.chapter] += 1
+        if t.status == "not_here":
+            continue
         chapter_no = chapter_ids.index(t.spec.chapter) if t.spec.chapter in chapter_ids else 0
         entry = {
             "name": f"{t.spec.chapter} {'hidden' if t.spec.hidden else 'public'}: {t.spec.name}",
@@ -78,7 +110,7 @@ def results_json(result: StudentResult) -> dict:
     return {
         "score": result.total,
         "execution_time": round(result.execution_time),
-        "output": "\n".join(result.notes),
+        "output": "\n".join(results_notes(result)),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -92,16 +124,28 @@ def feedback_md(result: StudentResult, chapters: list[str]) -> str:
     lines = [f"# Feedback for {result.student}", ""]
     lines.append(f"Total: **{result.total} / {result.max_total}** points.")
     lines.append("")
-    if result.notes:
-        lines += ["About your submission:", ""] + [f"- {n}" for n in result.notes] + [""]
+    notes = [n for n in results_notes(result) if "CUDA" not in n]
+    if notes:
+        lines += ["About your submission:", ""] + [f"- {n}" for n in notes] + [""]
     for chapter in chapters:
         got, most = result.chapter_score(chapter)
         mine = [t for t in result.tests if t.spec.chapter == chapter]
         title = index.chapters()[chapter].title if chapter in index.chapters() else chapter
+        status = result.chapter_status(chapter)
         lines += [f"## {chapter} — {title}: {got} / {most}", ""]
+        if status == "not submitted":
+            module = mine[0].output.split("no ", 1)[-1] if mine else "its module"
+            lines += [f"Not submitted: your submission has no {module}", ""]
+            continue
+        not_graded = [t for t in mine if t.status == "not_graded"]
+        if not_graded:
+            lines.append(f"Not graded yet ({len(not_graded)}), the grader's problem, not yours:")
+            reasons = dict.fromkeys(t.output for t in not_graded)
+            lines += [f"- {why}" for why in list(reasons)[:3]]
+            lines.append("")
         passed = [t for t in mine if t.status == "passed" and t.max_score]
         failed = [t for t in mine if t.status == "failed" and t.max_score]
-        other = [t for t in mine if not t.max_score]
+        other = [t for t in mine if not t.max_score and t.status != "not_graded"]
         if passed:
             lines.append(f"Passed ({len(passed)}):")
             lines += [f"- {_label(t)} ({t.score} pt)" for t in passed]
@@ -150,7 +194,14 @@ def _hint(task_id: str | None) -> str:
 
 CLUSTERS_SHOWN = 12
 NOTES_SHOWN = 30
-NOISE = ("TODO: implement", "not found under", "not implemented yet", "not graded on this machine")
+NOISE = (
+    "TODO: implement",
+    "not found under",
+    "not implemented yet",
+    "not graded on this machine",
+    "not submitted",
+    "not graded",
+)
 
 
 def _median(values: list[int]) -> float:
@@ -164,20 +215,35 @@ def summary_md(results: list[StudentResult], chapters: list[str]) -> str:
     clusters that matter, and the submissions that need a look."""
     n = len(results)
     lines = ["# Grading summary", "", f"{n} submissions.", ""]
+    unfinished = [r for r in results if r.not_graded]
+    if unfinished:
+        lines += [
+            f"**{len(unfinished)} submission(s) have tests that were not graded** (the "
+            "grader's own failure: a sandbox that did not start, a machine too busy; see "
+            "`grades_status.csv`). Their points are not final: run the same command again "
+            "to grade just those tests.",
+            "",
+        ]
     lines += [
-        "| chapter | mean | median | min | max | out of | full marks | zero |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "Zero counts graded chapters only; *not submitted* (no module: 0 points) and "
+        "*not graded* (no verdict yet) are counted apart.",
+        "",
+        "| chapter | mean | median | min | max | out of | full marks | zero | not submitted "
+        "| not graded |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for c in chapters:
         pairs = [r.chapter_score(c) for r in results]
+        states = [r.chapter_status(c) for r in results]
         scores = [got for got, _ in pairs]
         most = max((m for _, m in pairs), default=0)
         if scores:
             full = sum(got == m and m > 0 for got, m in pairs)
-            zero = sum(got == 0 for got in scores)
+            zero = sum(got == 0 and s == "graded" for got, s in zip(scores, states))
             lines.append(
                 f"| {c} | {sum(scores) / n:.1f} | {_median(scores):g} | {min(scores)} | "
-                f"{max(scores)} | {most} | {full} | {zero} |"
+                f"{max(scores)} | {most} | {full} | {zero} | {states.count('not submitted')} "
+                f"| {states.count('not graded')} |"
             )
     lines += ["", "![score distribution per chapter](score_distribution.png)", ""]
     lines += _tasks_table(results)
@@ -201,7 +267,8 @@ def _tasks_table(results: list[StudentResult]) -> list[str]:
             lost[task] += sum(t.max_score - t.score for t in tests)
             done[task] += all(t.status == "passed" for t in tests)
             untouched[task] += all(
-                t.status != "passed" and t.output.startswith(NOISE) for t in tests
+                t.status == "not_submitted" or (t.status != "passed" and t.output.startswith(NOISE))
+                for t in tests
             )
     lines = [
         "## Where the class loses points (by task)",
@@ -246,12 +313,13 @@ def _clusters(results: list[StudentResult]) -> list[str]:
 
 
 def _needs_a_look(results: list[StudentResult]) -> list[str]:
-    flagged = [r for r in results if r.notes]
+    flagged = [r for r in results if r.notes or r.not_graded]
     if not flagged:
         return []
     lines = ["## Submissions with notes (refused files, restarts, tampering, moved folders)", ""]
     for r in flagged[:NOTES_SHOWN]:
-        lines.append(f"- {r.student}: {'; '.join(r.notes)[:300]}")
+        notes = results_notes(r)[: len(r.notes) + bool(r.not_graded)]
+        lines.append(f"- {r.student}: {'; '.join(notes)[:300]}")
     if len(flagged) > NOTES_SHOWN:
         lines.append(f"- ... and {len(flagged) - NOTES_SHOWN} more (see their feedback.md)")
     return lines + [""]
@@ -272,15 +340,19 @@ def hidden_failures_md(results: list[StudentResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
-BINS = ("0", "1–24%", "25–49%", "50–74%", "75–99%", "100%")
+BINS = ("not submitted", "not graded", "0", "1–24%", "25–49%", "50–74%", "75–99%", "100%")
 
 
-def _bin(got: int, most: int) -> int:
+def _bin(result: StudentResult, chapter: str) -> int:
+    status = result.chapter_status(chapter)
+    if status != "graded":
+        return BINS.index(status)
+    got, most = result.chapter_score(chapter)
     if most == 0 or got == 0:
-        return 0
+        return 2
     if got >= most:
-        return 5
-    return 1 + min(3, int(4 * got / most))
+        return 7
+    return 3 + min(3, int(4 * got / most))
 
 
 def score_figure(results: list[StudentResult], chapters: list[str], path: Path) -> None:
@@ -294,9 +366,9 @@ def score_figure(results: list[StudentResult], chapters: list[str], path: Path) 
     counts = np.zeros((len(chapters), len(BINS)), dtype=int)
     for i, c in enumerate(chapters):
         for r in results:
-            counts[i, _bin(*r.chapter_score(c))] += 1
+            counts[i, _bin(r, c)] += 1
     n = max(1, len(results))
-    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(chapters) + 1.6))
+    fig, ax = plt.subplots(figsize=(9.5, 0.45 * len(chapters) + 1.6))
     ax.imshow(counts / n, cmap="Blues", vmin=0, vmax=max(0.2, counts.max() / n), aspect="auto")
     for i in range(len(chapters)):
         for j in range(len(BINS)):
@@ -324,6 +396,7 @@ def score_figure(results: list[StudentResult], chapters: list[str], path: Path) 
 def write_all(out: Path, results: list[StudentResult], chapters: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "grades.csv").write_text(grades_csv(results, chapters))
+    (out / "grades_status.csv").write_text(grades_status_csv(results, chapters))
     for r in results:
         name = student_folder(r.student)
         if name != r.student:

@@ -37,7 +37,17 @@ from harness.target import REPO
 
 LOG_TAIL = 4000
 VERDICT = Path(__file__).with_name("verdict.py")
-HARNESS_FILES = ("harness/*.py", "grader/isolate.py", "grader/verdict.py", "grader/sandbox.py")
+# What decides a grade besides the tests (a change regrades): the harness, the sandbox,
+# the trusted process, and how outcomes become points.
+HARNESS_FILES = (
+    "harness/*.py",
+    "grader/isolate.py",
+    "grader/seccomp.py",
+    "grader/verdict.py",
+    "grader/sandbox.py",
+    "grader/run.py",
+    "grader/score.py",
+)
 
 
 @dataclass(frozen=True)
@@ -194,6 +204,7 @@ def trusted_env(threads: int) -> dict:
             "XDG_CACHE_HOME",
             "GRADER_UID_BASE",
             "GRADER_ISOLATION",
+            isolate.FAULT_ENV,
         )
         if key in os.environ
     }
@@ -207,6 +218,15 @@ def trusted_env(threads: int) -> dict:
 
 
 # ---- running it ---------------------------------------------------------------------
+
+
+def watchdog(test_limit: float, limits: Limits) -> float:
+    """Wall seconds after which a test that has not finished means the trusted process is
+    stuck: beyond anything the test's calls into student code may take (their own time
+    limit, or their wall-clock backstop on a busy machine), so never the student's doing."""
+    from grader.verdict import backstop
+
+    return 2 * backstop(test_limit) + limits.grace
 
 
 def _reader(fd: int, lines: list, done: threading.Event) -> None:
@@ -263,7 +283,7 @@ def run_once(
     lines: list = []
     eof = threading.Event()
     threading.Thread(target=_reader, args=(read_fd, lines, eof), daemon=True).start()
-    seen, test_started = 0, started_at
+    seen, test_started, test_limit = 0, started_at, limits.test_timeout
     while True:
         try:
             proc.wait(timeout=0.05)
@@ -276,12 +296,14 @@ def run_once(
             event = _parse(raw) or {}
             if event.get("ev") == "start":
                 result.started, test_started = event.get("nodeid"), at
+                own = event.get("limit")
+                test_limit = float(own) if isinstance(own, int | float) else limits.test_timeout
             elif event.get("ev") == "result":
                 result.started = None
         now = time.monotonic()
         if now > deadline:
             result.killed = "wall"
-        elif result.started and now - test_started > 2 * limits.test_timeout + limits.grace:
+        elif result.started and now - test_started > watchdog(test_limit, limits):
             result.killed = "test_timeout"
         if result.killed:
             _kill_group(proc)

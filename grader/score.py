@@ -43,7 +43,9 @@ class TestResult:
     maximum mean the same whoever grades."""
 
     spec: TestSpec
-    status: str  # passed | failed | not_graded
+    # passed | failed | not_submitted (no module: 0 points) | not_graded (the grader
+    # could not run it: no verdict yet) | not_here (a CUDA test without a GPU: 0 of 0)
+    status: str
     score: int
     output: str  # what the student sees
     detail: str = ""  # the full failure message (differs from output for hidden tests)
@@ -51,6 +53,11 @@ class TestResult:
     @property
     def max_score(self) -> int:
         return 0 if self.spec.cuda else self.spec.points
+
+    @property
+    def graded(self) -> bool:
+        """A verdict on the student's code (not a grader failure)."""
+        return self.status != "not_graded"
 
 
 @dataclass
@@ -63,6 +70,20 @@ class StudentResult:
     def chapter_score(self, chapter: str) -> tuple[int, int]:
         mine = [t for t in self.tests if t.spec.chapter == chapter]
         return sum(t.score for t in mine), sum(t.max_score for t in mine)
+
+    def chapter_status(self, chapter: str) -> str:
+        """``graded``, ``not submitted`` or ``not graded`` (some of its tests have no
+        verdict: the grader's failure, run again by the next grading run)."""
+        mine = [t for t in self.tests if t.spec.chapter == chapter and t.max_score]
+        if any(t.status == "not_graded" for t in mine):
+            return "not graded"
+        if mine and all(t.status == "not_submitted" for t in mine):
+            return "not submitted"
+        return "graded"
+
+    @property
+    def not_graded(self) -> list[TestResult]:
+        return [t for t in self.tests if t.status == "not_graded"]
 
     @property
     def total(self) -> int:
@@ -158,7 +179,9 @@ def score_test(spec: TestSpec, record: dict) -> TestResult:
     test stays in ``TestResult.detail``, for the instructor)."""
     outcome, message = record.get("outcome"), record.get("message") or ""
     if outcome == "skipped" and spec.cuda and message.strip().endswith(NOT_GRADED_HERE):
-        return TestResult(spec, "not_graded", 0, CUDA_NOT_GRADED)
+        return TestResult(spec, "not_here", 0, CUDA_NOT_GRADED)
+    if outcome in ("not_graded", "not_submitted"):  # the message is the grader's own
+        return TestResult(spec, outcome, 0, message, message)
     if outcome == "passed":
         return TestResult(
             spec, "passed", 0 if spec.cuda else spec.points, CUDA_COUNTED if spec.cuda else ""
@@ -182,7 +205,10 @@ def score_test(spec: TestSpec, record: dict) -> TestResult:
 
 def score_student(student: str, specs: list[TestSpec], entry: dict) -> StudentResult:
     records = entry.get("records", {})
-    missing = {"outcome": "not_run", "message": "no result was recorded for this test"}
+    missing = {
+        "outcome": "not_graded",
+        "message": "not graded: the grader recorded no result for this test; grading again runs it",
+    }
     tests = [score_test(spec, records.get(spec.nodeid, missing)) for spec in specs]
     return StudentResult(
         student, tests, list(entry.get("notes", [])), float(entry.get("execution_time", 0.0))

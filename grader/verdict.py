@@ -20,13 +20,142 @@ import select
 import socket
 import struct
 import sys
+import threading
 import time
 from pathlib import Path
 
-MAX_REPLY_BYTES = 256 << 20
+POLL_S = 0.5  # how often a long wait re-reads the student processes' clocks
 
 
-# ---- the student processes, seen from here ---------------------------------------------
+# ---- time: what the student's code used, not what a busy machine took -----------------
+
+
+def backstop(limit: float) -> float:
+    """The wall-clock bound of a call whose own time limit is ``limit``: far above what an
+    idle machine needs, so it ends only a machine too busy to grade on (or a hang where the
+    clocks cannot be read)."""
+    return 4 * limit + 60
+
+
+def _run_delay(pid: int, tid: int) -> float | None:
+    """Seconds thread ``tid`` of ``pid`` has spent ready to run but waiting for a CPU
+    (Linux's schedstat)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _descendants(root: int) -> list[int]:
+    """``root`` and every process below it (one pass over /proc, a few milliseconds)."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                text = f.read()
+            ppid = int(text[text.rindex(b")") + 2 :].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+class _Waiting:
+    """The most time any thread of the student's process tree — or this thread, which
+    must read the reply — has spent waiting for a CPU since the call began: what a busy
+    machine added to the call's wall time. (The largest, not the sum: a main process
+    asleep while its starved workers wait was slowed by their wait, once.)"""
+
+    def __init__(self, root: int | None) -> None:
+        self.root = root
+        self.me = (os.getpid(), threading.get_native_id())
+        self.first: dict[tuple[int, int], float] = {}
+        self.most = 0.0
+        self.readable = root is not None and self.sample([root])
+
+    def _note(self, pid: int, tid: int) -> bool:
+        delay = _run_delay(pid, tid)
+        if delay is None:
+            return False
+        start = self.first.setdefault((pid, tid), delay)
+        self.most = max(self.most, delay - start)
+        return True
+
+    def sample(self, pids: list[int] | None = None) -> bool:
+        if self.root is None:
+            return False
+        seen = False
+        for pid in pids if pids is not None else _descendants(self.root):
+            try:
+                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+            except (OSError, ValueError):
+                continue
+            for tid in tids:
+                seen = self._note(pid, tid) or seen
+        self._note(*self.me)
+        return seen
+
+
+class Budget:
+    """How long one call into the student's code may run: ``limit`` seconds of the time it
+    would have taken on an idle machine — the wall clock minus the time the student's
+    processes waited for a CPU that other work held — so a busy machine never turns a
+    correct answer into a timeout, and code that sleeps or blocks is still bounded. The
+    wall clock ends the call at ``backstop(limit)``: then the machine was too busy to tell,
+    and the test is not graded (``NotGraded``)."""
+
+    def __init__(self, limit: float, pid: int | None) -> None:
+        self.limit = max(0.0, limit)
+        self.start = time.monotonic()
+        self.waiting = _Waiting(pid)
+        self.spent = 0.0  # the idle-machine time used, as of the last look
+
+    def wall(self) -> float:
+        return time.monotonic() - self.start
+
+    def used(self) -> float:
+        if self.waiting.readable:
+            self.waiting.sample()
+        self.spent = max(0.0, self.wall() - self.waiting.most)
+        return self.spent
+
+    def settle(self) -> float:
+        """The time used by a call that has ended (a short one is not looked into)."""
+        return self.used() if self.wall() >= POLL_S else self.wall()
+
+    def wait(self, rfds: list[int], wfds: list[int]) -> bool:
+        """Wait until a descriptor is ready (True), or the budget is spent (False);
+        raise ``NotGraded`` when the backstop ends the wait first."""
+        from harness.probe import NotGraded
+
+        while True:
+            left = min(self.limit - self.spent, backstop(self.limit) - self.wall())
+            r, w, _ = select.select(rfds, wfds, [], max(0.0, min(POLL_S, left)))
+            if r or w:
+                return True
+            if self.used() >= self.limit:
+                return False
+            if self.wall() >= backstop(self.limit):
+                raise NotGraded(
+                    f"not graded: the machine was too busy to run this test (your code got "
+                    f"{self.spent:.0f} s of its {self.limit:g} s in {self.wall():.0f} s of "
+                    "wall time); grading again runs it"
+                )
+
+
+SPAWN_WAIT_S = 180  # the spawner's own setup bound (isolate.SETUP_TIMEOUT) plus a margin
+
+
+class SandboxFailure(RuntimeError):
+    """A student process could not be started: the grader's failure, never the student's."""
 
 
 class SpawnerClient:
@@ -42,7 +171,7 @@ class SpawnerClient:
             return None
         data = self.sock.recv(65536)
         if not data:
-            raise RuntimeError("the grader's spawner ended")
+            raise SandboxFailure("the grader's spawner ended")
         return json.loads(data)
 
     def spawn(self, folder: Path, work: Path, log_fd: int) -> StudentProcess:
@@ -57,17 +186,18 @@ class SpawnerClient:
             os.close(to_student_r)
             os.close(from_student_w)
         while True:
-            msg = self._receive(60)
+            msg = self._receive(SPAWN_WAIT_S)
             if msg is None:
-                raise RuntimeError("the grader's spawner did not answer")
+                raise SandboxFailure(f"the grader's spawner did not answer in {SPAWN_WAIT_S} s")
             if "exited" in msg:
                 self.exits[msg["exited"]] = msg["code"]
                 continue
             if "error" in msg:
                 os.close(to_student_w)
                 os.close(from_student_r)
-                raise RuntimeError(f"could not start a student process: {msg['error']}")
-            return StudentProcess(msg["pid"], to_student_w, from_student_r, self)
+                raise SandboxFailure(str(msg["error"]))
+            student = msg.get("student", msg["pid"])
+            return StudentProcess(msg["pid"], to_student_w, from_student_r, self, student)
 
     def exit_code(self, pid: int, timeout: float = 5.0) -> int | None:
         deadline = time.monotonic() + timeout
@@ -89,26 +219,29 @@ class Gone(Exception):
 
 
 class StudentProcess:
-    def __init__(self, pid: int, to_fd: int, from_fd: int, client: SpawnerClient) -> None:
+    def __init__(
+        self, pid: int, to_fd: int, from_fd: int, client: SpawnerClient, student: int
+    ) -> None:
         self.pid, self.to_fd, self.from_fd, self.client = pid, to_fd, from_fd, client
+        self.student = student  # the process that runs student code (its clocks are read)
         self.alive = True
         os.set_blocking(to_fd, False)
 
-    def ask(self, request, deadline: float):
+    def ask(self, request, budget: Budget):
         """Send one request and return the decoded reply, or raise ``Gone``."""
         from harness import wire
 
         payload = wire.encode(request)
-        self._write(struct.pack(">Q", len(payload)) + payload, deadline)
-        head = self._read(8, deadline)
+        self._write(struct.pack(">Q", len(payload)) + payload, budget)
+        head = self._read(8, budget)
         (size,) = struct.unpack(">Q", head)
-        if size > MAX_REPLY_BYTES:
+        if size > wire.MAX_FRAME_BYTES:
             self.kill()
             raise Gone(
-                False, None, f"a reply of {size} bytes (more than {MAX_REPLY_BYTES >> 20} MiB)"
+                False, None, f"a reply of {size} bytes (more than {wire.MAX_FRAME_BYTES >> 20} MiB)"
             )
         try:
-            reply = wire.decode(self._read(size, deadline))
+            reply = wire.decode(self._read(size, budget))
         except wire.WireError as exc:
             self.kill()
             raise Gone(False, None, f"bytes that are not plain data ({exc})") from None
@@ -117,11 +250,10 @@ class StudentProcess:
             raise Gone(False, None, "a reply of the wrong form")
         return reply
 
-    def _write(self, data: bytes, deadline: float) -> None:
+    def _write(self, data: bytes, budget: Budget) -> None:
         view = memoryview(data)
         while view:
-            _, ready, _ = select.select([], [self.to_fd], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
+            if not self._wait(budget, [], [self.to_fd]):
                 self._gone(timed_out=True)
             try:
                 view = view[os.write(self.to_fd, view) :]
@@ -130,13 +262,10 @@ class StudentProcess:
             except BrokenPipeError:
                 self._gone(timed_out=False)
 
-    def _read(self, n: int, deadline: float) -> bytes:
+    def _read(self, n: int, budget: Budget) -> bytes:
         chunks, left = [], n
         while left:
-            ready, _, _ = select.select(
-                [self.from_fd], [], [], max(0.0, deadline - time.monotonic())
-            )
-            if not ready:
+            if not self._wait(budget, [self.from_fd], []):
                 self._gone(timed_out=True)
             chunk = os.read(self.from_fd, min(left, 1 << 20))
             if not chunk:
@@ -144,6 +273,13 @@ class StudentProcess:
             chunks.append(chunk)
             left -= len(chunk)
         return b"".join(chunks)
+
+    def _wait(self, budget: Budget, rfds: list[int], wfds: list[int]) -> bool:
+        try:
+            return budget.wait(rfds, wfds)
+        except Exception:
+            self.kill()
+            raise
 
     def _gone(self, timed_out: bool):
         self.kill()
@@ -202,12 +338,13 @@ class SplitTransport:
         self.key: str | None = None
         self.broken: dict[str, BaseException] = {}  # chapter -> the error every call gets
         self.failures: dict[str, int] = {}
-        self.nodeid, self.deadline, self.limit = "", 0.0, self.test_timeout
+        self.nodeid, self.limit, self.spent = "", self.test_timeout, 0.0
 
     def begin_test(self, nodeid: str, timeout: float | None) -> None:
+        """A test's calls into the student's code share its time limit."""
         self.nodeid = nodeid
         self.limit = float(timeout or self.test_timeout)
-        self.deadline = time.monotonic() + self.limit
+        self.spent = 0.0
 
     def end_test(self) -> None:
         pass
@@ -224,7 +361,7 @@ class SplitTransport:
         return chapter, phase
 
     def _start(self, chapter: str, phase: str) -> StudentProcess:
-        from harness.probe import StudentCrashed, StudentTimeout, rebuilt_error
+        from harness.probe import NotGraded, StudentCrashed, StudentTimeout, rebuilt_error
         from harness.target import TargetImportError
 
         key = f"{chapter}-{phase}"
@@ -232,12 +369,18 @@ class SplitTransport:
             self.close()
             self.spawned += 1
             work = self.work / f"p{self.spawned}"
-            self.process = self.client.spawn(self.folders[key], work, self.log_fd)
+            try:
+                self.process = self.client.spawn(self.folders[key], work, self.log_fd)
+            except SandboxFailure as exc:
+                raise NotGraded(
+                    f"not graded: the grader could not start the process for your code "
+                    f"({exc}); this is the grader's problem, not yours"
+                ) from None
             self.key = key
             module = self.modules[chapter]
             request = {"op": "import", "chapter": chapter, "module": module}
             try:
-                reply = self.process.ask(request, time.monotonic() + self.import_timeout)
+                reply = self.process.ask(request, Budget(self.import_timeout, self.process.student))
             except Gone as gone:
                 self.process = None
                 if gone.tampered:
@@ -311,8 +454,9 @@ class SplitTransport:
                 "times, so the rest of the chapter was not retried",
             )
         process = self._start(chapter, phase)
+        budget = Budget(self.limit - self.spent, process.student)
         try:
-            reply = process.ask(request, self.deadline)
+            reply = process.ask(request, budget)
         except Gone as gone:
             self.process = None
             self.failures[chapter] = self.failures.get(chapter, 0) + 1
@@ -321,9 +465,9 @@ class SplitTransport:
             if gone.timed_out:
                 raise StudentTimeout(
                     "Timeout",
-                    f"your code did not return within the test's {self.limit:g} s, so its "
-                    "process was stopped (an endless loop, a wait that never ends, or a very "
-                    "slow call)",
+                    f"your code did not return within the test's {self.limit:g} s (its own "
+                    "time: waiting for a busy machine does not count), so its process was "
+                    "stopped (an endless loop, a wait that never ends, or a very slow call)",
                 ) from None
             raise StudentCrashed(
                 "Crash",
@@ -331,6 +475,8 @@ class SplitTransport:
                 "os._exit, sys.exit from a thread, a crash in native code, or running out of "
                 "memory",
             ) from None
+        finally:
+            self.spent += budget.settle()
         if reply.get("ok"):
             return reply.get("value")
         info = reply.get("error") or {}
@@ -387,6 +533,7 @@ class Reporter:
         self.wanted = None if wanted is None else set(wanted)
         self.phases: dict[str, list] = {}
         self.statements: dict[str, str] = {}
+        self.limits: dict[str, float] = {}  # tests with a time limit of their own
 
     def send(self, **event) -> None:
         data = (json.dumps(event) + "\n").encode()
@@ -405,6 +552,9 @@ class Reporter:
                 config.hook.pytest_deselected(items=dropped)
         for item in items:
             self.statements[item.nodeid] = _statement(item)
+            marker = item.get_closest_marker("timeout")
+            if marker and marker.args:
+                self.limits[item.nodeid] = float(marker.args[0])
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
@@ -413,7 +563,7 @@ class Reporter:
 
     def pytest_runtest_logstart(self, nodeid, location) -> None:
         self.phases[nodeid] = []
-        self.send(ev="start", nodeid=nodeid)
+        self.send(ev="start", nodeid=nodeid, limit=self.limits.get(nodeid))
 
     def pytest_runtest_logreport(self, report) -> None:
         self.phases.setdefault(report.nodeid, []).append(report)
@@ -427,6 +577,8 @@ class Reporter:
                 outcome = "failed" if report.when == "call" else "error"
                 message = str(props.get("detail") or props.get("message") or report.longreprtext)
                 category = str(props.get("category", "error"))
+                if category == "not_graded":  # the grader's failure: no verdict at all
+                    outcome = "not_graded"
             elif report.skipped and outcome == "passed":
                 outcome, category = "skipped", "skipped"
                 message = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""

@@ -234,7 +234,10 @@ def property_only(message: str) -> str:
 
 def failure_category(exc: BaseException) -> str:
     """What kind of failure: todo, import, timeout, crash, tampering, raised (the
-    student's code raised) or assert (a test's check did not hold)."""
+    student's code raised), assert (a test's check did not hold) or not_graded (the
+    grader's own failure: no verdict at all)."""
+    if isinstance(exc, probe.NotGraded):
+        return "not_graded"
     if isinstance(exc, NotImplementedError):
         return "todo"
     if isinstance(exc, target.TargetImportError):
@@ -289,7 +292,7 @@ def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
             text = property_only(text)
     elif category == "todo":
         text = f"TODO: implement {_todo_text(exc)}"
-    elif category in ("import", "timeout", "crash", "tampering"):
+    elif category in ("import", "timeout", "crash", "tampering", "not_graded"):
         text = str(exc)
     elif isinstance(exc, probe.StudentError):
         text = f"your code raised {exc.describe()}"
@@ -357,7 +360,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.user_properties.append(("detail", failure_message(call.excinfo)))
         report.user_properties.append(("category", failure_category(call.excinfo.value)))
         if call.excinfo.errisinstance(
-            (NotImplementedError, target.TargetImportError, probe.StudentError)
+            (NotImplementedError, target.TargetImportError, probe.StudentError, probe.NotGraded)
         ):
             # One line instead of a wall of traceback: the stub is simply not done yet, or
             # the student's code ran in another process (its traceback is not here).

@@ -100,6 +100,12 @@ class StudentCrashed(StudentError):
     """The student's process ended while a probe ran (``os._exit``, a signal, memory)."""
 
 
+class NotGraded(Exception):
+    """The grader could not run this test here — its sandbox did not start, the machine
+    was too busy to tell a slow call from a hung one: the grader's failure, never the
+    student's. The test is reported "not graded" and the next grading run runs it again."""
+
+
 # Builtin exceptions a student's exception is rebuilt as (by its nearest such base), so
 # ``pytest.raises(ValueError)`` means the same in both ways of running. Everything else
 # (BaseExceptions such as SystemExit included) arrives as a plain StudentError.
@@ -168,7 +174,7 @@ def because(explanation: str):
 
     try:
         yield
-    except (NotImplementedError, TargetImportError, StudentTimeout, StudentCrashed):
+    except (NotImplementedError, TargetImportError, StudentTimeout, StudentCrashed, NotGraded):
         raise
     except Exception as exc:
         if not is_from_student(exc):

@@ -1,14 +1,19 @@
 """Benchmark the grader (a script, not a test): prints the speed ratios of its issue.
 
-    python tests/bench_grader.py [--chapters ch00,ch01] [--copies 8]
+    python tests/bench_grader.py [--chapters ch00,ch01] [--copies 8] [--demo] [--stub ch01]
 
 1. One complete submission (every chosen chapter's reference solution) graded with
    ``--jobs 1`` against a bare ``pytest`` of the same public and hidden tests on
-   ``solutions/`` (target: at most 1.15x).
+   ``solutions/`` (target: at most 1.15x). The first run also proves the grader (the
+   preflight: the reference once more, beside it); the second finds the proof cached.
 2. ``grader check`` of the same chapters against that bare ``pytest`` (target: at most 1.3x).
 3. ``--copies`` complete ch00 submissions graded with ``--jobs 2`` against ``--jobs 1``
    (target: at least 1.7x the throughput on 2 cores).
-The gradebook is left out of both (it is a fixed ~15 s at the end, timed separately).
+4. A chapter that was not submitted (target: at most 1 s) and an untouched stub chapter
+   against a bare ``pytest`` of it on the stubs (``--stub``, target: at most 1.5x).
+5. ``--demo``: the README's main job on a fresh output folder and an empty cache
+   (target: at most 2 min on 2 cores).
+The gradebook is left out of all but the demo (it is a fixed ~15 s at the end).
 """
 
 from __future__ import annotations
@@ -65,11 +70,67 @@ def grade(
     )
 
 
+def missing_and_stub(tmp: Path, env: dict, stub: str) -> None:
+    """Section 4: what a chapter costs when it is absent, and when it is an untouched stub."""
+    from grader import run
+    from grader.sandbox import Limits
+
+    chapter = index.chapter(stub)
+    module = f"{chapter.module}.py"
+    only00 = tmp / "only00" / "s" / "ch00"
+    only00.mkdir(parents=True)
+    shutil.copyfile(REPO / "exercises/ch00/training_loop.py", only00 / "training_loop.py")
+
+    class Spec:
+        nodeid = f"exercises/{stub}/test_{chapter.module}.py::test_x"
+
+    t0 = time.perf_counter()
+    run.grade_submission({}, [chapter], [Spec()], Limits())
+    alone = time.perf_counter() - t0
+    grade(tmp / "only00", tmp / "warm00", "ch00", 1, env)  # warm the proof and collection
+    grade(tmp / "only00", tmp / "warm01", f"ch00,{stub}", 1, env)
+    with_missing = [grade(tmp / "only00", tmp / f"m{k}", f"ch00,{stub}", 1, env)[0] for k in "ab"]
+    without = [grade(tmp / "only00", tmp / f"w{k}", "ch00", 1, env)[0] for k in "ab"]
+    print(
+        f"a chapter not submitted: {alone * 1000:.0f} ms to record in-process; "
+        f"{min(with_missing) - min(without):+.1f} s on a whole `grade` (best of 2; target <= 1 s)"
+    )
+    stubbed = tmp / "stub" / "s" / stub
+    stubbed.mkdir(parents=True)
+    shutil.copyfile(REPO / "exercises" / stub / module, stubbed / module)
+    tests = [str(p) for p in (chapter.public_tests, chapter.hidden_tests) if p.exists()]
+    bare = timed(
+        [sys.executable, "-m", "pytest", *tests, "-q", "-p", "no:cacheprovider"], check=False
+    )[0]
+    grade(tmp / "stub", tmp / "stub-warm", stub, 1, env)  # proof of this chapter cached
+    graded = min(grade(tmp / "stub", tmp / f"stub{k}", stub, 1, env)[0] for k in "ab")
+    print(
+        f"an untouched {stub} stub: grade {graded:.1f} s, bare pytest on the stub {bare:.1f} s "
+        f"({graded / bare:.2f}x, target <= 1.5x)"
+    )
+
+
+def demo(tmp: Path) -> None:
+    """Section 5: the README's main job, from nothing."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp / "demo-cache")}
+    wall, cpu = timed(
+        [sys.executable, "-m", "grader", "grade", "--out", str(tmp / "demo-out")], env=env
+    )
+    print(f"the demo (`nox -s demo`'s command), empty cache: {wall:.0f} s wall (target <= 120 s)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chapters", help="default: every chapter with a solution")
     parser.add_argument("--copies", type=int, default=8)
+    parser.add_argument("--stub", default="ch01", help="the chapter timed as an untouched stub")
+    parser.add_argument("--demo", action="store_true", help="also time the demo")
+    parser.add_argument("--only-demo", action="store_true")
     args = parser.parse_args()
+    if args.only_demo:
+        with tempfile.TemporaryDirectory() as tmp:
+            demo(Path(tmp))
+        return 0
     chapters = [
         c
         for c in index.chapters().values()
@@ -137,12 +198,16 @@ def main() -> int:
                 REPO / "solutions/ch00/training_loop.py",
                 many / f"student{k:02d}/ch00/training_loop.py",
             )
-        one = grade(many, tmp / "j1", "ch00", 1)[0]
-        two = grade(many, tmp / "j2", "ch00", 2)[0]
+        grade(many, tmp / "j0", "ch00", 1, env)  # the ch00 proof, cached for both
+        one = grade(many, tmp / "j1", "ch00", 1, env)[0]
+        two = grade(many, tmp / "j2", "ch00", 2, env)[0]
         print(f"{args.copies} ch00 submissions: --jobs 1 {one:.1f} s, --jobs 2 {two:.1f} s")
         print(
             f"throughput --jobs 2 / --jobs 1: {one / two:.2f}x (target >= 1.7x on {os.cpu_count()} cores)"
         )
+        missing_and_stub(tmp, env, args.stub)
+        if args.demo:
+            demo(tmp)
         print(
             f"load average now: {os.getloadavg()[0]:.1f} (numbers mean little when it exceeds the cores)"
         )

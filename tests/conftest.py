@@ -18,6 +18,14 @@ SELFCHECK_TIMEOUT_S = 1500
 os.environ.setdefault("GRADER_UID_BASE", "63000")
 
 
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "serial: loads the whole machine on purpose (or measures it); run it alone, never "
+        "beside other tests",
+    )
+
+
 def _run_selfcheck(chapter: str) -> dict:
     proc = subprocess.run(
         [sys.executable, "-m", "harness.selfcheck", chapter],

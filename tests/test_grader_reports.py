@@ -78,13 +78,15 @@ def test_cuda_tests_count_the_same_whatever_machine_grades():
     rng = random.Random(0)
     on_gpu, on_cpu = student("a", rng, gpu=True), student("b", rng, gpu=False)
     assert on_gpu.max_total == on_cpu.max_total == sum(s.points for s in specs() if not s.cuda)
-    for r in (on_gpu, on_cpu):
-        entry = next(t for t in report.results_json(r)["tests"] if t["name"].endswith("test_gpu"))
-        assert entry["status"] in ("passed", "failed") and entry["max_score"] == 0
-    cpu_entry = next(
-        t for t in report.results_json(on_cpu)["tests"] if t["name"].endswith("test_gpu")
+    gpu_entry = next(
+        t for t in report.results_json(on_gpu)["tests"] if t["name"].endswith("test_gpu")
     )
-    assert "not graded on this machine" in cpu_entry["output"]
+    assert gpu_entry["status"] in ("passed", "failed") and gpu_entry["max_score"] == 0
+    # Where no GPU ran it, Gradescope would paint the test red whatever its status says:
+    # it stays out of the test list and the submission's output counts it.
+    cpu_data = report.results_json(on_cpu)
+    assert not any(t["name"].endswith("test_gpu") for t in cpu_data["tests"])
+    assert "CUDA test(s) were not run here" in cpu_data["output"]
 
 
 def test_a_hidden_test_shows_the_same_in_feedback_and_results_and_its_detail_only_to_the_instructor(

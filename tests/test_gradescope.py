@@ -23,7 +23,13 @@ import pytest
 from grader import collect, grade, gradescope
 from harness import index
 from harness.target import REPO
-from tests.grader_data.helpers import SOLUTION, STUB, results, with_override
+from tests.grader_data.helpers import (
+    SOLUTION,
+    STUB,
+    readable_python_prefix,
+    results,
+    with_override,
+)
 
 pytestmark = pytest.mark.timeout(900)
 CHAPTERS = [index.chapter("ch00")]
@@ -68,13 +74,15 @@ def unpack(bundle: Path, root: Path) -> None:
     (root / "results").mkdir()
 
 
-def run_autograder(bundle: Path, root: Path, files: dict[str, str], **env) -> dict:
+def run_autograder(
+    bundle: Path, root: Path, files: dict[str, str], prefix: list[str] = (), **env
+) -> dict:
     unpack(bundle, root)
     for rel, text in files.items():
         (root / "submission" / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / "submission" / rel).write_text(text.replace("AUTOGRADER_ROOT", str(root)))
     proc = subprocess.run(
-        ["bash", str(root / "run_autograder")],
+        [*prefix, "bash", str(root / "run_autograder")],
         cwd=root,
         env={**os.environ, "AUTOGRADER_ROOT": str(root), "COURSE_PYTHON": sys.executable, **env},
         capture_output=True,
@@ -93,9 +101,13 @@ def graded(bundle):
     for student, files in UPLOADS.items():
         root = Path(tempfile.mkdtemp(prefix=f"autograder-{student}-"))
         os.chmod(root, 0o755)
-        extra = {"GRADER_ISOLATION": "uid"} if student == "hostile" else {}
+        # Gradescope refuses namespaces: the hostile upload runs in that mode, with Python
+        # readable by every user as setup.sh installs it (here it may sit under /root)
+        uid = student == "hostile"
+        extra = {"GRADER_ISOLATION": "uid"} if uid else {}
+        prefix = readable_python_prefix() if uid else []
         try:
-            found[student] = run_autograder(bundle, root, files, **extra)
+            found[student] = run_autograder(bundle, root, files, prefix, **extra)
         finally:
             shutil.rmtree(root, ignore_errors=True)
     return found

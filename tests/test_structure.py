@@ -214,3 +214,44 @@ def test_the_mutation_tools_given_code_is_what_the_stub_holds_unchanged(monkeypa
                 assert not given & set(range(node.lineno, node.end_lineno + 1)), (
                     f"{chapter}: the task {node.name} must never count as given code"
                 )
+
+
+def _closure(names: list[str]) -> set[str]:
+    """The installed distributions ``names`` need, themselves included (normalised names)."""
+    import importlib.metadata as md
+
+    from packaging.requirements import Requirement
+
+    norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()  # noqa: E731
+    seen, todo = set(), [norm(n) for n in names]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        try:
+            dist = md.distribution(name)
+        except md.PackageNotFoundError:
+            continue  # an optional dependency that is not installed here
+        seen.add(name)
+        for text in dist.requires or []:
+            req = Requirement(text)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(norm(req.name))
+    return seen
+
+
+def test_the_lock_pins_everything_the_grader_installs():
+    """constraints.txt pins, with ==, every package in the dependency closure of what the
+    Gradescope image installs, so its grades are made with CI's exact versions."""
+    from grader import gradescope
+
+    pins = {}
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
+    needed = _closure(list(gradescope.PACKAGES))
+    assert {"torch", "numpy", "pytest", "hypothesis", "matplotlib"} <= needed
+    loose = sorted(n for n in needed if not pins.get(n))
+    assert not loose, f"constraints.txt does not pin {loose}: run `nox -s lock`"

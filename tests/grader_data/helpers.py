@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 from harness import index
@@ -71,3 +72,34 @@ def output_files(out: Path) -> dict[str, object]:
     for path in sorted(out.glob("*/feedback.md")):
         found[str(path.relative_to(out))] = path.read_text()
     return found
+
+
+def readable_python_prefix() -> list[str]:
+    """A command prefix that runs its command where every user can read the Python
+    installation, as the ``uid`` isolation mode needs (a Gradescope image installs it so):
+    in a private mount namespace, each folder that keeps other users out (``/root`` here)
+    is covered by a traversable tmpfs holding only the paths Python lives under. Empty
+    when nothing needs it."""
+    import shutil
+
+    from grader import isolate, preflight
+
+    keep: dict[Path, set[str]] = {}
+    for host in isolate._host_paths():
+        blocked = preflight._blocked_for_others(host)
+        if blocked and blocked[0] != host.resolve():
+            folder = blocked[0]
+            keep.setdefault(folder, set()).add(host.resolve().relative_to(folder).parts[0])
+    if not keep:
+        return []
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        raise RuntimeError(f"cannot make {sorted(map(str, keep))} readable without root")
+    steps = []
+    for k, (folder, names) in enumerate(sorted(keep.items())):
+        saved = f"/tmp/.course-keep-{k}"  # an empty mount point, reused by every run
+        steps += [f"mkdir -p {saved}", f"mount --bind {folder} {saved}"]
+        steps.append(f"mount -t tmpfs -o mode=0711 tmpfs {folder}")
+        for name in sorted(names):
+            steps += [f"mkdir {folder}/{name}", f"mount --bind {saved}/{name} {folder}/{name}"]
+    script = " && ".join(steps) + ' && exec "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]

@@ -1,0 +1,220 @@
+"""Prove the grader on this machine before anyone is graded.
+
+Two steps, both about the grader and never about a student:
+
+1. ``environment_problems``: what is known to break grading here, each with its fix —
+   a package the hidden tests need, a Python installation the sandbox user cannot read
+   (the ``uid`` mode), a temporary folder that cannot be written, a gradebook tool that
+   is missing.
+2. ``prove``: the reference solutions of the chosen chapters go through the same
+   sandbox, limits and test process as a submission and must come out at full marks.
+
+A proof is cached per environment (the tests, the limits, the isolation mode, the
+interpreter and the package versions: ``environment``), so it is paid once, and
+``grade`` runs it beside its first submissions. ``python -m grader doctor`` runs both
+on demand and prints what isolation this machine gives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import collect, isolate, run
+from harness import index
+from harness.target import NAMED_TARGETS, REPO
+
+PACKAGES = ("torch", "numpy", "matplotlib", "pytest", "pytest-timeout", "hypothesis")
+GRADER_INSTALL = "python -m pip install -c constraints.txt -e '.[grader]'"
+SHOWN = 4  # failing reference tests quoted in a refusal
+
+
+@dataclass
+class Proof:
+    ok: bool
+    mode: str
+    problems: list[str] = field(default_factory=list)  # each names the cause and its fix
+    score: tuple[int, int] | None = None  # the reference's points, when it ran
+    cached: bool = False
+
+    def refusal(self) -> str:
+        lines = [
+            "the grader cannot grade on this machine yet (nothing was graded; this is about "
+            "the grader, not about any student):"
+        ]
+        lines += [f"  - {p}" for p in self.problems]
+        lines.append(f"  ({isolate.DESCRIPTION[self.mode]}; `python -m grader doctor` rechecks)")
+        return "\n".join(lines)
+
+
+def environment() -> dict:
+    """Everything about this machine that can change a grade besides the tests."""
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return {
+        "isolation": isolate.mode(),
+        "python": sys.version.split()[0],
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "packages": versions,
+        "user": os.geteuid(),
+        "repo": str(REPO),
+        "tmp": tempfile.gettempdir(),
+    }
+
+
+# ---- what is known to break grading -------------------------------------------------
+
+
+def _blocked_for_others(path: Path) -> tuple[Path, str] | None:
+    """The first folder from ``/`` down to ``path`` that other users cannot enter (or
+    ``path`` itself if they cannot read it), with its permission bits."""
+    path = path.resolve()
+    for folder in [*reversed(path.parents), path]:
+        try:
+            mode = folder.stat().st_mode
+        except OSError:
+            return folder, "missing"
+        if not mode & stat.S_IXOTH or (folder == path and not mode & stat.S_IROTH):
+            return folder, stat.filemode(mode)
+    return None
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module set to None or broken
+        return False
+
+
+def environment_problems(
+    chapters: list[index.Chapter], mode: str, gradebook: bool = False
+) -> list[str]:
+    problems = []
+    if any(c.hidden_tests.exists() for c in chapters):
+        if not _installed("hypothesis"):
+            problems.append(
+                "the hidden tests need the package hypothesis, which the student install "
+                f"does not include: install the grader's extra with `{GRADER_INSTALL}`"
+            )
+    if not _installed("pytest_timeout"):
+        problems.append(f"the package pytest-timeout is missing: `{GRADER_INSTALL}`")
+    if mode == "uid":
+        for host in isolate._host_paths():
+            blocked = _blocked_for_others(host)
+            if blocked:
+                folder, bits = blocked
+                fix = "o+rx" if folder == host.resolve() else "o+x"  # o+x: enter, not list
+                problems.append(
+                    f"in the `uid` isolation mode (root without namespaces) student code runs "
+                    f"as another user, who cannot read {host}: {folder} is {bits}. Let other "
+                    f"users through (`chmod {fix} {folder}`) or install Python and the "
+                    "course's packages where any user can read them"
+                )
+    tmp = Path(tempfile.gettempdir())
+    if not os.access(tmp, os.W_OK | os.X_OK):
+        problems.append(f"the temporary folder {tmp} cannot be written: set TMPDIR")
+    if gradebook and not (
+        shutil.which("alembic") or (Path(sys.executable).parent / "alembic").exists()
+    ):
+        problems.append(
+            "the nbgrader gradebook needs the `alembic` command, which is not installed: "
+            f"`{GRADER_INSTALL}` (or grade with --no-gradebook)"
+        )
+    return problems
+
+
+# ---- the reference at full marks -----------------------------------------------------
+
+
+def reference_files(chapters: list[index.Chapter]) -> dict[str, bytes] | None:
+    solutions = NAMED_TARGETS["solutions"]
+    if not solutions.is_dir():
+        return None  # a student release: no reference to prove with
+    files, _ = collect.read_folder(solutions, chapters)
+    return files
+
+
+def proof_key(plan_key: str, files: dict[str, bytes]) -> str:
+    h = hashlib.sha256(plan_key.encode())
+    for rel in sorted(files):
+        h.update(rel.encode() + hashlib.sha256(files[rel]).digest())
+    return h.hexdigest()
+
+
+def _failures(records: dict[str, run.Record], cuda: set[str]) -> list[str]:
+    failed = {}
+    for nodeid, record in records.items():
+        if record.outcome == "passed" or nodeid in cuda and record.outcome == "skipped":
+            continue
+        first = (record.message or record.outcome).strip().splitlines()
+        failed.setdefault(first[0][:300] if first else record.outcome, []).append(nodeid)
+    return [
+        f"{len(ids)} test(s), e.g. {ids[0]}: {why}" for why, ids in list(failed.items())[:SHOWN]
+    ]
+
+
+def prove(
+    chapters: list[index.Chapter],
+    specs,
+    limits,
+    plan_key: str,
+    tmp: Path,
+    cache=None,
+    gradebook: bool = False,
+    twin=None,
+) -> Proof:
+    """The environment checks, then the reference solutions through the real pipeline
+    (skipped when a cached proof for this very environment exists). ``twin``: a Future
+    of the records of a submission identical to the reference, graded anyway — its run
+    is the proof, so the reference is not run twice."""
+    mode = isolate.mode()
+    problems = environment_problems(chapters, mode, gradebook)
+    if problems:
+        return Proof(False, mode, problems)
+    files = reference_files(chapters)
+    if files is None:
+        return Proof(True, mode)
+    key = proof_key(plan_key, files)
+    name = f"preflight-{key[:40]}"
+    if cache is not None and (cache.read_meta(name) or {}).get("key") == key:
+        return Proof(True, mode, cached=True)
+    try:
+        records = twin.result() if twin is not None else None
+    except Exception:  # noqa: BLE001 - the twin's grading failed: prove on our own
+        records = None
+    if records is None:
+        records, _ = run.grade_submission(files, chapters, specs, limits, tmp_root=tmp)
+    tests = specs.result() if hasattr(specs, "result") else specs
+    cuda = {t.nodeid for t in tests if t.cuda}
+    points = {t.nodeid: (0 if t.cuda else t.points) for t in tests}
+    got = sum(points[n] for n, r in records.items() if r.outcome == "passed")
+    most = sum(points[n] for n in records)
+    failures = _failures(records, cuda)
+    if failures:
+        problems = [
+            f"the reference solutions scored {got}/{most} here, not full marks, so grades "
+            "made here could not be trusted. What failed:",
+            *failures,
+            "if these read like a missing module or file, a permission or a path, that is "
+            "the machine's setup; run `python -m grader doctor` for the checks it makes",
+        ]
+        return Proof(False, mode, problems, (got, most))
+    if cache is not None:
+        try:
+            cache.write_meta(name, {"key": key, "score": [got, most]})
+        except OSError:
+            pass  # no cache, no harm: the next run proves again
+    return Proof(True, mode, score=(got, most))
