@@ -520,6 +520,9 @@ def run_spawner(sock: socket.socket, settings: dict) -> None:
             slot = UidSlot() if kind in ("namespace", "uid") else None
             uid = slot.uid if slot else None
             folder, work = Path(request["folder"]), Path(request["work"])
+            if uid is not None:  # this folder, for this uid alone (its group): see sandbox
+                os.chown(folder, 0, uid)
+                os.chmod(folder, 0o550)
             status_r, status_w = os.pipe()
             pid = os.fork()
             if pid == 0:

@@ -56,6 +56,7 @@ class Limits:
     grace: float = 15.0  # extra seconds before the watchdog kills a test that overruns
     wall: float = 900.0  # seconds for the whole submission, all restarts included
     memory_mb: int = 4096  # address space of a student process
+    trusted_memory_mb: int = 8192  # address space of the trusted test process
     nproc: int = 64  # processes and threads of a student process's uid
     fsize_mb: int = 256  # largest file a student process may write
     tmp_mb: int = 256  # its private /tmp (memory)
@@ -143,11 +144,16 @@ def build(root: Path, chapters: list[index.Chapter], impl_files: dict[str, bytes
 
 
 def _lock_down(root: Path) -> None:
-    """Student folders read-only to everyone; ``run/`` only for the grader."""
+    """Student folders read-only; each chapter-and-phase folder closed to everyone but the
+    grader until a student process is started on it (``isolate`` then opens it to that
+    process's uid alone, so a public phase cannot read the hidden phase's files, nor one
+    sandbox another's, even by a path it guessed); ``run/`` only for the grader."""
     for dirpath, _, filenames in os.walk(root / "students"):
         for name in filenames:
             os.chmod(Path(dirpath) / name, 0o444)
         os.chmod(dirpath, 0o555)
+    for phase in (root / "students").iterdir():
+        os.chmod(phase, 0o700)
     os.chmod(root / "students", 0o711)
     os.chmod(root / "work", 0o711)
     os.chmod(root / "run", 0o700)
@@ -172,6 +178,7 @@ def verdict_config(root: Path, chapters: list[index.Chapter], tests, limits: Lim
         "test_timeout": limits.test_timeout,
         "import_timeout": limits.import_timeout or limits.test_timeout,
         "threads": limits.threads,
+        "trusted_memory_mb": max(limits.trusted_memory_mb, limits.memory_mb + 1024),
         "preload": preload(chapters),
         "students": {
             f"{c.id}-{phase}": str(root / "students" / f"{c.id}-{phase}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import select
 import socket
 import struct
@@ -664,6 +665,12 @@ def main(argv: list[str]) -> int:
     from grader import isolate
 
     isolate.die_with_parent()
+    # A bound on this process too: no reply, and nothing a test builds from one, may take
+    # the machine's memory (the soft limit only: student processes set their own).
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = int(config.get("trusted_memory_mb", 8192)) << 20
+    if hard == resource.RLIM_INFINITY or limit < hard:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     if os.getppid() != config.get("grader_pid", os.getppid()):
         os._exit(1)  # the grader died before this process could tie itself to it
     import importlib

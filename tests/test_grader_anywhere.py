@@ -222,7 +222,8 @@ def test_limits_that_break_the_reference_are_refused_not_graded(tmp_path):
         "--memory-mb", "64",
     )  # fmt: skip
     assert done.returncode == 2, done.stderr[-3000:]
-    assert "the reference solutions scored 0/" in done.stderr, done.stderr[-3000:]
+    assert "the reference solutions scored" in done.stderr, done.stderr[-3000:]
+    assert "not full marks" in done.stderr and "What failed" in done.stderr
     assert not (out / "grades.csv").exists()
 
 
