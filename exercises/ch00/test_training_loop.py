@@ -135,9 +135,10 @@ def test_classify_an_oscillating_curve():
 
 
 @probe
-def plotted(losses):
-    """plot_losses into a fresh folder: the bytes of the file it wrote (None if none), the
-    path it was given, what it returned, and how many pyplot figures it left open."""
+def plotted(losses, name="curve.png"):
+    """plot_losses(losses, <fresh folder>/name): the bytes of the file at that path (None if
+    none), the names of any other files it wrote there, the path it was given, what it
+    returned, how many pyplot figures it left open, and the list it was given, afterwards."""
     import sys
 
     before = (
@@ -145,15 +146,24 @@ def plotted(losses):
         if "matplotlib.pyplot" in sys.modules
         else set()
     )
+    given = list(losses)
     with tempfile.TemporaryDirectory() as folder:
-        out = Path(folder) / "curve.png"
-        returned = tl.plot_losses(losses, out)
+        out = Path(folder) / name
+        returned = tl.plot_losses(given, out)
         data = out.read_bytes() if out.is_file() else None
+        others = sorted(p.name for p in Path(folder).iterdir() if p != out)
     pyplot = sys.modules.get("matplotlib.pyplot")
     left_open = len(set(pyplot.get_fignums()) - before) if pyplot is not None else 0
     if not isinstance(returned, str | Path | None):
         returned = f"<a {type(returned).__name__}>"
-    return {"png": data, "path": out, "returned": returned, "left_open": left_open}
+    return {
+        "png": data,
+        "others": others,
+        "path": out,
+        "returned": returned,
+        "left_open": left_open,
+        "losses_after": given,
+    }
 
 
 def png_problem(data: bytes | None) -> str | None:
@@ -204,3 +214,44 @@ def test_plot_losses_returns_the_path_and_closes_its_figure():
         "figure alive until it is closed, so a training script that plots each epoch leaks "
         "memory; plt.close(fig) after savefig"
     )
+
+
+SIGNATURES = {  # how the first bytes of a file name its format
+    b"\xff\xd8\xff": "JPEG",
+    b"%PDF": "PDF",
+    b"<?xml": "SVG",
+    b"<svg": "SVG",
+    b"%!PS": "PostScript",
+    b"II*\x00": "TIFF",
+    b"MM\x00*": "TIFF",
+}
+
+
+def format_problem(seen) -> str | None:
+    """Why the file plot_losses wrote at its path is not a plotted PNG, naming the format it
+    did write and the mechanism (None when it is a PNG)."""
+    data = seen["png"]
+    if data is None and seen["others"]:
+        return (
+            f"nothing is at {seen['path'].name!r}, but {', '.join(seen['others'])} appeared "
+            "beside it: savefig adds a suffix of its own to a name that has none, so the path "
+            "you return holds no file; pass format='png' and savefig writes exactly that path"
+        )
+    problem = png_problem(data)
+    if problem is None or data is None:
+        return problem
+    written = next((fmt for sig, fmt in SIGNATURES.items() if data.startswith(sig)), None)
+    if written is not None:
+        return (
+            f"the file holds {written}, not PNG: savefig picks the format from the path's "
+            "suffix unless it is told, so pass format='png' (the contract is a PNG whatever "
+            "the file is called)"
+        )
+    return problem
+
+
+@pytest.mark.task("ch00.4")
+def test_plot_losses_writes_a_png_whatever_the_suffix():
+    seen = plotted([4.0, 2.0, 1.0, 0.5], "curve.jpg")
+    problem = format_problem(seen)
+    assert problem is None, f"plot_losses(losses, 'curve.jpg'): {problem}"

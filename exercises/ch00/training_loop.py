@@ -38,10 +38,12 @@ def classify_curve(losses: list[float]) -> str:
     oscillating: it goes up and down repeatedly without a clear fall;
     converging: it fell to a small fraction (< 10%) of its start;
     slow: it falls steadily but has not got there.
+    Only reads ``losses``: the caller's list is not changed.
     """
     raise NotImplementedError("ch00.3 classify_curve — see course/ch00.md#reading-a-curve")
 
 
 def plot_losses(losses: list[float], path: str | Path) -> Path:
-    """Save a learning curve (loss per step, log scale when useful) as a PNG; returns the path."""
+    """Save a learning curve (loss per step, log scale when useful) as PNG bytes at exactly
+    ``path``, whatever its suffix (or none); returns the path. ``losses`` is not changed."""
     raise NotImplementedError("ch00.4 plot_losses — see course/ch00.md#reading-a-curve")

@@ -54,8 +54,10 @@ def first_divergence(trace: Sequence[tuple[str, Sequence[int]]], expected: Seque
 
 
 def is_view_of(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """True when ``a`` and ``b`` are windows onto the same memory (one storage), so a
-    write through one can show up in the other; False for copies, however equal."""
+    """True when ``a`` and ``b`` are windows onto one storage, whether or not the windows
+    overlap; False for copies, however equal. An empty tensor is a view only of tensors on
+    its own storage (``e.t()`` of an empty ``e``), never of another empty tensor, although
+    every storage without bytes reports address 0. Only reads: neither tensor changes."""
     raise NotImplementedError("ch01.6 is_view_of — see course/ch01.md#views-and-strides")
 
 

@@ -393,12 +393,40 @@ COPIES = {
 }
 
 
+DISJOINT = {  # label: (a, b) from x = arange(12).reshape(3, 4); the windows share no element
+    "x[:1] and x[1:]": lambda x: (x[:1], x[1:]),
+    "x[:, ::2] and x[:, 1::2]": lambda x: (x[:, ::2], x[:, 1::2]),
+}
+
+
+def with_empty(window):
+    """(window(e), e) for a fresh empty tensor e = torch.empty(0, 3)."""
+    e = torch.empty(0, 3)
+    return window(e), e
+
+
+EMPTY_VIEWS = {  # an empty tensor and a window onto its own storage
+    "e.t() and e, for e = torch.empty(0, 3)": lambda x: with_empty(lambda e: e.t()),
+    "x[2:2] and x (an empty slice of x)": lambda x: (x[2:2], x),
+}
+EMPTY_COPIES = {  # empty tensors on storages of their own
+    "torch.empty(0) and torch.zeros(0)": lambda x: (torch.empty(0), torch.zeros(0)),
+    "e.clone() and e, for e = torch.empty(0, 3)": lambda x: with_empty(lambda e: e.clone()),
+}
+VIEW_TABLES = {
+    "views": VIEWS,
+    "copies": COPIES,
+    "disjoint": DISJOINT,
+    "empty views": EMPTY_VIEWS,
+    "empty copies": EMPTY_COPIES,
+}
+
+
 @probe
 def view_verdicts(kind):
-    """is_view_of(a, b) for every case of the table ``kind`` ("views" or "copies")."""
-    cases = VIEWS if kind == "views" else COPIES
+    """is_view_of(a, b) for every case of the table ``VIEW_TABLES[kind]``."""
     verdicts = {}
-    for label, make in cases.items():
+    for label, make in VIEW_TABLES[kind].items():
         x = torch.arange(12.0).reshape(3, 4)
         verdicts[label] = sh.is_view_of(*make(x))
     return verdicts
@@ -422,6 +450,104 @@ def test_is_view_of_copies():
             f"is_view_of({label}, x) is {verdict!r}, not False, but {label} is a copy with its "
             "own memory (equal values do not make a view)"
         )
+
+
+@pytest.mark.task("ch01.6")
+def test_is_view_of_windows_that_do_not_overlap():
+    for label, verdict in view_verdicts("disjoint").items():
+        assert verdict is True, (
+            f"is_view_of is {verdict!r} for {label}, not True: the two windows share no "
+            "element but lie in one storage; the question is which storage each reads, not "
+            "whether a write into one shows up in the other (compare untyped_storage())"
+        )
+
+
+@pytest.mark.task("ch01.6")
+def test_is_view_of_empty_tensors():
+    for label, verdict in view_verdicts("empty copies").items():
+        assert verdict is False, (
+            f"is_view_of is {verdict!r} for {label}, not False: each has a storage of its own. "
+            "Every storage without bytes reports data_ptr() 0, so equal addresses prove "
+            "nothing for empty storages: compare the storage objects themselves there"
+        )
+    for label, verdict in view_verdicts("empty views").items():
+        assert verdict is True, (
+            f"is_view_of is {verdict!r} for {label}, not True: an empty tensor has no elements "
+            "to write, yet it is a window onto that storage (a write-and-watch test or a "
+            "numel() == 0 shortcut misses it)"
+        )
+
+
+INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def snapshot(t):
+    """What a function that only reads ``t`` must leave as it was: its bits (nan included),
+    version counter, shape, strides and requires_grad."""
+    bits = t.detach().clone()
+    if bits.is_floating_point() or bits.is_complex():
+        bits = bits.view(INT_OF_SIZE[bits.element_size()])
+    return bits, t._version, t.shape, t.stride(), t.requires_grad
+
+
+def changes(name, t, before):
+    """What about tensor ``t`` (called ``name``) differs from ``snapshot(t)`` taken before."""
+    bits, version, shape, stride, grad = before
+    notes = []
+    if t.shape != shape or t.stride() != stride:
+        notes.append(f"{name}'s shape or strides")
+    elif not torch.equal(snapshot(t)[0], bits):
+        notes.append(f"{name}'s values")
+    if t._version != version:
+        notes.append(f"{name}'s version counter (an in-place write)")
+    if t.requires_grad != grad:
+        notes.append(f"{name}.requires_grad")
+    return notes
+
+
+@probe
+def view_check_side_effects():
+    """is_view_of on pairs made from a leaf x that requires grad (and whose value a graph
+    saved): for each pair, what about a or b differs afterwards, and whether that graph
+    can still run backward."""
+    x = torch.arange(12.0).reshape(3, 4).requires_grad_()
+    saved = (x * x).sum()  # mul saves x for its backward pass
+    pairs = {
+        "x.t(), x": lambda: (x.t(), x),
+        "x[:1], x[1:]": lambda: (x[:1], x[1:]),
+        "x.detach().clone(), x": lambda: (x.detach().clone(), x),
+    }
+    changed = {}
+    for label, make in pairs.items():
+        a, b = make()
+        before = [snapshot(a), snapshot(b)]
+        sh.is_view_of(a, b)
+        changed[label] = changes("a", a, before[0]) + changes("b", b, before[1])
+    try:
+        saved.backward()
+        backward = "ran"
+    except RuntimeError as exc:
+        backward = str(exc).splitlines()[0][:200]
+    return changed, backward
+
+
+@pytest.mark.task("ch01.6")
+def test_is_view_of_leaves_its_arguments_unchanged():
+    with because(
+        "is_view_of raised on a leaf that requires grad (or a view of it): it should only "
+        "read the storages, never write into a tensor to see what moves"
+    ):
+        changed, backward = view_check_side_effects()
+    for label, notes in changed.items():
+        assert not notes, (
+            f"is_view_of({label}) changed {', '.join(notes)}: it must only read. Writing into "
+            "a tensor and watching the other one changes the caller's data, and even a write "
+            "that is undone bumps the version counter autograd checks; compare storages"
+        )
+    assert backward == "ran", (
+        f"after is_view_of, a graph that had saved x could no longer run backward ({backward}): "
+        "is_view_of wrote into x in place; it must only read"
+    )
 
 
 # ---- ch01.7 standardize_channels_ (repair) -----------------------------------------

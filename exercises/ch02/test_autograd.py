@@ -611,18 +611,23 @@ def accumulate(
     model_seed, n, n_micro, data_seed, width=4, kind="tanh", loss="mse", stale=False, calls=1
 ):
     """accumulated_grad on a fresh model (after a stale backward if ``stale``), ``calls``
-    times: what each call returned, the .grad it left, the batch sizes the model saw, and
-    which returned entries changed when .grad was changed afterwards (not copies)."""
+    times: what each call returned, the .grad it left, the batch sizes the model saw, which
+    returned entries changed when .grad was changed afterwards (not copies), which
+    parameters' values changed, and whether the batch's inputs or targets changed."""
     model = small_model(model_seed, width, kind)
     batch = make_batch(n, width, data_seed, loss)
     if stale:
         model(batch[0] * 5).pow(2).mean().backward()  # an earlier step's gradient
+    values = {name: p.detach().clone() for name, p in model.named_parameters()}
+    batch_before = [t.clone() for t in batch]
     sizes = []
     model.register_forward_pre_hook(lambda module, args: sizes.append(len(args[0])))
     results = [ag.accumulated_grad(model, LOSSES[loss], batch, n_micro) for _ in range(calls)]
     grads = {
         name: None if p.grad is None else p.grad.clone() for name, p in model.named_parameters()
     }
+    moved = sorted(n for n, p in model.named_parameters() if not torch.equal(p, values[n]))
+    batch_changed = any(not torch.equal(a, b) for a, b in zip(batch, batch_before))
     last = results[-1]
     snapshot = {k: v.clone() for k, v in last.items() if isinstance(v, torch.Tensor)}
     with torch.no_grad():
@@ -630,7 +635,14 @@ def accumulate(
             if p.grad is not None:
                 p.grad.add_(1.0)
     aliased = sorted(k for k, v in snapshot.items() if not torch.equal(last[k], v))
-    return {"results": results, "grads": grads, "sizes": sizes, "aliased": aliased}
+    return {
+        "results": results,
+        "grads": grads,
+        "sizes": sizes,
+        "aliased": aliased,
+        "moved": moved,
+        "batch_changed": batch_changed,
+    }
 
 
 def full_batch_grad(model_seed, n, data_seed, width=4, kind="tanh", loss="mse"):
@@ -781,3 +793,41 @@ def test_accumulated_grad_runs_micro_batches():
         f"{sizes}; expected 4 micro-batches of 3 (torch.tensor_split(inputs, n_micro)) that "
         "together cover the batch once"
     )
+
+
+def split_sizes(n: int, n_micro: int) -> list[int]:
+    """The sizes of the non-empty pieces torch.tensor_split(range(n), n_micro) makes:
+    n_micro pieces (at most n), the first n % n_micro of them one longer."""
+    base, extra = divmod(n, n_micro)
+    return [base + (k < extra) for k in range(n_micro) if base + (k < extra)]
+
+
+def micro_batch_problem(n: int, n_micro: int, sizes: list[int]) -> str | None:
+    """Why the model's calls ``sizes`` are not the micro-batches of tensor_split (None
+    when they are); calls on empty pieces are ignored, they contribute nothing."""
+    seen = [s for s in sizes if s]
+    want = split_sizes(n, n_micro)
+    if sorted(seen) == sorted(want):
+        return None
+    chunked = [len(c) for c in torch.arange(n).chunk(n_micro)]
+    how = (
+        "torch.chunk makes pieces of ceil(n / n_micro) and so can give fewer pieces or one "
+        "much smaller piece; torch.tensor_split(inputs, n_micro) gives n_micro pieces whose "
+        "sizes differ by at most one"
+        if sorted(seen) == sorted(chunked)
+        else "split into n_micro pieces with torch.tensor_split(inputs, n_micro) (sizes "
+        "differ by at most one) and run the model once on each"
+    )
+    return (
+        f"on {n} examples with n_micro={n_micro} the model ran on batches of {seen}, expected "
+        f"{want}: {how}"
+    )
+
+
+@pytest.mark.task("ch02.4")
+@pytest.mark.points(2)
+def test_accumulated_grad_micro_batches_follow_tensor_split():
+    for n, n_micro in [(10, 4), (5, 4)]:
+        seen = accumulate(7, n, n_micro, 8)
+        problem = micro_batch_problem(n, n_micro, seen["sizes"])
+        assert problem is None, f"accumulated_grad(model, mse_loss, batch, {n_micro}): {problem}"

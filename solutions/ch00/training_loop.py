@@ -56,6 +56,7 @@ def classify_curve(losses: list[float]) -> str:
     oscillating: it goes up and down repeatedly without a clear fall;
     converging: it fell to a small fraction (< 10%) of its start;
     slow: it falls steadily but has not got there.
+    Only reads ``losses``: the caller's list is not changed.
     """
     if not losses:
         raise ValueError("classify_curve needs at least one loss value")
@@ -72,7 +73,8 @@ def classify_curve(losses: list[float]) -> str:
 
 
 def plot_losses(losses: list[float], path: str | Path) -> Path:
-    """Save a learning curve (loss per step, log scale when useful) as a PNG; returns the path."""
+    """Save a learning curve (loss per step, log scale when useful) as PNG bytes at exactly
+    ``path``, whatever its suffix (or none); returns the path. ``losses`` is not changed."""
     import matplotlib
 
     matplotlib.use("Agg")  # headless: no display on CI or in the grader

@@ -100,11 +100,16 @@ def first_divergence(trace: Sequence[tuple[str, Sequence[int]]], expected: Seque
 
 
 def is_view_of(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """True when ``a`` and ``b`` are windows onto the same memory (one storage), so a
-    write through one can show up in the other; False for copies, however equal."""
-    return a.device == b.device and (
-        a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
-    )
+    """True when ``a`` and ``b`` are windows onto one storage, whether or not the windows
+    overlap; False for copies, however equal. An empty tensor is a view only of tensors on
+    its own storage (``e.t()`` of an empty ``e``), never of another empty tensor, although
+    every storage without bytes reports address 0. Only reads: neither tensor changes."""
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    if not sa.nbytes():
+        # No bytes, so no address to tell storages apart (all report 0): only the storage
+        # object itself counts, and every view of a storage hands out that same object.
+        return sa is sb
+    return a.device == b.device and sa.data_ptr() == sb.data_ptr()
 
 
 def standardize_channels_(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:

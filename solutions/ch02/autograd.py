@@ -196,7 +196,8 @@ def accumulated_grad(
     """Accumulate the gradient of ``loss_fn(model(inputs), targets)`` (a mean over the
     batch) over ``n_micro`` micro-batches (``torch.tensor_split`` of the batch, sizes may
     differ by one) so that it equals the full-batch gradient, whatever ``.grad`` held
-    before. Leaves it in each parameter's ``.grad`` and returns {name: copy of it}."""
+    before. Leaves it in each parameter's ``.grad`` and returns {name: copy of it}; takes
+    no step (parameter values stay as they were) and does not change the batch."""
     inputs, targets = batch
     n = len(inputs)
     model.zero_grad(set_to_none=True)  # stale gradients from earlier backward calls

@@ -1,11 +1,12 @@
 """Hidden tests for ch00: other points, sizes and curves than the public ones, so a
 solution that only fits the public cases fails. Messages state the property, not the test."""
 
+import math
 import random
 
 import pytest
 
-from exercises.ch00.test_training_loop import plotted, png_problem
+from exercises.ch00.test_training_loop import format_problem, plotted, png_problem
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -138,6 +139,28 @@ def test_train_scalar_returns_python_floats_and_uses_autograd_each_step():
     )
 
 
+@probe
+def classified(losses):
+    """classify_curve on a list of ``losses``: its verdict, and that list afterwards."""
+    given = list(losses)
+    return tl.classify_curve(given), given
+
+
+@pytest.mark.task("ch00.3")
+def test_classify_leaves_the_curve_unchanged():
+    """classify_curve only reads the losses: the caller's list keeps its values and length."""
+    curve = [8.0, 5.0, 6.0, 3.0, 2.0, float("inf")]
+    verdict, after = classified(curve)
+    assert verdict == "diverging", (
+        f"classify_curve({curve}) said {verdict!r}: a loss that ends at inf is diverging"
+    )
+    assert same_losses(curve, after), (
+        f"classify_curve(losses) changed the list it was given: {curve} became {after}; "
+        "divide by the start (or drop what is not finite) in a new list, the caller still "
+        "needs the curve as it was"
+    )
+
+
 CURVES = {  # id: (losses, expected, the property a wrong answer violates)
     "geometric-decay": (
         [10.0 * 0.7**k for k in range(30)],
@@ -190,13 +213,32 @@ def test_classify_other_curves(case):
     assert got == expected, f"a {case} curve should be called {expected!r}, got {got!r}: {why}"
 
 
+def same_losses(before, after) -> bool:
+    """``after`` holds the very values of ``before`` (nan where nan was), in the same order."""
+    if not isinstance(after, list) or len(after) != len(before):
+        return False
+    for x, y in zip(before, after):
+        if type(y) is not float:
+            return False
+        if not (x == y or (math.isnan(x) and math.isnan(y))):
+            return False
+    return True
+
+
 @pytest.mark.task("ch00.4")
 def test_plot_survives_an_overflowing_curve():
-    """plot_losses still writes a real PNG when the curve overflows to inf and nan."""
-    problem = png_problem(plotted([1.0, 100.0, 1e30, float("inf"), float("nan")])["png"])
+    """plot_losses writes a real PNG of a curve that overflows to inf and nan, and leaves the caller's list as it was."""
+    curve = [1.0, 100.0, 1e30, float("inf"), float("nan")]
+    seen = plotted(curve)
+    problem = png_problem(seen["png"])
     assert problem is None, (
         f"plot_losses must still write a PNG when the curve overflows to inf/nan (the "
         f"diverging case is the one worth seeing): {problem}"
+    )
+    assert same_losses(curve, seen["losses_after"]), (
+        f"plot_losses(losses, path) changed the list it was given: {curve} became "
+        f"{seen['losses_after']}; mask or clip what cannot be drawn in a copy (a new list or "
+        "a numpy array), the caller's losses are their record of the run"
     )
 
 
@@ -204,20 +246,36 @@ AWKWARD = {
     "nothing finite": [float("nan"), float("inf"), float("nan")],
     "a loss that reaches 0": [1.0, 0.25, 0.0, 0.0],
     "large losses": [1e6, 1e5, 1e4, 1e3, 100.0],
+    "a single loss": [2.5],
+    "no losses at all (a run of zero steps)": [],
 }
 
 
 @pytest.mark.task("ch00.4")
 def test_plot_survives_awkward_curves():
-    """plot_losses writes a PNG for curves with nothing finite, exact zeros or large values."""
+    """plot_losses writes a PNG for curves with nothing finite, exact zeros, large values, one point or none."""
     for label, losses in AWKWARD.items():
         with because(
             f"plot_losses raised on a curve with {label}: leave out (or mask) what cannot be "
-            "drawn, and decide on a log scale only from positive finite values"
+            "drawn, and decide on a log scale only from positive finite values, not from the "
+            "first and last entries (there may be none)"
         ):
             seen = plotted(losses)
         problem = png_problem(seen["png"])
         assert problem is None, f"plot_losses on a curve with {label}: {problem}"
+
+
+@pytest.mark.task("ch00.4")
+@pytest.mark.parametrize("name", ["curve", "curve.pdf"])
+def test_plot_is_a_png_at_exactly_the_given_path(name):
+    """plot_losses writes PNG bytes at exactly the path it is given, whatever that path's suffix (or none)."""
+    with because(
+        f"plot_losses(losses, {name!r}) raised: the contract is a PNG whatever the file is "
+        "called, so tell savefig the format (format='png') instead of letting it read the suffix"
+    ):
+        seen = plotted([5.0, 3.0, 2.0, 1.5, 1.2], name)
+    problem = format_problem(seen)
+    assert problem is None, f"plot_losses(losses, {name!r}): {problem}"
 
 
 def geometric(start, end_ratio, steps=20):

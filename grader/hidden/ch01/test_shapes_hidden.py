@@ -11,9 +11,11 @@ import torch.nn.functional as F
 from exercises.ch01.test_shapes import (  # helpers and probes shared with the public twin
     CRASH_ESCAPED,
     VIEW_FAILED,
+    changes,
     dists_problem,
     is_int_tuple,
     shapes_of,
+    snapshot,
     standardized,
 )
 from harness.probe import because, probe
@@ -235,6 +237,27 @@ def test_broadcast_shape_accepts_torch_size_and_lists():
     )
 
 
+@probe
+def broadcast_of_lists(a, b):
+    """broadcast_shape on two lists: its result, and both lists afterwards."""
+    a, b = list(a), list(b)
+    return sh.broadcast_shape(a, b), a, b
+
+
+@pytest.mark.task("ch01.1")
+def test_broadcast_shape_leaves_its_lists_unchanged():
+    """broadcast_shape only reads the shapes it is given: lists passed in keep their entries."""
+    got, a, b = broadcast_of_lists([3, 1], [2, 1, 4])
+    assert got == (2, 3, 4) and is_int_tuple(got), (
+        f"broadcast_shape([3, 1], [2, 1, 4]) returned {got!r}, expected (2, 3, 4)"
+    )
+    assert a == [3, 1] and b == [2, 1, 4], (
+        f"broadcast_shape([3, 1], [2, 1, 4]) left its arguments as {a} and {b}: padding the "
+        "shorter shape with 1s must happen in a new tuple (tuple(a) or (1,) * k + tuple(a)), "
+        "not by inserting into the caller's list"
+    )
+
+
 @pytest.mark.task("ch01.1")
 @pytest.mark.points(2)
 def test_broadcast_shape_error_names_the_clashing_sizes():
@@ -326,6 +349,29 @@ def test_pairwise_sq_dists_with_an_empty_side():
         )
 
 
+@probe
+def dists_keeping(x, y):
+    """pairwise_sq_dists(x, y) and what about x or y differs afterwards."""
+    before = [snapshot(x), snapshot(y)]
+    got = sh.pairwise_sq_dists(x, y)
+    return got, changes("x", x, before[0]) + changes("y", y, before[1])
+
+
+@pytest.mark.task("ch01.2")
+def test_pairwise_sq_dists_leaves_its_inputs_unchanged():
+    """pairwise_sq_dists reads x and y without changing their values, shapes or version counters."""
+    x = torch.randn(4, 4, generator=gen(34))
+    y = torch.randn(4, 4, generator=gen(35))
+    got, changed = dists_keeping(x, y)
+    problem = dists_problem(x, y, got)
+    assert problem is None, f"pairwise_sq_dists(x[4, 4], y[4, 4]) {problem}"
+    assert not changed, (
+        f"pairwise_sq_dists(x, y) changed {', '.join(changed)}: in-place ops (unsqueeze_, "
+        "sub_, pow_) on the inputs rewrite the caller's tensors; index with None "
+        "(x[:, None, :]) and compute into new tensors"
+    )
+
+
 # ---- ch01.3 batch_linear -----------------------------------------------------------
 
 
@@ -402,6 +448,33 @@ def test_batch_linear_passes_gradients_to_its_parameters():
             f"({first_difference(got, want)}): the weight convention is W[out, in], the bias "
             "is per output feature"
         )
+
+
+@probe
+def linear_keeping(x, W, b):
+    """batch_linear(x, W, b) and what about x, W or b differs afterwards."""
+    before = [snapshot(t) for t in (x, W, b)]
+    got = sh.batch_linear(x, W, b)
+    notes = [n for name, t, s in zip("xWb", (x, W, b), before) for n in changes(name, t, s)]
+    return got, notes
+
+
+@pytest.mark.task("ch01.3")
+def test_batch_linear_leaves_its_inputs_unchanged():
+    """batch_linear leaves x, W and b as they were: same values, shapes and version counters."""
+    x, W = torch.randn(3, 3, generator=gen(40)), torch.randn(3, 3, generator=gen(41))
+    b = torch.randn(3, generator=gen(42))
+    got, changed = linear_keeping(x, W, b)
+    want = F.linear(x, W, b)
+    ok = isinstance(got, torch.Tensor) and got.shape == want.shape
+    assert ok and torch.allclose(got, want, atol=1e-5), (
+        f"batch_linear(x[3, 3], W[3, 3], b[3]) differs from F.linear "
+        f"({first_difference(got, want) if ok else brief(got)})"
+    )
+    assert not changed, (
+        f"batch_linear(x, W, b) changed {', '.join(changed)}: W.T and b[None, :] are new views, "
+        "while t_(), unsqueeze_() or add_() rewrite the caller's layer parameters in place"
+    )
 
 
 # ---- ch01.4 trace_shapes -----------------------------------------------------------
@@ -592,6 +665,33 @@ def test_first_divergence_with_torch_size_and_empty_traces():
     assert got == 0, f"an empty trace against one expected op should diverge at 0, got {got!r}"
 
 
+@probe
+def divergence_of_lists(trace, expected):
+    """first_divergence on lists of the given entries: its result, and both lists afterwards."""
+    trace, expected = list(trace), list(expected)
+    return sh.first_divergence(trace, expected), trace, expected
+
+
+@pytest.mark.task("ch01.5")
+def test_first_divergence_leaves_both_lists_unchanged():
+    """first_divergence only reads: the trace and the expected shapes keep their length and entries."""
+    trace = [("matmul", (5, 2)), ("relu", (5, 2))]
+    expected = [(5, 2), (5, 2), (5,)]
+    got, trace_after, expected_after = divergence_of_lists(trace, expected)
+    assert got == 2, (
+        f"first_divergence({trace}, {expected}) returned {got!r}, expected 2: every op agrees "
+        "until the trace ends, at index 2"
+    )
+    unchanged = [tuple(e) for e in trace_after] == trace and [
+        tuple(e) for e in expected_after
+    ] == expected
+    assert unchanged, (
+        f"first_divergence changed its arguments: the trace became {trace_after} and the "
+        f"expected shapes {expected_after}; compare the lengths instead of padding the "
+        "caller's lists (or pad copies)"
+    )
+
+
 op_shapes = st.lists(st.integers(1, 3), max_size=3).map(tuple)
 
 
@@ -680,6 +780,99 @@ def test_is_view_of_more_copies():
         assert verdict is False, (
             f"is_view_of is {verdict!r}, not False, for {label}: it owns separate memory, "
             "whatever its values"
+        )
+
+
+def on_empty(window):
+    """(window(e), e) for a fresh empty tensor e = torch.empty(0, 3)."""
+    e = torch.empty(0, 3)
+    return window(e), e
+
+
+EDGE_VIEWS = {  # label: (a, b) from x = randn(4, 6), one storage each time
+    "two different rows of x": lambda x: (x[0], x[3]),
+    "the first 10 and the last 14 elements of x": lambda x: (x.view(-1)[:10], x.view(-1)[10:]),
+    "even rows viewed as int32, and odd rows": lambda x: (x[::2].view(torch.int32), x[1::2]),
+    "e.view(3, 0) and e, for e = torch.empty(0, 3)": lambda x: on_empty(lambda e: e.view(3, 0)),
+    "two empty slices of x, x[:, 6:] and x[1:1]": lambda x: (x[:, 6:], x[1:1]),
+    "an empty tensor and itself": lambda x: on_empty(lambda e: e),
+}
+EDGE_COPIES = {
+    "two torch.empty(0, 3)": lambda x: (torch.empty(0, 3), torch.empty(0, 3)),
+    "torch.tensor([]) and x[2:2]": lambda x: (torch.tensor([]), x[2:2]),
+    "x[2:2] and torch.tensor([])": lambda x: (x[2:2], torch.tensor([])),
+    "x.new_empty(0) and x": lambda x: (x.new_empty(0), x),
+    "an empty int64 tensor and an empty float tensor": lambda x: (
+        torch.zeros(0, dtype=torch.int64),
+        torch.zeros(0),
+    ),
+}
+
+
+@probe
+def edge_view_verdicts(kind):
+    """is_view_of(a, b) for every case of EDGE_VIEWS or EDGE_COPIES."""
+    cases = EDGE_VIEWS if kind == "views" else EDGE_COPIES
+    verdicts = {}
+    for label, make in cases.items():
+        x = torch.randn(4, 6, generator=torch.Generator().manual_seed(62))
+        verdicts[label] = sh.is_view_of(*make(x))
+    return verdicts
+
+
+@pytest.mark.task("ch01.6")
+@pytest.mark.points(2)
+def test_is_view_of_disjoint_and_empty_windows():
+    """Disjoint windows of one storage and empty windows onto it are views; empty tensors on storages of their own are not."""
+    for label, verdict in edge_view_verdicts("views").items():
+        assert verdict is True, (
+            f"is_view_of is {verdict!r}, not True, for {label}: both lie in one storage, "
+            "whether or not they share an element and even with no element at all"
+        )
+    for label, verdict in edge_view_verdicts("copies").items():
+        assert verdict is False, (
+            f"is_view_of is {verdict!r}, not False, for {label}: each has a storage of its "
+            "own; storages without bytes all report address 0, so compare the storages "
+            "themselves when there are no bytes"
+        )
+
+
+@probe
+def view_check_leaves_alone():
+    """is_view_of on pairs that cannot all be written (expanded, integer, with nan and -0.0):
+    for each pair, what about a or b differs afterwards."""
+    x = torch.tensor([[float("nan"), -0.0, 1e-8, 3.0, -2.5, 7.0]] * 4)
+    n = torch.arange(6)
+    pairs = {
+        "an expanded row of x, x": lambda: (x[:1].expand(5, 6), x),
+        "x viewed as int32, x": lambda: (x.view(torch.int32), x),
+        "x[0], x[3]": lambda: (x[0], x[3]),
+        "n[::2], n[1::2] (int64)": lambda: (n[::2], n[1::2]),
+        "x.clone(), x": lambda: (x.clone(), x),
+    }
+    changed = {}
+    for label, make in pairs.items():
+        a, b = make()
+        before = [snapshot(a), snapshot(b)]
+        try:
+            sh.is_view_of(a, b)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - what it raised is the observation
+            changed[label] = [f"nothing, but it raised {type(exc).__name__}"]
+            continue
+        changed[label] = changes("a", a, before[0]) + changes("b", b, before[1])
+    return changed
+
+
+@pytest.mark.task("ch01.6")
+def test_is_view_of_only_reads_its_arguments():
+    """is_view_of changes neither tensor (bits, version counter, shape) and does not raise, on expanded, integer and nan-holding tensors."""
+    for label, notes in view_check_leaves_alone().items():
+        assert not notes, (
+            f"is_view_of({label}) changed {', '.join(notes)}: it must only read; writing into "
+            "one tensor to watch the other changes the caller's data (and nan, -0.0 or an "
+            "expanded tensor cannot be restored or even written); compare storages"
         )
 
 

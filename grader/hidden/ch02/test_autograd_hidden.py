@@ -19,6 +19,7 @@ from exercises.ch02.test_autograd import (  # helpers shared with the public twi
     check_accumulation,
     judge_reachability,
     marked_lines,
+    micro_batch_problem,
     observe_reachability,
     points_at,
 )
@@ -850,3 +851,36 @@ def test_accumulated_grad_splits_into_n_micro_batches():
         "n_micro pieces (torch.tensor_split), not pieces of n_micro examples, and run each once"
     )
     assert seen["aliased"] == [], "the returned gradients must be copies, not the .grad tensors"
+
+
+@pytest.mark.task("ch02.4")
+@pytest.mark.parametrize("n, n_micro", [(6, 4), (7, 3), (13, 5), (9, 6)])
+def test_accumulated_grad_micro_batch_sizes_where_chunk_differs(n, n_micro):
+    """Micro-batches are tensor_split's n_micro pieces (sizes differ by at most one), also where torch.chunk would cut fewer or lopsided pieces."""
+    seen = accumulate(n + n_micro, n, n_micro, n * n_micro, width=3)
+    problem = micro_batch_problem(n, n_micro, seen["sizes"])
+    assert problem is None, f"accumulated_grad: {problem}"
+
+
+@pytest.mark.task("ch02.4")
+def test_accumulated_grad_leaves_the_model_and_the_batch_as_they_were():
+    """accumulated_grad only fills .grad: parameter values and the batch's tensors are unchanged."""
+    case = (31, 10, 3, 32)
+    seen = accumulate(*case, width=4, kind="relu", stale=True)
+    check_accumulation(
+        "accumulated_grad on 10 examples in 3 micro-batches, after a stale backward",
+        seen,
+        *case,
+        width=4,
+        kind="relu",
+        stale=True,
+    )
+    assert seen["moved"] == [], (
+        f"accumulated_grad changed the values of {seen['moved']}: it computes a gradient and "
+        "leaves it in .grad, it does not take a step (no optimizer.step(), no p -= lr * grad); "
+        "the caller steps once after accumulating"
+    )
+    assert not seen["batch_changed"], (
+        "accumulated_grad changed the batch's inputs or targets: scale the micro-batch's "
+        "loss, never the data, and do not write into the caller's tensors"
+    )
