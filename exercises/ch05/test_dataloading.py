@@ -80,6 +80,52 @@ def fake_timing(n, max_batches, fetch_s=0.0, start_s=0.0, consume_s=0.0):
     return {"timing": timing, "pulled": loader.pulled, "seen": seen}
 
 
+class EndingIterator:
+    """``n`` instant batches. Like a DataLoader iterator with workers, finding out that the
+    data has ended takes ``end_s`` (the last next() before StopIteration), and shutting down
+    when the last reference goes takes ``close_s`` (joining the workers)."""
+
+    def __init__(self, n, end_s, close_s):
+        self.left, self.end_s, self.close_s = n, end_s, close_s
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.left == 0:
+            time.sleep(self.end_s)
+            raise StopIteration
+        self.left -= 1
+        return torch.zeros(2)
+
+    def __del__(self):
+        time.sleep(self.close_s)
+
+
+class EndingLoader:
+    """An iterable whose iterators are EndingIterator(n, end_s, close_s)."""
+
+    def __init__(self, n, end_s=0.0, close_s=0.0):
+        self.n, self.end_s, self.close_s = n, end_s, close_s
+
+    def __iter__(self):
+        return EndingIterator(self.n, self.end_s, self.close_s)
+
+
+@probe
+def ending_timing(n, max_batches, end_s, close_s, consume_s=0.0):
+    """time_loader on an EndingLoader(n, end_s, close_s) with a consumer that sleeps
+    ``consume_s``: the timing and how many times consume was called."""
+    calls = []
+
+    def consume(batch):
+        calls.append(1)
+        time.sleep(consume_s)
+
+    timing = dl.time_loader(EndingLoader(n, end_s, close_s), consume, max_batches)
+    return {"timing": timing, "calls": len(calls)}
+
+
 def best_of(run, good, tries=TRIES):
     """Run ``run()`` until ``good(result)`` or ``tries`` runs; the last result."""
     for _ in range(tries):
@@ -259,6 +305,27 @@ def test_stops_after_max_batches_without_pulling_more():
     assert got["pulled"] == 3, (
         f"with max_batches=3 the loader was asked for {got['pulled']} batches: check the max_batches "
         "limit before calling next(), or you wait for a batch nobody uses"
+    )
+
+
+@pytest.mark.task("ch05.1")
+@pytest.mark.points(2)
+def test_the_end_of_the_data_and_the_shutdown_are_not_compute():
+    """consume does nothing; the loader takes 60 ms to report its end and 60 ms to shut down."""
+    got = best_of(
+        lambda: ending_timing(3, None, end_s=0.06, close_s=0.06),
+        lambda r: r["timing"].compute_s < 0.05,
+    )
+    timing = got["timing"]
+    assert timing.batches == 3 and got["calls"] == 3, (
+        f"time_loader on a 3-batch loader reported {timing.batches} batches and called consume "
+        f"{got['calls']} times; expected 3 and 3"
+    )
+    assert timing.compute_s < 0.05, (
+        f"consume does nothing, yet compute_s={timing.compute_s:.4f} s: the loader spent 0.06 s "
+        "finding the end of the data (the last next(), which raises StopIteration) and 0.06 s "
+        "shutting its iterator down, and neither is consumer work — time each consume(batch) "
+        "call itself; elapsed time minus wait_s books both as compute"
     )
 
 
@@ -502,6 +569,33 @@ def test_augmentation_follows_the_loader_generator():
     )
 
 
+def unreseeded_noise(rows, dim=4, seed=0):
+    """The first ``rows`` noise vectors AugmentedDataset(n, dim, seed) draws if nobody reseeds it."""
+    rng = np.random.default_rng(seed)
+    return torch.stack(
+        [torch.as_tensor(rng.normal(0.0, 1.0, size=dim)) for _ in range(rows)]
+    ).float()
+
+
+@pytest.mark.task("ch05.3")
+@pytest.mark.points(2)
+@pytest.mark.timeout(60)
+def test_a_single_worker_is_reseeded_too():
+    """With num_workers=1 the one worker still reseeds its dataset from the loader's generator."""
+    first, other = (augmentation_stream(seed=s, workers=1) for s in (7, 8))
+    copied = unreseeded_noise(len(first[0]))
+    assert not torch.allclose(first[0][:, 1:], copied), (
+        "with one worker (num_workers=1), batch 0 carries exactly the noise of the dataset's "
+        "generator as the main process built it: the single worker was never reseeded — "
+        "seed_worker must reseed the worker's dataset whatever the number of workers"
+    )
+    assert not torch.allclose(first[0][:, 1:], other[0][:, 1:]), (
+        "with one worker, loaders seeded with 7 and with 8 produced the same augmentation: "
+        "the single worker's seed (get_worker_info().seed) follows the loader's generator, "
+        "so reseed the worker's dataset from it even when there is only one worker"
+    )
+
+
 @probe
 def make_loader_epochs(n, dim, batch_size, workers, seeds, epochs=1):
     """One loader per seed from make_loader over one shared AugmentedDataset(n, dim), all
@@ -529,4 +623,52 @@ def test_make_loader_is_reproducible_and_workers_differ():
     assert all(torch.equal(a, b) for a, b in zip(first, again)), (
         "make_loader(seed=11) twice gave the same order but different augmentation: the workers' seeds "
         "must follow the loader's generator"
+    )
+
+
+@pytest.mark.task("ch05.4")
+@pytest.mark.points(2)
+def test_make_loader_keeps_the_short_last_batch():
+    """10 samples in batches of 4: every epoch is 4 + 4 + 2, all ten samples, in the seed's order."""
+    (first,), (again,) = make_loader_epochs(10, 2, 4, 0, [3, 3])
+    sizes = [len(b) for b in first]
+    assert sizes == [4, 4, 2], (
+        f"make_loader(10 samples, batch_size=4) gave batches of {sizes}, expected [4, 4, 2]: the "
+        "last batch is shorter when batch_size does not divide the dataset — keep it (drop_last "
+        "stays False), or every epoch skips the samples that fall into it"
+    )
+    order = torch.cat(first)[:, 0].long().tolist()
+    assert sorted(order) == list(range(10)), (
+        f"one epoch of make_loader visited samples {sorted(order)}: every sample exactly once"
+    )
+    assert order == torch.cat(again)[:, 0].long().tolist(), (
+        "two make_loader(seed=3) loaders without workers shuffled into different orders: give the "
+        "DataLoader a torch.Generator seeded with `seed`"
+    )
+
+
+def replayed_rows(earlier, later):
+    """How many noise vectors (columns 1:) of the batches ``later`` also occur in ``earlier``."""
+    seen = {tuple(row) for row in torch.cat(earlier)[:, 1:].tolist()}
+    return sum(tuple(row) in seen for row in torch.cat(later)[:, 1:].tolist())
+
+
+@pytest.mark.task("ch05.4")
+@pytest.mark.points(2)
+@pytest.mark.timeout(60)
+def test_make_loader_draws_new_augmentation_each_epoch():
+    """One worker, two epochs: the second epoch's workers draw fresh noise, not the first's again."""
+    ((one, two),) = make_loader_epochs(10, 2, 4, 1, [3], epochs=2)
+    assert [len(b) for b in two] == [4, 4, 2], (
+        f"the second epoch of make_loader(10 samples, batch_size=4) gave batches of "
+        f"{[len(b) for b in two]}, expected [4, 4, 2]"
+    )
+    replayed = replayed_rows(one, two)
+    assert replayed == 0, (
+        f"{replayed} of the 10 noise vectors of epoch 2 already occurred in epoch 1 "
+        "(make_loader, one worker): each epoch starts fresh workers, and they replay the first "
+        "epoch's augmentation when they are reseeded from the same value every epoch (a fixed "
+        "seed, or not at all) — pass worker_init_fn=seed_worker, which reseeds from "
+        "get_worker_info().seed, a new draw from the loader's generator every epoch, and use "
+        "it even for a single worker"
     )

@@ -364,6 +364,49 @@ def test_flip_keeps_labels_a_mirror_does_not_change():
         )
 
 
+@probe
+def flip_observed(image, label):
+    """flip_with_label on copies kept aside: its outputs and whether the inputs were changed."""
+    kept_image = image.clone()
+    kept_label = label.clone() if isinstance(label, torch.Tensor) else label
+    flipped, new = tf.flip_with_label(image, label)
+    same_label = (
+        torch.equal(label, kept_label) if isinstance(label, torch.Tensor) else label == kept_label
+    )
+    return flipped, new, torch.equal(image, kept_image) and bool(same_label)
+
+
+MIRRORED = {LEFT: RIGHT, RIGHT: LEFT, UP: UP, DOWN: DOWN}
+
+
+@pytest.mark.task("ch05a.3")
+@pytest.mark.points(2)
+def test_flip_maps_a_0d_label_tensor():
+    """A Dataset's label is often torch.tensor(k), a 0-d int64 tensor: it is mirrored too."""
+    for original in (LEFT, RIGHT, UP, DOWN):
+        img = arrow(original)
+        flipped, new, unchanged = flip_observed(img, torch.tensor(original))
+        assert torch.equal(flipped, img.flip(-1)), (
+            f"flip_with_label(image, torch.tensor({original})) did not mirror the image "
+            f"left-right: {first_difference(flipped, img.flip(-1))}"
+        )
+        assert isinstance(new, torch.Tensor) and new.dim() == 0 and new.dtype == torch.int64, (
+            f"flip_with_label(image, torch.tensor({original})) returned the label {brief(new)}: "
+            "a 0-d int64 label tensor comes back as a 0-d int64 tensor (not an int, not a "
+            "vector of one), so a Dataset's targets keep one type and shape"
+        )
+        assert int(new) == MIRRORED[original] == points_to(flipped), (
+            f"flip_with_label(image, torch.tensor({original})) returned label {int(new)}, but the "
+            f"mirrored picture points {points_to(flipped)}: a 0-d tensor label is mapped like any "
+            "other (LEFT <-> RIGHT) — a dict lookup never matches a tensor key, and a tensor "
+            "with no dims must not be skipped by a test for 'batched' labels"
+        )
+        assert unchanged, (
+            f"flip_with_label(image, torch.tensor({original})) changed the caller's image or "
+            "label in place: build the new label in a copy"
+        )
+
+
 # --- ch05a.4 train_with_pipeline (repair) --------------------------------------------
 
 

@@ -14,11 +14,13 @@ from torch.utils.data import DataLoader, Dataset
 from exercises.ch05.test_dataloading import (  # helpers shared with the public twin
     CTX,
     best_of,
+    ending_timing,
     epoch,
     fake_timing,
     in_seconds,
     make_loader_epochs,
     padding_problem,
+    replayed_rows,
     sleepy_timing,
     started_as_configured,
     stopped_early,
@@ -107,6 +109,37 @@ def test_durations_are_seconds_even_when_tiny():
             f"{problem}: with nothing to wait for and nothing to do, both durations are a few "
             "microseconds — start each from 0.0 and add only perf_counter differences, in seconds"
         )
+
+
+@pytest.mark.task("ch05.1")
+@pytest.mark.points(2)
+def test_compute_is_only_the_time_inside_consume():
+    """compute_s holds consume's time only: not a slow end-of-data fetch, not the shutdown after an early stop."""
+    got = best_of(
+        lambda: ending_timing(4, 2, end_s=0.0, close_s=0.08, consume_s=0.02),
+        lambda r: r["timing"].compute_s < 0.1,
+    )
+    timing = got["timing"]
+    assert timing.batches == 2 and got["calls"] == 2, (
+        f"max_batches=2 on a 4-batch loader reported {timing.batches} batches and {got['calls']} "
+        "consume calls, expected 2 and 2"
+    )
+    problem = in_seconds(timing.compute_s, 0.04, 0.1, "compute_s for 2 batches of 20 ms")
+    assert problem is None, (
+        f"{problem}: time_loader stopped after 2 batches and released an iterator that takes "
+        "0.08 s to shut down (as a DataLoader joins its workers); compute_s is the sum of the "
+        "consume(batch) calls only, not elapsed time minus wait_s"
+    )
+    got = best_of(
+        lambda: ending_timing(1, None, end_s=0.08, close_s=0.0),
+        lambda r: r["timing"].compute_s < 0.04,
+    )
+    assert got["timing"].batches == 1 and got["timing"].compute_s < 0.04, (
+        f"a 1-batch loader that takes 0.08 s to report its end, consumed by a consumer that does "
+        f"nothing, gave {got['timing'].batches} batches and compute_s="
+        f"{got['timing'].compute_s:.4f} s: the fetch that finds the end of the data is no "
+        "consumer work"
+    )
 
 
 @pytest.mark.task("ch05.1")
@@ -369,6 +402,24 @@ def test_numpy_gets_the_whole_worker_seed():
 
 
 @pytest.mark.task("ch05.3")
+@pytest.mark.points(2)
+@pytest.mark.timeout(60)
+def test_one_worker_redraws_every_epoch_and_follows_the_generator():
+    """A single worker is reseeded too: new augmentation each epoch, different for another seed."""
+    one, two = stream(40, "own random.Random", n=6, workers=1, epochs=2)
+    (other,) = stream(41, "own random.Random", n=6, workers=1)
+    assert not torch.allclose(one[0][:, 1:], two[0][:, 1:]), (
+        "with num_workers=1 the second epoch repeated the first epoch's augmentation: the lone "
+        "worker must reseed its dataset copy from get_worker_info().seed too, whatever the "
+        "number of workers"
+    )
+    assert not torch.allclose(one[0][:, 1:], other[0][:, 1:]), (
+        "with num_workers=1, loaders seeded with 40 and 41 drew the same augmentation: a single "
+        "worker's seed follows the loader's generator as well"
+    )
+
+
+@pytest.mark.task("ch05.3")
 @pytest.mark.timeout(60)
 def test_each_epoch_draws_new_augmentation():
     """A second epoch of one loader draws new augmentation."""
@@ -383,13 +434,15 @@ def test_each_epoch_draws_new_augmentation():
 @pytest.mark.points(2)
 @pytest.mark.timeout(60)
 def test_make_loader_order_follows_the_seed_and_covers_everything():
-    """Each epoch visits every sample once; equal seeds reproduce it, different seeds reshuffle."""
-    runs = make_loader_epochs(12, 2, 3, 2, [1, 2, 1])
+    """Every sample once per epoch, short last batch included; the order follows the seed."""
+    runs = make_loader_epochs(11, 2, 3, 2, [1, 2, 1])
     a, b, c = (torch.cat(batches) for (batches,) in runs)
-    assert all(len(batch) == 3 for (batches,) in runs for batch in batches), (
-        "make_loader(batch_size=3) on 12 samples must give batches of 3"
+    sizes = [[len(batch) for batch in batches] for (batches,) in runs]
+    assert all(row == [3, 3, 3, 2] for row in sizes), (
+        f"make_loader(batch_size=3) on 11 samples gave batches of {sizes[0]}: expected "
+        "[3, 3, 3, 2] — the short last batch is part of the epoch (no drop_last)"
     )
-    assert sorted(a[:, 0].long().tolist()) == list(range(12)), (
+    assert sorted(a[:, 0].long().tolist()) == list(range(11)), (
         "one epoch must visit every sample exactly once"
     )
     assert torch.equal(a, c), "the same seed must reproduce order and augmentation exactly"
@@ -401,7 +454,7 @@ def test_make_loader_order_follows_the_seed_and_covers_everything():
 @pytest.mark.task("ch05.4")
 @pytest.mark.timeout(60)
 def test_make_loader_reshuffles_every_epoch_reproducibly():
-    """Epoch 2 reshuffles and redraws, and is reproduced by another loader of the same seed."""
+    """Epoch 2 reshuffles and redraws augmentation, as another loader of the same seed does."""
     (one, two), (one_again, two_again) = make_loader_epochs(12, 2, 3, 2, [5, 5], epochs=2)
     assert not torch.equal(torch.cat(one)[:, 0], torch.cat(two)[:, 0]), (
         "two epochs of one make_loader loader came in the same order: a shuffling loader draws a "
@@ -410,6 +463,34 @@ def test_make_loader_reshuffles_every_epoch_reproducibly():
     assert all(torch.equal(x, y) for x, y in zip(two, two_again)), (
         "the second epochs of two loaders with the same seed differ: the whole sequence of epochs "
         "must follow the seed"
+    )
+    replayed = replayed_rows(one, two)
+    assert replayed == 0, (
+        f"{replayed} of the 12 noise vectors of epoch 2 already occurred in epoch 1: the workers "
+        "of each epoch must be reseeded from get_worker_info().seed (a new draw from the loader's "
+        "generator every epoch), not from a value that is the same every epoch"
+    )
+
+
+@pytest.mark.task("ch05.4")
+@pytest.mark.points(2)
+@pytest.mark.timeout(60)
+def test_make_loader_with_one_worker_and_a_short_last_batch():
+    """One worker: augmentation follows the seed, and 7 samples in batches of 3 are 3 + 3 + 1."""
+    (first,), (other,) = make_loader_epochs(7, 3, 3, 1, [9, 10])
+    sizes = [len(batch) for batch in first]
+    assert sizes == [3, 3, 1], (
+        f"make_loader(batch_size=3) on 7 samples gave batches of {sizes}: the last short batch "
+        "belongs to the epoch"
+    )
+    assert sorted(torch.cat(first)[:, 0].long().tolist()) == list(range(7)), (
+        "one epoch must visit every sample exactly once"
+    )
+    replayed = replayed_rows(first, other)
+    assert replayed == 0, (
+        f"with one worker, loaders seeded with 9 and 10 share {replayed} of 7 noise vectors: "
+        "a single worker must be reseeded from the loader's generator too (worker_init_fn="
+        "seed_worker whatever num_workers is)"
     )
 
 

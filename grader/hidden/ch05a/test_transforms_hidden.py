@@ -9,9 +9,11 @@ from hypothesis import Phase, settings
 from exercises.ch05a.test_transforms import (  # helpers shared with the public twin
     DOWN,
     LEFT,
+    MIRRORED,
     RIGHT,
     UP,
     exact_statistics,
+    flip_observed,
     images,
     kinds,
     normalized,
@@ -284,6 +286,36 @@ def test_non_finite_values_break_the_range():
         )
 
 
+@probe
+def checked_in_place(batch, **contract):
+    """check_contract(batch, Contract(**contract)): the violations, and the batch as the
+    caller holds it afterwards."""
+    return tf.check_contract(batch, tf.Contract(**contract)), batch
+
+
+def same_values(a, b):
+    """a and b hold the same values, nan where the other has nan."""
+    return torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+
+
+@pytest.mark.task("ch05a.2")
+def test_check_contract_leaves_the_batch_alone():
+    """check_contract never changes the caller's batch, whatever it holds (nan and inf included)."""
+    x = images(32, 4, seed=14)
+    for what, bad in (("nan", float("nan")), ("inf", float("inf")), ("a value of 7", 7.0)):
+        y = x.flip(1).clone()  # BGR: the statistics are computed and compared in another order
+        y[2, 0, 1, 3] = bad
+        kept = y.clone()
+        found, after = checked_in_place(y, **SCALED_CONTRACT)
+        assert "range" in kinds(found), f"a batch holding {what} must break the value range"
+        assert after.dtype == kept.dtype and same_values(after, kept), (
+            f"check_contract changed the caller's float32 batch holding {what} in place: "
+            f"{first_difference(after, kept, atol=0.0, rtol=0.0)}. batch.float() and "
+            "batch.detach() of a float32 batch share its storage — clone before writing to it "
+            "(or compute without writing)"
+        )
+
+
 @pytest.mark.task("ch05a.2")
 def test_the_contracts_own_tol_is_used():
     """Statistics are compared within contract.tol, not a fixed tolerance."""
@@ -439,21 +471,6 @@ def test_the_value_range_includes_its_bounds():
 # --- ch05a.3 flip_with_label --------------------------------------------------------
 
 
-@probe
-def flip_observed(image, label):
-    """flip_with_label on copies kept aside: its outputs and whether the inputs were changed."""
-    kept_image = image.clone()
-    kept_label = label.clone() if isinstance(label, torch.Tensor) else label
-    flipped, new = tf.flip_with_label(image, label)
-    same_label = (
-        torch.equal(label, kept_label) if isinstance(label, torch.Tensor) else label == kept_label
-    )
-    return flipped, new, torch.equal(image, kept_image) and bool(same_label)
-
-
-MIRRORED = {LEFT: RIGHT, RIGHT: LEFT, UP: UP, DOWN: DOWN}
-
-
 @pytest.mark.task("ch05a.3")
 @pytest.mark.points(2)
 def test_flip_a_batch_with_a_label_tensor():
@@ -485,39 +502,58 @@ def test_flipping_twice_is_the_identity():
         )
 
 
+LABEL_FORMS = ("int", "0-d tensor", "vector", "matrix")
+
+
 @pytest.mark.task("ch05a.3")
 @generated(25)
 @given(
     lead=st.lists(st.integers(1, 3), max_size=2),
     h=st.integers(1, 4),
     w=st.integers(1, 4),
-    as_tensor=st.booleans(),
+    form=st.sampled_from(LABEL_FORMS),
     dtype=st.sampled_from([torch.float32, torch.uint8, torch.int64]),
     seed=st.integers(0, 10_000),
 )
-def test_flip_matches_the_reference_on_generated_images(lead, h, w, as_tensor, dtype, seed):
-    """flip_with_label matches the reference for any (..., H, W) image, dtype and label form."""
+def test_flip_matches_the_reference_on_generated_images(lead, h, w, form, dtype, seed):
+    """flip_with_label matches the reference for any image, dtype and label (int or tensor of any shape)."""
     g = torch.Generator().manual_seed(seed)
     image = torch.randint(0, 256, (*lead, h, w), generator=g).to(dtype)
     n_labels = lead[0] if lead else 1
-    labels = torch.randint(0, 4, (n_labels,), generator=g)
-    label = labels if as_tensor else int(labels[0])
+    shape = {"int": (), "0-d tensor": (), "vector": (n_labels,), "matrix": (n_labels, 2)}[form]
+    labels = torch.randint(0, 4, shape, generator=g)
+    label = int(labels) if form == "int" else labels
     flipped, new, unchanged = flip_observed(image, label)
     want_image, want_label = ref.flip_with_label(image, label)
     assert flipped.dtype == dtype and torch.equal(flipped, want_image), (
         f"flip_with_label on a {dtype} image of shape {tuple(image.shape)} must return the same "
         f"dtype mirrored along the last axis only: {first_difference(flipped, want_image)}"
     )
+    if form == "int":
+        assert type(new) is int, (
+            f"flip_with_label with the int label {label} returned {brief(new)}: an int label "
+            "comes back as an int"
+        )
+    else:
+        assert isinstance(new, torch.Tensor) and new.dtype == torch.int64, (
+            f"flip_with_label with a {form} label {brief(label)} returned {brief(new)}: a label "
+            "tensor comes back as an int64 tensor"
+        )
+        assert tuple(new.shape) == tuple(label.shape), (
+            f"flip_with_label with a {form} label of shape {tuple(label.shape)} returned a label "
+            f"of shape {tuple(new.shape)}: the label keeps its shape (a 0-d label stays 0-d, "
+            "one label per element)"
+        )
     assert torch.as_tensor(new).tolist() == torch.as_tensor(want_label).tolist(), (
-        f"flip_with_label with label {label}: got label {brief(new)}, expected {brief(want_label)} "
-        "(LEFT <-> RIGHT, UP and DOWN unchanged)"
+        f"flip_with_label with the {form} label {brief(label)}: got label {brief(new)}, expected "
+        f"{brief(want_label)} (LEFT <-> RIGHT, UP and DOWN unchanged, element by element)"
     )
     assert unchanged, "the inputs must not be modified in place"
 
 
 @pytest.mark.task("ch05a.3")
 def test_label_keeps_its_kind():
-    """An int64 label tensor comes back as an int64 tensor of mirrored labels."""
+    """A label tensor comes back as an int64 tensor of mirrored labels of its shape, 0-d included."""
     img = torch.arange(27, dtype=torch.uint8).view(3, 3, 3)
     _, new = tf.flip_with_label(img, torch.tensor([UP, LEFT]))
     assert isinstance(new, torch.Tensor) and new.dtype == torch.int64, (
@@ -526,6 +562,16 @@ def test_label_keeps_its_kind():
     assert new.tolist() == [MIRRORED[UP], MIRRORED[LEFT]], (
         "labels must be mirrored element by element"
     )
+    for original in (RIGHT, DOWN):
+        _, new = tf.flip_with_label(img, torch.tensor(original))
+        assert isinstance(new, torch.Tensor) and new.dim() == 0 and new.dtype == torch.int64, (
+            f"the 0-d label tensor torch.tensor({original}) came back as {brief(new)}: a 0-d "
+            "int64 label stays a 0-d int64 tensor"
+        )
+        assert int(new) == MIRRORED[original], (
+            f"the 0-d label tensor torch.tensor({original}) came back as {int(new)}, expected "
+            f"{MIRRORED[original]}: a 0-d tensor is mirrored like any other label"
+        )
 
 
 # --- ch05a.4 train_with_pipeline ----------------------------------------------------
