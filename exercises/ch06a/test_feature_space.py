@@ -109,6 +109,39 @@ def test_masked_mean_gradient_skips_padding():
     )
 
 
+def same_values(got, want, atol=1e-5):
+    """Equal shapes and values, where an inf must meet the same inf and a nan a nan."""
+    return tuple(got.shape) == tuple(want.shape) and bool(
+        torch.isclose(got, want, atol=atol, equal_nan=True).all()
+    )
+
+
+@pytest.mark.task("ch06a.1")
+@pytest.mark.points(2)
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")], ids=str)
+def test_masked_mean_keeps_non_finite_valid_values(value):
+    x = torch.randn(4, 4, 4, generator=gen(6))
+    mask = lengths_mask([4, 2, 3, 1], 4)
+    x = padded_with(x, mask, float("nan"))  # padding: ignored whatever it holds
+    x[1, 0, 2] = value  # a valid position of example 1 (feature 2)
+    x[3, 0, 0] = value  # the only valid position of example 3 (feature 0)
+    want = loop_masked_mean(x, mask)  # (4, 4): want[1, 2] and want[3, 0] are not finite
+    got = fs.masked_mean(x, mask, dim=1)
+    assert tuple(got.shape) == (4, 4), (
+        f"masked_mean(x[4, 4, 4], mask[4, 4], dim=1) returned shape {tuple(got.shape)}, "
+        "expected (4, 4)"
+    )
+    assert same_values(got, want), (
+        f"masked_mean(x[4, 4, 4], mask, dim=1) with {value} at a valid position (example 1, "
+        f"feature 2) and nan in every padded slot returned {got[1, 2].item():.4g} there and "
+        f"{got[3, 0].item():.4g} for example 3's only position (expected {want[1, 2].item()} "
+        f"and {want[3, 0].item()}; {first_difference(got, want)}): only padding is "
+        "ignored; a valid value counts as it is, so an inf or nan at a valid position must "
+        "reach its mean — select with the mask alone, never clean x with nan_to_num, "
+        "nansum/nanmean or an isfinite test"
+    )
+
+
 # ---- ch06a.2 sequence_scores (repair) ----------------------------------------------
 
 
@@ -206,6 +239,30 @@ def test_sequence_scores_score_first_then_pool():
         "with a head that is not linear, sequence_scores must score every position first and "
         "then average the valid positions' scores; averaging the features before the head is "
         f"only the same for a linear head ({first_difference(got, want)})"
+    )
+
+
+@pytest.mark.task("ch06a.2")
+@pytest.mark.points(2)
+def test_sequence_scores_keeps_non_finite_valid_scores():
+    x = torch.randn(4, 5, 4, generator=gen(24))
+    mask = lengths_mask([5, 3, 2, 4], 5)
+    x[1, 1, 0] = float("nan")  # valid: example 1 scores nan
+    x[2, 0, 3] = float("inf")  # valid: example 2 scores inf
+    x[3, 4] = float("nan")  # padding of example 3: ignored
+    x[0, 2, 1] = float("-inf")  # valid: example 0 scores -inf
+    got = fs.sequence_scores(x, mask)
+    want = loop_scores(x, mask, lambda v: v.mean())  # [-inf, nan, inf, finite]
+    assert tuple(got.shape) == (4,), (
+        f"sequence_scores(x[4, 5, 4], mask[4, 5]) returned shape {tuple(got.shape)}, expected "
+        "(4,): one score per example"
+    )
+    assert same_values(got, want), (
+        f"sequence_scores(x, mask) without a head returned {got.tolist()} when valid positions of "
+        f"examples 0, 1 and 2 hold -inf, nan and inf and only padding of example 3 holds nan; "
+        f"expected {want.tolist()}: a valid position's score counts as it is (an inf or nan "
+        "there must reach its example's score) and only padding is ignored — pool with the "
+        "mask, never clean the scores with nan_to_num, nanmean or an isfinite test"
     )
 
 

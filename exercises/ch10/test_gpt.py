@@ -602,6 +602,46 @@ def test_block_is_pre_norm_with_the_residual_stream_untouched():
     )
 
 
+@probe
+def block_layer_calls(n_embd, n_head, block_size, seed, x):
+    """One forward of a Block: how many times each of its submodules that holds parameters
+    of its own ran (by name)."""
+    blk = seeded_block(n_embd, n_head, block_size, seed)
+    counts, hooks = {}, []
+    for name, m in blk.named_modules():  # a module registered twice is listed once
+        if name and any(True for _ in m.parameters(recurse=False)):
+            counts[name] = 0
+
+            def count(mod, inp, out, name=name):
+                counts[name] += 1
+
+            hooks.append(m.register_forward_hook(count))
+    try:
+        with torch.no_grad():
+            blk(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    return counts
+
+
+@pytest.mark.task("ch10.5")
+@pytest.mark.points(2)
+def test_block_gives_each_branch_its_own_layers():
+    x = torch.randn(2, 6, 16, generator=torch.Generator().manual_seed(11))
+    with because(f"Block(16, 4, 8) raised {SLICE}"):
+        counts = block_layer_calls(16, 4, 8, 11, x)
+    twice = {name: n for name, n in counts.items() if n > 1}
+    assert not twice, (
+        f"in one forward of Block(16, 4, 8) the layer(s) {twice} ran more than once (times per "
+        "forward): both branches go through the same module. Pre-norm gives each branch its own "
+        "LayerNorm, x + attn(ln1(x)) then x + mlp(ln2(x)); at initialization (weight 1, bias 0) "
+        "one shared LayerNorm computes the same numbers, but it has half the normalization "
+        "parameters, the state_dict lacks the second one's entries, and after training the two "
+        "branches could no longer scale their inputs apart"
+    )
+
+
 # ---------------------------------------------------------------- ch10.6 GPT
 
 
@@ -883,6 +923,47 @@ def test_generate_samples_from_the_softmax_of_the_last_position():
             f"tokens with frequencies {[round(v, 3) for v in freq.tolist()]}, but "
             f"softmax(logits[:, -1] / temperature) is {[round(v, 3) for v in want.tolist()]}: "
             "sample from the last position's logits divided by the temperature"
+        )
+
+
+def sampling_problem(freq, want, n, what):
+    """None when the frequencies ``freq`` of n draws fit the distribution ``want``; else
+    what differs: tokens never drawn although expected at least 30 times, the share of
+    draws outside the 5 most likely tokens, and the total variation distance."""
+    tv = 0.5 * (freq - want).abs().sum().item()
+    # a correct sampler's distance is about its expectation (normal approximation of each
+    # |freq - p|), with a spread far below it: allow twice that, plus a little
+    expected = 0.5 * (2 * want * (1 - want) / (math.pi * n)).sqrt().sum().item()
+    missing = [t for t in range(len(want)) if want[t] * n >= 30 and freq[t] == 0]
+    if not missing and tv < 2 * expected + 0.005:
+        return None
+    top5 = want.topk(5).indices
+    tail_got, tail_want = 1 - freq[top5].sum().item(), 1 - want[top5].sum().item()
+    return (
+        f"{what} drew {int((freq > 0).sum())} distinct tokens of {len(want)} in {n} draws; "
+        f"{len(missing)} tokens that softmax(logits / temperature) expects at least 30 times "
+        f"each never came up, and the tokens outside the 5 most likely got {tail_got:.1%} of the "
+        f"draws where the softmax gives them {tail_want:.1%} (total variation {tv:.3f})"
+    )
+
+
+@pytest.mark.task("ch10.7")
+@pytest.mark.points(2)
+def test_generate_samples_the_whole_vocabulary():
+    V, n = 56, 20000  # the corpus's vocabulary has 56 characters
+    order = torch.randperm(V, generator=torch.Generator().manual_seed(56))
+    table = torch.zeros(V, V)
+    table[1] = torch.linspace(3.0, 0.0, V)[order]  # every token likely enough to be drawn
+    idx = torch.tensor([[0, 1]]).repeat(n, 1)
+    for temperature in (1.0, 0.5):
+        out = generated("markov", idx, 1, temperature, 7, table=table, block_size=8)["out"]
+        freq = torch.bincount(out[:, -1], minlength=V).double() / n
+        want = F.softmax(table[1].double() / temperature, dim=-1)
+        problem = sampling_problem(freq, want, n, f"generate at temperature {temperature}")
+        assert problem is None, (
+            f"on a fixed model over a {V}-token vocabulary, {problem}: draw from the full "
+            "softmax over the whole vocabulary — no top-k or top-p cut, which the contract does "
+            "not ask for (with 4 or 5 tokens a top-5 cut is invisible, with 56 it is not)"
         )
 
 

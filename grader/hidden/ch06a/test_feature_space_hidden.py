@@ -15,6 +15,7 @@ from exercises.ch06a.test_feature_space import (  # helpers and probes shared wi
     make_head,
     masked_mean_backward,
     padded_with,
+    same_values,
     scores_checked,
 )
 from harness.probe import because, probe
@@ -178,6 +179,63 @@ def test_masked_mean_equals_the_reference(case):
     )
 
 
+@st.composite
+def non_finite_valid_inputs(draw):
+    """masked_inputs with inf, -inf or nan written into some VALID entries too."""
+    x, mask, dim = draw(masked_inputs())
+    g = gen(draw(st.integers(0, 10_000)))
+    keep = mask.bool().reshape(*mask.shape, *([1] * (x.dim() - mask.dim()))).expand_as(x)
+    hit = keep & (torch.rand(x.shape, generator=g) < draw(st.sampled_from([0.1, 0.3])))
+    values = torch.tensor([INF, -INF, NAN])[torch.randint(3, x.shape, generator=g)]
+    return torch.where(hit, values, x), mask, dim
+
+
+@pytest.mark.task("ch06a.1")
+@pytest.mark.points(2)
+@examples(30)
+@given(case=non_finite_valid_inputs())
+def test_masked_mean_keeps_non_finite_valid_values_in_any_layout(case):
+    """inf, -inf and nan at valid positions reach the mean as they are, in any layout; padding never does."""
+    x, mask, dim = case
+    want = ref.masked_mean(x, mask, dim)
+    with because(
+        f"masked_mean(x{list(x.shape)}, mask{list(mask.shape)} {mask.dtype}, dim={dim}) raised"
+    ):
+        got = fs.masked_mean(x, mask, dim)
+    assert same_values(got, want), (
+        f"masked_mean(x{list(x.shape)}, mask{list(mask.shape)} {mask.dtype}, dim={dim}) with inf, "
+        "-inf or nan at some valid positions: a valid value counts as it is (inf stays inf, "
+        "inf + -inf and nan give nan) while padding never counts — select with the mask alone, "
+        f"never clean x with nan_to_num, nansum/nanmean or an isfinite test "
+        f"({first_difference(got, want)})"
+    )
+
+
+@pytest.mark.task("ch06a.1")
+def test_masked_mean_gradient_with_non_finite_valid_values():
+    """A valid inf keeps its place in the result and its share of the gradient; padding gets none."""
+    x = torch.randn(3, 5, 2, generator=gen(17))
+    mask = lengths_mask([5, 3, 2], 5)
+    x = padded_with(x, mask, NAN)
+    x[1, 2, 0] = INF  # valid
+    x[2, 0, 1] = -INF  # valid
+    upstream = torch.randn(3, 2, generator=gen(18))
+    with because("masked_mean could not be backpropagated with inf at valid positions"):
+        got, grad = masked_mean_backward(x, mask, 1, upstream)
+    want = loop_masked_mean(x, mask)
+    assert same_values(got, want), (
+        "with inf and -inf at valid positions, their examples' means must be inf and -inf: "
+        f"{first_difference(got, want)}"
+    )
+    counts = mask.sum(1).to(x.dtype)
+    want_grad = mask[..., None] * (upstream / counts[:, None])[:, None, :]
+    assert grad is not None and same_values(grad, want_grad, atol=1e-6), (
+        "every valid position, the ones holding inf included, must receive upstream / count "
+        "and every padded one exactly 0: a valid value must not be masked out as if it were "
+        f"padding ({first_difference(grad, want_grad) if grad is not None else 'no gradient'})"
+    )
+
+
 # ---- ch06a.2 sequence_scores (repair) ----------------------------------------------
 
 
@@ -287,6 +345,57 @@ def test_sequence_scores_gradients_reach_the_head():
     )
 
 
+@pytest.mark.task("ch06a.2")
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "B, T, E, value", [(3, 6, 5, NAN), (5, 5, 5, INF), (2, 4, 1, -INF)], ids=str
+)
+def test_sequence_scores_keeps_non_finite_valid_positions(B, T, E, value):
+    """A valid position whose features hold inf or nan gives its example a non-finite score; padding never does."""
+    x = torch.randn(B, T, E, generator=gen(60 + E))
+    mask = lengths_mask([max(1, T - b) for b in range(B)], T)
+    x = padded_with(x, mask, INF if math.isnan(value) else NAN)  # padding: never counts
+    x[0, 0, 0] = value  # the first position of example 0 (always valid)
+    x[B - 1, T - B, E - 1] = value  # the last valid position of the last example
+    want = loop_scores(x, mask, make_head("linear", E, seed=T))
+    got = scores_checked(x, mask, "linear", seed=T)
+    assert tuple(got.shape) == (B,) and same_values(got, want, atol=1e-4), (
+        f"sequence_scores on x[{B}, {T}, {E}] with {value} at valid positions of examples 0 and "
+        f"{B - 1} returned {got.tolist()}, expected {want.tolist()}: the head's score of a valid "
+        "position counts as it is, however large or undefined; only padding is ignored"
+    )
+
+
+@probe
+def scores_leave_inputs(x, mask, kind, seed):
+    """sequence_scores(x, mask, head) on copies: the result, then x and mask after the call."""
+    x, mask = x.clone(), mask.clone()
+    head = None if kind is None else make_head(kind, x.shape[-1], seed)
+    with torch.no_grad():
+        out = fs.sequence_scores(x, mask, head)
+    return out, x, mask
+
+
+@pytest.mark.task("ch06a.2")
+@pytest.mark.parametrize("kind", [None, "linear"], ids=str)
+def test_sequence_scores_leaves_its_inputs_alone(kind):
+    """sequence_scores changes neither x nor mask (no padding zeroed in the caller's tensor)."""
+    x = padded_with(torch.randn(3, 4, 3, generator=gen(25)), lengths_mask([4, 1, 2], 4), 9.0)
+    mask = lengths_mask([4, 1, 2], 4)
+    got, x_after, mask_after = scores_leave_inputs(x, mask, kind, 25)
+    want = loop_scores(x, mask, (lambda v: v.mean()) if kind is None else make_head(kind, 3, 25))
+    assert tuple(got.shape) == (3,) and torch.allclose(got, want, atol=1e-5), (
+        f"sequence_scores(x[3, 4, 3], mask[3, 4]) returned {brief(got)}, expected "
+        f"{[round(v, 4) for v in want.tolist()]}: one score per example, the mean of its valid "
+        "positions' scores"
+    )
+    assert torch.equal(x_after, x) and torch.equal(mask_after, mask), (
+        "sequence_scores modified the tensor it was given (its padding was overwritten in "
+        "place, e.g. x[~mask] = 0 or masked_fill_): the caller's x and mask must be left "
+        "unchanged — let the mask do the work when pooling"
+    )
+
+
 # ---- ch06a.3 hinge_loss ------------------------------------------------------------
 
 
@@ -375,6 +484,26 @@ def test_hinge_loss_refuses_every_shape_mismatch(s_shape, y_shape):
             f"hinge_loss(scores{list(s_shape)}, y{list(y_shape)}) did not raise ValueError: "
             "shapes that differ would broadcast (or be reshaped) silently"
         )
+
+
+@pytest.mark.task("ch06a.3")
+def test_hinge_loss_lets_non_finite_scores_through():
+    """A nan score gives a nan loss and an infinite score on the wrong side an infinite one: a diverged score is never hidden."""
+    scores = torch.tensor([NAN, -INF, 0.5, INF, 2.0])
+    y = torch.tensor([1.0, 1.0, 1.0, -1.0, -1.0])
+    want = torch.tensor([NAN, INF, 0.5, INF, 3.0])  # max(0, 1 - y * score)
+    got = fs.hinge_loss(scores, y, reduction="none")
+    assert same_values(got, want), (
+        f"hinge_loss(scores={scores.tolist()}, y={y.tolist()}, reduction='none') returned "
+        f"{got.tolist()}, expected {want.tolist()}: a nan score must give a nan loss and an "
+        "infinite score on the wrong side an infinite loss — a comparison such as "
+        "where(margin > 0, margin, 0) turns nan into 0 (nan > 0 is False); clamp(min=0) keeps it"
+    )
+    mean, total = fs.hinge_loss(scores, y), fs.hinge_loss(scores, y, reduction="sum")
+    assert math.isnan(float(mean)) and math.isnan(float(total)), (
+        f"with a nan score the mean and the sum of the hinge losses must be nan, got "
+        f"{float(mean)} and {float(total)}: a diverged score must show in the loss"
+    )
 
 
 # ---- ch06a.4 train_linear_svm ------------------------------------------------------
@@ -538,6 +667,28 @@ def test_svm_accepts_integer_labels_and_double_features():
     )
 
 
+@probe
+def svm_inputs_after(X, y, C, steps):
+    """train_linear_svm on copies of X and y: X and y after the call."""
+    X, y = X.clone(), y.clone()
+    fs.train_linear_svm(X, y, C=C, steps=steps)
+    return X, y
+
+
+@pytest.mark.task("ch06a.4")
+def test_svm_leaves_its_inputs_alone():
+    """train_linear_svm changes neither X nor y, also when they are already float64."""
+    X, y, C = svm_problem(106, 16, 4, 1.0, 2.0)
+    for labels in (y.double(), y.long()):
+        X_after, y_after = svm_inputs_after(X.double(), labels, C, 50)
+        assert torch.equal(X_after, X.double()) and torch.equal(y_after, labels), (
+            f"train_linear_svm(X float64, y {labels.dtype}) modified the tensors it was given: "
+            "X.to(torch.float64) returns X itself when it is float64 already, so an in-place "
+            "change (X -= mean, y[y == 0] = -1, ...) reaches the caller's data — work on new "
+            "tensors"
+        )
+
+
 # ---- ch06a.5 distance_concentration ------------------------------------------------
 
 
@@ -637,4 +788,28 @@ def test_distance_concentration_without_a_generator():
         "with generator=None, torch.manual_seed(3) and torch.manual_seed(4) gave the same "
         f"contrasts {a}: the points must come from the global RNG (pass generator=None on to "
         "torch.rand), not from a fresh torch.Generator() that starts from the same state each time"
+    )
+
+
+@pytest.mark.task("ch06a.5")
+@pytest.mark.points(2)
+def test_distance_concentration_draws_uniform_points():
+    """The points are uniform in the unit cube: in 1000-D the mean contrast over many draws is the cube's, not a Gaussian's."""
+    got = contrasts([1000] * 40, 60, seed=58)
+    assert len(got) == 40 and all(0 < v < INF for v in got), (
+        f"distance_concentration([1000] * 40, 60) returned {brief(got)}; expected 40 finite "
+        "positive contrasts"
+    )
+    mean = sum(got) / len(got)
+    g = gen(700)  # the same quantity, measured independently
+    measured = []
+    for _ in range(40):
+        d = torch.pdist(torch.rand(60, 1000, generator=g, dtype=torch.float64))
+        measured.append(float((d.max() - d.min()) / d.min()))
+    want = sum(measured) / len(measured)
+    assert abs(mean - want) < 0.012, (
+        f"over 40 draws of 60 points in 1000-D the mean relative contrast was {mean:.4f}; points "
+        f"uniform in the unit cube [0, 1]^d give {want:.4f} (Gaussian points about 0.160, "
+        "points on the cube's corners about 0.115): draw with torch.rand (uniform), not "
+        "torch.randn or a rounded draw"
     )

@@ -29,6 +29,7 @@ from exercises.ch10.test_gpt import (  # helpers and probes shared with the publ
     logits_with_scaled_embeddings,
     losses_under_global_seeds,
     next_token_batch,
+    sampling_problem,
     tokenizer_on,
     training_run,
     unigram_entropy,
@@ -308,6 +309,33 @@ def test_attention_scale_on_other_head_sizes(C, H, T):
     )
 
 
+@pytest.mark.task("ch10.4")
+@pytest.mark.parametrize("C, H", [(12, 3), (16, 4), (8, 2), (10, 1)])
+def test_attention_splits_n_head_separate_heads(C, H):
+    """Every one of the n_head heads attends with its own softmax: as one earlier input moves along a line, the next output moves within exactly 2 * n_head directions."""
+    g = torch.Generator().manual_seed(C + H)
+    first, second, direction = (torch.randn(1, 1, C, generator=g) for _ in range(3))
+    steps = torch.linspace(-3.0, 3.0, 40)[:, None, None]
+    x = torch.cat([first.expand(40, 1, C), second + steps * direction], dim=1)  # (40, 2, C)
+    with because(f"CausalSelfAttention({C}, {H}, block_size=8) raised {SLICE}"):
+        _, out = attention_with_random_weights(C, H, 8, 3, x)
+    # position 0 sees only itself; position 1 mixes both with one softmax weight per head,
+    # so out[:, 1] - out[:, 0] = sum over heads of (1 - a_h) * (a line through head h's space)
+    spread = torch.linalg.svdvals((out[:, 1] - out[:, 0]).double())
+    rank = int((spread > 1e-5 * spread[0]).sum())  # float32 noise: ~1e-7
+    assert rank == 2 * H, (
+        f"CausalSelfAttention({C}, {H}): with input 0 fixed and input 1 moving along a line, "
+        f"output 1 minus output 0 spans {rank} directions; {H} heads, each with its own "
+        f"softmax over its own q . k of size {C // H}, span exactly {2 * H} (two per head)"
+        + (
+            ": the heads are not split — one softmax over all n_embd channels is a single head; "
+            "view q, k, v as (B, T, n_head, n_embd // n_head) and transpose before the scores"
+            if rank == 2 and H > 1
+            else ": split q, k and v into n_head heads of size n_embd // n_head"
+        )
+    )
+
+
 # ---------------------------------------------------------------- ch10.5
 
 
@@ -469,6 +497,37 @@ def test_block_computes_the_pre_norm_residual_branches(C, H, T):
     assert matched, (
         f"Block({C}, {H}): with h = x + attn(ln1(x)) the output is not h + mlp(ln2(h))"
         f"{diagnosis}; {first_difference(out, h + mlp(h, n, fc, proj, 'none'))}"
+    )
+
+
+@pytest.mark.task("ch10.5")
+@pytest.mark.parametrize("C, H", [(12, 3), (20, 4)])
+def test_block_holds_a_layer_norm_per_branch_and_a_4x_mlp(C, H):
+    """Outside its attention a Block holds the reading's layers: two LayerNorms (ln1, ln2) and a 4x-wide MLP, C -> 4C -> C."""
+    x = torch.randn(2, 5, C, generator=torch.Generator().manual_seed(C))
+    with because(f"Block({C}, {H}, 8) raised {SLICE}"):
+        seen = block_dissected(C, H, 8, 2, x)
+    parts = norms_and_linears(seen["rest"], C)
+    if len(seen["attention_calls"]) != 1 or parts is None:
+        return  # no CausalSelfAttention inside, or unusual parameters: not observable this way
+    norms, linears = parts
+    assert len(norms) == 2, (
+        f"outside its attention, Block({C}, {H}) holds {len(norms)} LayerNorm parameter set(s) "
+        f"((C,)-shaped weight and bias); the reading's block has two, ln1 for the attention "
+        "branch and ln2 for the MLP branch"
+        + (
+            ": one LayerNorm shared by both branches computes the same at initialization, but it "
+            "has half the parameters and other state_dict keys, and training cannot scale the "
+            "two branches' inputs apart"
+            if len(norms) == 1
+            else ""
+        )
+    )
+    shapes = sorted(tuple(w.shape) for w, _ in linears)
+    want = sorted([(4 * C, C), (C, 4 * C)])
+    assert shapes == want, (
+        f"the Block's MLP weights have shapes {shapes}, expected {want}: the reading's MLP is "
+        "4x wide — Linear(n_embd, 4 * n_embd), GELU, Linear(4 * n_embd, n_embd)"
     )
 
 
@@ -660,6 +719,27 @@ def test_each_row_samples_from_its_own_last_token_past_the_block():
             f"rows ending in token {last}: the first generated token has frequencies "
             f"{[round(v, 3) for v in freq.tolist()]}, expected the softmax of that row's last "
             f"position {[round(v, 3) for v in want.tolist()]}"
+        )
+
+
+@pytest.mark.task("ch10.7")
+@pytest.mark.parametrize("V, temperature", [(80, 0.7), (30, 1.5), (65, 1.0)], ids=str)
+def test_generate_draws_from_the_full_softmax_at_other_sizes(V, temperature):
+    """Every token of a large vocabulary is drawn with its softmax(logits / temperature) probability, per row: no top-k or top-p cut."""
+    n = 12000
+    table = torch.randn(V, V, generator=torch.Generator().manual_seed(V))
+    idx = torch.cat([torch.full((n, 3), 2), torch.full((n, 3), V - 1)])
+    out = generated("markov", idx, 1, temperature, 13, table=table, block_size=4)["out"]
+    for rows, last in ((slice(0, n), 2), (slice(n, 2 * n), V - 1)):
+        freq = torch.bincount(out[rows, -1], minlength=V).double() / n
+        want = F.softmax(table[last].double() / temperature, dim=-1)
+        problem = sampling_problem(
+            freq, want, n, f"generate at temperature {temperature} after token {last}"
+        )
+        assert problem is None, (
+            f"over a {V}-token vocabulary, {problem}: sample from the full softmax of the last "
+            "position's logits divided by the temperature — every token keeps its probability, "
+            "no top-k or top-p cut"
         )
 
 
