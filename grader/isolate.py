@@ -126,9 +126,9 @@ def _uids_in_use() -> set[int]:
 class UidSlot:
     """An unprivileged uid held exclusively through a lock file (across graders), with
     nothing of an earlier sandbox left under it: a grader holds a uid's lock for as long
-    as its sandbox runs, so whatever still runs under a uid whose lock is free is an
-    orphan (of a grader killed with SIGKILL, or a process that slipped out of its group)
-    and is cleared before the uid is used again."""
+    as its sandbox runs, so whatever is left under a uid whose lock is free — processes
+    (of a grader killed with SIGKILL, or that slipped out of their group), files, IPC
+    objects — is an orphan and is cleared before the uid is used again."""
 
     def __init__(self) -> None:
         LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
@@ -140,11 +140,10 @@ class UidSlot:
             except BlockingIOError:
                 os.close(fd)
                 continue
-            if uid in busy:
-                clear_uid(uid)
-                if uid in _uids_in_use():
-                    os.close(fd)
-                    continue
+            clear_uid(uid)  # what a grader killed mid-way may have left (files, IPC, strays)
+            if uid in busy and uid in _uids_in_use():
+                os.close(fd)
+                continue
             self.uid, self._fd = uid, fd
             return
         raise RuntimeError("no free sandbox uid")
@@ -515,6 +514,10 @@ def run_spawner(sock: socket.socket, settings: dict) -> None:
         if not data:
             break
         request = json.loads(data)
+        # One student process at a time: a new one starts only once everything of the
+        # one before is gone (its stray processes, files, IPC objects), so a student's
+        # hidden phase cannot meet what its public phase left, whichever uid it gets.
+        _end_all(sock, children)
         slot = None
         try:
             slot = UidSlot() if kind in ("namespace", "uid") else None
@@ -574,6 +577,16 @@ def run_spawner(sock: socket.socket, settings: dict) -> None:
     os._exit(0)
 
 
+def _end_all(sock: socket.socket, children: dict) -> None:
+    for pid in list(children):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _, status = os.waitpid(pid, 0)
+        _ended(sock, children, pid, status)
+
+
 def _reap(sock: socket.socket, children: dict) -> None:
     while children:
         try:
@@ -582,13 +595,15 @@ def _reap(sock: socket.socket, children: dict) -> None:
             return
         if pid == 0:
             return
-        slot = children.pop(pid, None)
-        if slot:
-            clear_uid(slot.uid)  # nothing of this sandbox outlives it, before the uid is reused
-            slot.release()
-        try:
-            sock.send(
-                json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode()
-            )
-        except OSError:
-            pass
+        _ended(sock, children, pid, status)
+
+
+def _ended(sock: socket.socket, children: dict, pid: int, status: int) -> None:
+    slot = children.pop(pid, None)
+    if slot:
+        clear_uid(slot.uid)  # nothing of this sandbox outlives it, before the uid is reused
+        slot.release()
+    try:
+        sock.send(json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+    except OSError:
+        pass

@@ -698,9 +698,25 @@ def main(argv: list[str]) -> int:
         pytest.main(pytest_args(config), plugins=[Reporter(results_fd, config["tests"])])
     finally:
         transport.close()
-        parent.close()
+        parent.close()  # the spawner sees the end, ends its children and clears their uids
+        _wait_for(pid, SPAWNER_CLEANUP_S)  # before this process's end kills it mid-way
     sys.stdout.flush()
     os._exit(0)
+
+
+SPAWNER_CLEANUP_S = 30.0
+
+
+def _wait_for(pid: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done:
+            return
+        time.sleep(0.01)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ A *writer* submission, at import, leaves a marker through every channel we can n
 the user keyring, files in every folder any user may write, a System V shared memory
 segment, an abstract Unix socket, a lock on a file every sandbox can read — and forks
 processes that keep the live ones open. A *reader* graded after it (the next student of
-the same run, which may well get the same sandbox uid) looks for each marker; its
+the same run, which may well get the same sandbox uid) looks for each marker, and so
+does the hidden phase of a student whose public phase left them; its
 ``gradient_at`` answers correctly only if it found none, and otherwise returns a bit
 mask of what it found. Run in every isolation mode this machine offers.
 """
@@ -93,6 +94,7 @@ def _found():
         mask |= 16
     try:
         client = _s.socket(_s.AF_UNIX, _s.SOCK_STREAM)
+        client.settimeout(2)  # a full backlog would block a plain connect
         client.connect(_SOCKET)
         mask |= 32
     except OSError:
@@ -114,6 +116,26 @@ def gradient_at(w, x, target):
 )
 
 
+# One student whose public phase leaves the markers and whose hidden phase (a process of
+# its own, possibly under the same uid) looks for them: right answers only if it finds none.
+SELF = (
+    WRITER.replace("\n_leave()\n", "\n")
+    + READER.rsplit("def gradient_at", 1)[0].split(COMMON, 1)[1]
+    + """
+from pathlib import Path as _Path
+
+_HIDDEN = (_Path(__file__).resolve().parents[2] / "grader").exists()
+if not _HIDDEN:
+    _leave()
+
+
+def gradient_at(w, x, target):
+    found = _found() if _HIDDEN else 0
+    return 2 * x * (x * w - target) + (1e6 * found if found else 0.0)
+"""
+)
+
+
 def found_channels(value: float) -> list[str]:
     return [name for bit, name in enumerate(CHANNELS) if int(value) >> bit & 1]
 
@@ -122,6 +144,7 @@ def grade_pair(tmp_path: Path, env: dict, prefix: list[str]) -> dict:
     subs, out = tmp_path / "subs", tmp_path / "out"
     write_submission(subs, "a_writer", WRITER)
     write_submission(subs, "b_reader", READER)
+    write_submission(subs, "c_self", SELF)
     done = subprocess.run(
         [*prefix, sys.executable, "-m", "grader", "grade", str(subs), "--out", str(out),
          "--chapters", "ch00", "--jobs", "1", "--no-gradebook", "--test-timeout", "20"],
@@ -132,8 +155,13 @@ def grade_pair(tmp_path: Path, env: dict, prefix: list[str]) -> dict:
 
     data = json.loads((out / "b_reader" / "results.json").read_text())
     with open(out / "grades.csv") as f:
-        assert {row["student"] for row in csv.DictReader(f)} == {"a_writer", "b_reader"}
-    return {t["name"]: t for t in data["tests"]}
+        assert {row["student"] for row in csv.DictReader(f)} == {"a_writer", "b_reader", "c_self"}
+    tests = {t["name"]: t for t in data["tests"]}
+    own = json.loads((out / "c_self" / "results.json").read_text())
+    tests["self"] = next(t for t in own["tests"] if t["name"].endswith("gradient_at_random_points"))
+    lines = (out / "_instructor" / "hidden_failures.md").read_text().splitlines()
+    tests["self"]["detail"] = "\n".join(line for line in lines if "random_points" in line)
+    return tests
 
 
 MODES = ["namespace", "uid"] if isolate.mode() == "namespace" else [isolate.mode()]
@@ -151,8 +179,14 @@ def test_nothing_a_submission_leaves_reaches_the_next_one(tmp_path, mode):
     tests = grade_pair(tmp_path, env, prefix)
     probe = tests["ch00 public: test_gradient_at_the_books_point"]
     if probe["status"] != "passed":
-        value = float(probe["output"].split("returned ")[1].split(",")[0])
-        pytest.fail(f"{mode} mode: the reader found {found_channels(value)}: {probe['output']}")
+        said = probe["output"]
+        value = float(said.split("returned ")[1].split(",")[0]) if "returned " in said else 0
+        pytest.fail(f"{mode} mode: the reader found {found_channels(value)}: {said}")
+    own = tests["self"]
+    assert own["status"] == "passed", (
+        f"{mode} mode: a student's hidden phase found what its public phase left: "
+        f"{own['detail'][-1500:]}"
+    )
     leftovers = [p for p in ("/tmp", "/var/tmp", "/dev/shm") if Path(p, "course-marker").exists()]
     assert not leftovers, f"the writer's files outlived it in {leftovers}"
 
