@@ -60,8 +60,8 @@ def test_every_test_fails_on_the_stubs_when_split(graded, chapter):
 
 
 def test_the_students_side_keeps_setup_code_and_what_it_calls(tmp_path):
-    """Module-level setup (a call, an `if`) runs in the student's process too, so the helper
-    it calls must come along — and a test's body and expected values never do."""
+    """A module-level call runs in the student's process too, with the helper it calls
+    (declared in PROBES_USE) — and a test's body and expected values never do."""
     from harness import strip
 
     path = tmp_path / "test_x.py"
@@ -69,6 +69,7 @@ def test_the_students_side_keeps_setup_code_and_what_it_calls(tmp_path):
         '"""doc"""\n'
         "import torch\n"
         "from harness.probe import probe\n"
+        'PROBES_USE = "configure"\n'
         "def configure():\n"
         "    torch.set_num_threads(1)\n"
         "configure()\n"

@@ -17,6 +17,11 @@ except ImportError:
     pass
 
 sh = chapter_module("ch01", "shapes")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "COPIES DISJOINT EMPTY_COPIES EMPTY_VIEWS INT_OF_SIZE LIBRARY_BROADCASTS PROGRAMS VIEWS "
+    "VIEW_TABLES _TensorWatcher changes crashes_at_its_second_op small_program snapshot "
+    "the_books_program with_empty"
+)
 
 
 def gen(seed):

@@ -24,6 +24,12 @@ except ImportError:  # (probes never use it)
     pass
 
 ag = chapter_module("ch02", "autograd")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "BackwardSpy CUT_CASES GRAPHS LOSSES X Y as_container book_forward books_first_stage "
+    "books_graph clean_forward constant_loss_graph cut_in_later_arguments cuts_in_places "
+    "deep_chain_graph four_cuts layer_cut_graph leaf_loss_graph make_batch observe_reachability "
+    "residual_graph small_model spied_graph training_step twins_graph"
+)
 
 HERE = os.path.basename(__file__)
 X = torch.tensor([1.0, 2.0, 3.0, 4.0])

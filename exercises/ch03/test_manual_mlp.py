@@ -21,6 +21,10 @@ except ImportError:  # (probes never use it)
     pass
 
 mm = chapter_module("ch03", "manual_mlp")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "FORWARDS LIBRARY_LOSSES LibraryLossUsed LossCallRecorder _refuse book_data book_params "
+    "linear_mlp relu_mlp"
+)
 
 
 def book_data():

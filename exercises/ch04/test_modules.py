@@ -18,6 +18,10 @@ except ImportError:  # (probes never use it)
     pass
 
 md = chapter_module("ch04", "modules")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "Helper Nested PATIENTS PlainBlock PlainListClassifier PlainListEncoder SETUPS Scaler Sound "
+    "accuracy book_run complete fit_steps norm_batches over_copies replaced_head trace_norm"
+)
 
 
 def accuracy(model, X, y):

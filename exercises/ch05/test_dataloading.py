@@ -22,6 +22,9 @@ except ImportError:  # (probes never use them)
     pass
 
 dl = chapter_module("ch05", "dataloading")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "CTX EndingIterator EndingLoader FakeLoader Started StartingGate epoch started_as_configured"
+)
 
 # Workers start the platform's own way (fork on Linux before Python 3.14, forkserver from
 # 3.14, spawn on macOS and Windows), or as --start-method says: the module under test has

@@ -15,6 +15,7 @@ except ImportError:  # (probes never use it)
     pass
 
 cg = chapter_module("ch06", "cnn_geometry")
+PROBES_USE = "build_layer describe"  # what the probes use besides themselves (harness/strip.py)
 
 
 def source_of(value: int, shape: tuple[int, ...]) -> tuple[int, ...]:

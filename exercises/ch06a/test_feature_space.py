@@ -14,6 +14,7 @@ except ImportError:  # (probes never use it)
     pass
 
 fs = chapter_module("ch06a", "feature_space")
+PROBES_USE = "gen make_head"  # what the probes use besides themselves (harness/strip.py)
 
 
 def gen(seed):

@@ -21,6 +21,7 @@ except ImportError:
     pass
 
 at = chapter_module("ch07", "attention")
+PROBES_USE = "PARAM_NAMES build"  # what the probes use besides themselves (harness/strip.py)
 
 
 def gen(seed: int) -> torch.Generator:

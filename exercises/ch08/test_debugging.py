@@ -10,6 +10,10 @@ from harness.probe import probe
 from harness.target import chapter_module
 
 dbg = chapter_module("ch08", "debugging")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "InfiniteLoss SETUPS books_broken_setup books_bug healthy_sgd healthy_transfer mlp "
+    "overflowing_loss pretrained"
+)
 
 
 def books_broken_setup(model):

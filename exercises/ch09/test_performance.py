@@ -19,6 +19,9 @@ from harness.probe import because, probe
 from harness.target import chapter_module
 
 perf = chapter_module("ch09", "performance")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "CudaSyncAs FakeGPU FakeMemory mlp profiled_work"
+)
 
 MATMUL_LIKE = ("mm", "matmul", "addmm", "bmm", "linear")
 

@@ -25,6 +25,10 @@ except ImportError:  # there the probes below never need them
     pass
 
 comp = chapter_module("ch09a", "compilation")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "BOOK_LENGTHS FUNCTIONS INDUCTOR MODELS _subject book_requests clip_or_shift fresh_dynamo "
+    "ignores_n scale scale_by skip_compile_bookkeeping tagger_with_vocab"
+)
 
 
 def skip_compile_bookkeeping():

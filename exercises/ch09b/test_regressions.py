@@ -24,6 +24,9 @@ except ImportError:  # there the probes below never need them
     pass
 
 rg = chapter_module("ch09b", "regressions")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "_REAL_HASH _hash_of_another_process _watch"
+)
 
 CFG = dict(n=128, d_in=8, hidden=16, lr=0.05, epochs=2, batch_size=32)
 

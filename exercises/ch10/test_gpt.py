@@ -24,6 +24,10 @@ except ImportError:
     pass
 
 gpt = chapter_module("ch10", "gpt")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "BATCH_FNS MarkovModel WindowModel _train copy_batch next_token_batch sample_tokens "
+    "seeded_attention seeded_block seeded_gpt windows"
+)
 
 SMALL = dict(steps=150, block_size=32, batch_size=16, n_layer=2, n_head=4, n_embd=32, lr=3e-3)
 TINY = dict(steps=4, block_size=8, batch_size=4, n_layer=1, n_head=2, n_embd=16)

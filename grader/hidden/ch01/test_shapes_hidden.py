@@ -31,6 +31,10 @@ except ImportError:
 
 sh = chapter_module("ch01", "shapes")
 ref = reference_module("ch01", "shapes")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "EDGE_COPIES EDGE_VIEWS HIDDEN_PROGRAMS MORE_COPIES MORE_VIEWS changes crashes_at_its_third_op "
+    "factories_and_tuples on_empty other_program raises_its_own_error single_sum snapshot"
+)
 
 
 def gen(seed):

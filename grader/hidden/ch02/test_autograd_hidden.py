@@ -36,6 +36,12 @@ except ImportError:  # (probes never use them)
 
 ag = chapter_module("ch02", "autograd")
 ref = reference_module("ch02", "autograd")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "BackwardSpy HIDDEN_GRAPHS LeakyHead USER_FILES USER_SOURCE healthy_step hidden_cut_cases "
+    "leaky_loss leaving_torch no_grad_graph nonscalar_leaf_graph observe_reachability "
+    "other_dtypes_and_outputs other_nodes_graph preprocess program program_args random_graph "
+    "shared_branches_graph sum_of_products_graph very_deep_graph"
+)
 
 HERE = os.path.basename(__file__)
 

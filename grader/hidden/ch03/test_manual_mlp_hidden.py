@@ -33,6 +33,9 @@ except ImportError:  # (probes never use them)
 
 mm = chapter_module("ch03", "manual_mlp")
 ref = reference_module("ch03", "manual_mlp")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "apply_random_step linear_mlp random_step recipe_params relu_mlp"
+)
 
 
 def drawn(n: int):

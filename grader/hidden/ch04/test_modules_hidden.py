@@ -34,6 +34,11 @@ except ImportError:  # (probes never use them)
 
 md = chapter_module("ch04", "modules")
 ref = reference_module("ch04", "modules")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Scratch Tied build_entry "
+    "build_tree deep_paths fit_steps frozen_but_held groups_shared_frozen moved_to_float64 "
+    "registered_twice shared_storage"
+)
 
 
 # ---------------------------------------------------------------- ch04.1

@@ -37,6 +37,9 @@ except ImportError:  # (probes never use them)
 
 dl = chapter_module("ch05", "dataloading")
 ref = reference_module("ch05", "dataloading")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "CTX DATASETS GlobalNumpyDataset PyRandomDataset epoch started_as_configured"
+)
 
 
 @pytest.mark.task("ch05.1")

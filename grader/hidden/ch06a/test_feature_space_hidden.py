@@ -29,6 +29,7 @@ except ImportError:  # (probes never use them)
 
 fs = chapter_module("ch06a", "feature_space")
 ref = reference_module("ch06a", "feature_space")
+PROBES_USE = "make_head"  # what the probes use besides themselves (harness/strip.py)
 FMAX = torch.finfo(torch.float32).max
 INF, NAN = float("inf"), float("nan")
 

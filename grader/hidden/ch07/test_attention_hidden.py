@@ -31,6 +31,7 @@ except ImportError:
     pass
 
 at = chapter_module("ch07", "attention")
+PROBES_USE = "PARAM_NAMES"  # what the probes use besides themselves (harness/strip.py)
 
 
 def examples_one_failure(n: int):

@@ -28,6 +28,14 @@ except ImportError:  # (probes never use them)
 
 dbg = chapter_module("ch08", "debugging")
 ref = reference_module("ch08", "debugging")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "Detached FixedDirection InfGradLoss InfiniteGradient Phased RECORDED RecordingSGD SETUPS "
+    "Scripted Softmaxed SquaredError ZeroGradBeforeStep books_bug_parts books_setup_in_full "
+    "constant_line counts_regression detached_layer everything_frozen frozen_twin healthy_adam "
+    "healthy_regression infinite_gradient infinite_lr linear_probe mlp overflow phased pretrained "
+    "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
+    "zero_grad_before_step zero_lr zero_lr_head_only"
+)
 
 CODES = {
     "not_in_optimizer",

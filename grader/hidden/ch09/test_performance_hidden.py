@@ -29,6 +29,7 @@ except ImportError:
 
 perf = chapter_module("ch09", "performance")
 ref = reference_module("ch09", "performance")
+PROBES_USE = "FakeGPU"  # what the probes use besides themselves (harness/strip.py)
 
 
 def examples_one_failure(n: int):

@@ -26,6 +26,11 @@ except ImportError:  # there the probes below never need it
     pass
 
 comp = chapter_module("ch09a", "compilation")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "HIDDEN_FUNCTIONS Smoother SpyBackend book_requests break_then_branch break_then_return "
+    "by_mode column_sums cosine_plus_one doubled fresh_dynamo ignores_z mix product running_mean "
+    "scaled times_n uses_flag"
+)
 
 
 def break_then_branch(x):

@@ -49,6 +49,9 @@ except ImportError:
 
 gpt = chapter_module("ch10", "gpt")
 ref = reference_module("ch10", "gpt")
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "Recorder TinyLM next_token_batch randomize record_calls"
+)
 
 
 def corpus() -> str:
