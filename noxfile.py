@@ -1,5 +1,6 @@
 """Developer sessions: `nox -s tests`, `nox -s lint`, `nox -s demo`, `nox -s bench`,
-`nox -s mutants [-- chNN ...]`, `nox -s lock`.
+`nox -s mutants [-- chNN ...]`,
+`nox -s mutants_changed`, `nox -s lock`.
 
 Every install goes through constraints.txt, which pins the CPU build of torch this
 course is measured on (an unpinned torch pulls a multi-GB CUDA build).
@@ -7,7 +8,7 @@ course is measured on (an unpinned torch pulls a multi-GB CUDA build).
 
 import nox
 
-nox.options.sessions = ["lint", "tests"]
+nox.options.sessions = ["lint", "tests", "mutants_changed"]
 nox.options.reuse_existing_virtualenvs = True
 INSTALL = ("-c", "constraints.txt", "-e", ".[dev]")
 
@@ -45,6 +46,14 @@ def mutants(session: nox.Session) -> None:
     """Mutation testing of the reference solutions: per chapter, killed / survived / equivalent."""
     session.install(*INSTALL)
     session.run("python", "tests/mutants.py", *session.posargs)
+
+
+@nox.session
+def mutants_changed(session: nox.Session) -> None:
+    """The mutants of definitions whose code or tests changed since their chapter's last
+    complete run (a fixed sample of at most 40): fails on a survivor that run did not have."""
+    session.install(*INSTALL)
+    session.run("python", "tests/mutants.py", "--changed", "--budget", "40", *session.posargs)
 
 
 @nox.session

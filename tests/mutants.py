@@ -39,6 +39,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # mutation_baseline, beside this file
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
@@ -184,7 +185,12 @@ def _run_mutant(chapter, mutant: Mutant, workdir: Path, timeout: float, write_fd
 
 
 def run_chapter(
-    chapter_id: str, jobs: int, timeout: float, show: bool, only: set[str] | None = None
+    chapter_id: str,
+    jobs: int,
+    timeout: float,
+    show: bool,
+    only: set[str] | None = None,
+    keys: set[str] | None = None,
 ) -> dict:
     from harness import index
 
@@ -197,6 +203,8 @@ def run_chapter(
     mutants = mutants_of(source)
     if only:  # the mutants of these definitions only (after changing them, say)
         mutants = [m for m in mutants if m.key.split(":", 1)[0] in only]
+    if keys is not None:  # exactly these mutants (a sample, say)
+        mutants = [m for m in mutants if m.key in keys]
     known = equivalents(chapter)
     pending = list(mutants)
     running: dict[int, tuple[Mutant, int, float, tempfile.TemporaryDirectory]] = {}
@@ -286,7 +294,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", help="comma-separated definitions: mutate just these (e.g. after changing them)"
     )
+    parser.add_argument(
+        "--changed",
+        action="store_true",
+        help="only definitions changed since the chapter's baseline; exit 1 on a new survivor",
+    )
+    parser.add_argument(
+        "--budget", type=int, default=0, help="with --changed: at most this many mutants in all"
+    )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="keep each complete chapter run as its baseline (tests/mutation_baseline.json)",
+    )
     args = parser.parse_args(argv)
+    if args.changed:
+        return check_changed(args)
     import torch
 
     torch.set_num_threads(1)
@@ -309,8 +332,79 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  survived: {key}", file=sys.stderr)
         for key in r["stale_equivalents"]:
             print(f"  listed as equivalent but not a surviving mutant: {key}", file=sys.stderr)
+        if args.record and not args.only:
+            import mutation_baseline
+
+            mutation_baseline.record(index.chapter(chapter), r)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+def changed_sample(chapters: list[str], budget: int) -> dict[str, set[str]]:
+    """Chapter -> keys of the mutants of its changed definitions; with a budget, a fixed
+    sample of at most ``budget`` of them in all (chosen by a hash of each key, so the same
+    change always draws the same mutants)."""
+    import hashlib
+
+    import mutation_baseline
+
+    from harness import index
+
+    found = []
+    for chapter_id in chapters:
+        chapter = index.chapter(chapter_id)
+        changed = mutation_baseline.changed_definitions(chapter)
+        if not changed:
+            continue
+        source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
+        found += [
+            (chapter_id, m.key)
+            for m in mutants_of(source)
+            if m.key.split(":", 1)[0].split(".")[0] in changed
+        ]
+    if budget and len(found) > budget:
+        found = sorted(found, key=lambda ck: hashlib.sha256("|".join(ck).encode()).digest())
+        found = found[:budget]
+    sample: dict[str, set[str]] = {}
+    for chapter_id, key in found:
+        sample.setdefault(chapter_id, set()).add(key)
+    return sample
+
+
+def check_changed(args) -> int:
+    """Run the mutants of what changed since each chapter's baseline; 1 if one survives
+    that the baseline did not accept."""
+    import torch
+
+    torch.set_num_threads(1)
+    import mutation_baseline
+
+    from harness import index
+
+    chosen = args.chapters or list(index.chapters())
+    sample = changed_sample(chosen, args.budget)
+    total = sum(len(k) for k in sample.values())
+    print(f"{total} mutants of changed definitions in {len(sample)} chapters", flush=True)
+    new, unmeasured = [], []
+    baseline = mutation_baseline.load()
+    for chapter_id, keys in sample.items():
+        r = run_chapter(chapter_id, args.jobs, args.timeout, args.show, keys=keys)
+        accepted = mutation_baseline.accepted_survivors(chapter_id)
+        fresh = [f"{chapter_id}: {k}" for k in r["survivors"] if k not in accepted]
+        print(f"  {chapter_id}: {len(keys)} run, {r['killed']} killed, {len(fresh)} new survivors")
+        # a chapter never measured completely has no accepted survivors to compare with:
+        # its survivors are shown, and fail nothing until its first complete run
+        (new if chapter_id in baseline else unmeasured).extend(fresh)
+    if unmeasured:
+        print("Survivors in chapters without a complete run yet (run `nox -s mutants -- chNN")
+        print("--record` to measure one):")
+        print("\n".join(f"  {k}" for k in unmeasured))
+    if new:
+        print("Mutants that no test kills (a test grew weaker, or a new equivalent to argue in")
+        print("grader/bugzoo/chNN/equivalent_mutants.toml):")
+        print("\n".join(f"  {k}" for k in new))
+        return 1
     return 0
 
 
