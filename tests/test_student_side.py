@@ -11,8 +11,9 @@ from the real file's syntax tree:
   built by judging helpers).
 
 None of them may appear as a constant of the student's copy, except where it is an input
-(an argument a test body passes to the student's code or a probe), a key of what a
-probe returns, words a probe itself says, or part of the ``chapter_module`` line; small
+(an argument a test body passes to the student's code or a probe, a case id keying a
+table of inputs), a key of what a probe returns, words a probe itself says, or part of
+the ``chapter_module`` line; small
 integers and strings under three characters are too common to mean anything. Long
 explanations may not appear anywhere in the copy's text, and the copy holds no comment,
 no docstring and no test.
@@ -147,6 +148,12 @@ class Judged:
             code = isinstance(stmt, ast.FunctionDef | ast.ClassDef) and stmt.name in reached
             if strip._is_handle(stmt) or code:
                 self.allowed |= set(_constants(stmt))  # module ids, words probes say
+            if strip._bound(stmt) & reached and isinstance(stmt, ast.Assign):
+                for node in ast.walk(stmt.value):  # case ids: keys of an input table
+                    if isinstance(node, ast.Dict):
+                        self.allowed |= {
+                            c for k in node.keys if k is not None for c in _constants(k)
+                        }
             if isinstance(stmt, ast.FunctionDef) and stmt.name.startswith("test_"):
                 for node in ast.walk(stmt):  # inputs: what a test body passes to a call
                     if isinstance(node, ast.Call) and _called(node) not in JUDGING:
@@ -198,7 +205,7 @@ def leaks(judged: Judged, copy: str) -> list[str]:
     ):
         if not _meaningless(value):
             found.append(f"an expected value or label: {value!r}")
-    for text in sorted(judged.explanations):
+    for text in sorted(judged.explanations - judged.allowed):
         if len(text.split()) >= LONG and text in copy:
             found.append(f"an explanation: {text[:60]!r}...")
     for tok in tokenize.generate_tokens(io.StringIO(copy).readline):

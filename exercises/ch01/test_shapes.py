@@ -18,9 +18,8 @@ except ImportError:
 
 sh = chapter_module("ch01", "shapes")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "COPIES DISJOINT EMPTY_COPIES EMPTY_VIEWS INT_OF_SIZE LIBRARY_BROADCASTS PROGRAMS VIEWS "
-    "VIEW_TABLES _TensorWatcher changes crashes_at_its_second_op small_program snapshot "
-    "the_books_program with_empty"
+    "INT_OF_SIZE LIBRARY_BROADCASTS PROGRAMS VIEW_PAIRS _TensorWatcher changes "
+    "crashes_at_its_second_op small_program snapshot the_books_program with_empty"
 )
 
 
@@ -233,11 +232,17 @@ def test_batch_linear_square_sizes_match_f_linear():
 
 @probe
 def linear_layer_output(seed, n_in, n_out, x):
-    """batch_linear with the parameters of a freshly seeded nn.Linear, and that layer's own output."""
+    """batch_linear with the parameters of a freshly seeded nn.Linear."""
     torch.manual_seed(seed)
     layer = torch.nn.Linear(n_in, n_out)
     with torch.no_grad():
-        return sh.batch_linear(x, layer.weight, layer.bias), layer(x)
+        return sh.batch_linear(x, layer.weight, layer.bias)
+
+
+def seeded_layer(seed, n_in, n_out):
+    """The same nn.Linear, built here (the trusted side) from the same seed."""
+    torch.manual_seed(seed)
+    return torch.nn.Linear(n_in, n_out)
 
 
 @pytest.mark.task("ch01.3")
@@ -247,7 +252,9 @@ def test_batch_linear_uses_an_nn_linear_layer_s_parameters():
         "batch_linear(x[5, 3], layer.weight[2, 3], layer.bias[2]) raised: the weight is "
         "[out, in], so x @ W cannot even multiply here; the product is x @ W.T"
     ):
-        got, want = linear_layer_output(0, 3, 2, x)
+        got = linear_layer_output(0, 3, 2, x)
+    with torch.no_grad():
+        want = seeded_layer(0, 3, 2)(x)
     assert tuple(got.shape) == (5, 2) and torch.allclose(got, want, atol=1e-5), (
         f"batch_linear(x[5, 3], layer.weight[2, 3], layer.bias[2]) gave {brief(got)}; "
         "it must equal layer(x) of shape (5, 2): out[k, o] = x[k] . W[o] + b[o]"
@@ -384,25 +391,6 @@ def test_first_divergence_when_the_program_stopped_early():
 
 # ---- ch01.6 is_view_of -------------------------------------------------------------
 
-VIEWS = {  # label: how to make (a, b) from x = arange(12).reshape(3, 4)
-    "x.t()": lambda x: (x.t(), x),
-    "x[1:]": lambda x: (x[1:], x),
-    "x[:, 2]": lambda x: (x[:, 2], x),
-    "x.view(4, 3)": lambda x: (x.view(4, 3), x),
-    "x.unsqueeze(0)": lambda x: (x.unsqueeze(0), x),
-}
-COPIES = {
-    "x.clone()": lambda x: (x.clone(), x),
-    "x.t().contiguous()": lambda x: (x.t().contiguous(), x),
-    "torch.arange(12.0).reshape(3, 4)": lambda x: (torch.arange(12.0).reshape(3, 4), x),
-}
-
-
-DISJOINT = {  # label: (a, b) from x = arange(12).reshape(3, 4); the windows share no element
-    "x[:1] and x[1:]": lambda x: (x[:1], x[1:]),
-    "x[:, ::2] and x[:, 1::2]": lambda x: (x[:, ::2], x[:, 1::2]),
-}
-
 
 def with_empty(window):
     """(window(e), e) for a fresh empty tensor e = torch.empty(0, 3)."""
@@ -410,39 +398,55 @@ def with_empty(window):
     return window(e), e
 
 
-EMPTY_VIEWS = {  # an empty tensor and a window onto its own storage
-    "e.t() and e, for e = torch.empty(0, 3)": lambda x: with_empty(lambda e: e.t()),
-    "x[2:2] and x (an empty slice of x)": lambda x: (x[2:2], x),
+VIEW_PAIRS = {  # case: how to make (a, b) from x = arange(12).reshape(3, 4); e = empty(0, 3)
+    "x.t(), x": lambda x: (x.t(), x),
+    "x.clone(), x": lambda x: (x.clone(), x),
+    "x[:1], x[1:]": lambda x: (x[:1], x[1:]),
+    "x[1:], x": lambda x: (x[1:], x),
+    "e.clone(), e": lambda x: with_empty(lambda e: e.clone()),
+    "x[:, 2], x": lambda x: (x[:, 2], x),
+    "x.t().contiguous(), x": lambda x: (x.t().contiguous(), x),
+    "e.t(), e": lambda x: with_empty(lambda e: e.t()),
+    "x.view(4, 3), x": lambda x: (x.view(4, 3), x),
+    "torch.empty(0), torch.zeros(0)": lambda x: (torch.empty(0), torch.zeros(0)),
+    "x[:, ::2], x[:, 1::2]": lambda x: (x[:, ::2], x[:, 1::2]),
+    "torch.arange(12.0).reshape(3, 4), x": lambda x: (torch.arange(12.0).reshape(3, 4), x),
+    "x[2:2], x": lambda x: (x[2:2], x),
+    "x.unsqueeze(0), x": lambda x: (x.unsqueeze(0), x),
 }
-EMPTY_COPIES = {  # empty tensors on storages of their own
-    "torch.empty(0) and torch.zeros(0)": lambda x: (torch.empty(0), torch.zeros(0)),
-    "e.clone() and e, for e = torch.empty(0, 3)": lambda x: with_empty(lambda e: e.clone()),
-}
-VIEW_TABLES = {
-    "views": VIEWS,
-    "copies": COPIES,
-    "disjoint": DISJOINT,
-    "empty views": EMPTY_VIEWS,
-    "empty copies": EMPTY_COPIES,
+# What each case is, on the trusted side only: the probe asks about every case at once, so
+# neither its arguments nor its caller say which answer a test expects.
+VIEW_CASES = {
+    "views": ["x.t(), x", "x[1:], x", "x[:, 2], x", "x.view(4, 3), x", "x.unsqueeze(0), x"],
+    "copies": ["x.clone(), x", "x.t().contiguous(), x", "torch.arange(12.0).reshape(3, 4), x"],
+    "disjoint": ["x[:1], x[1:]", "x[:, ::2], x[:, 1::2]"],  # one storage, no shared element
+    "empty views": ["e.t(), e", "x[2:2], x"],  # an empty window onto a storage
+    "empty copies": ["torch.empty(0), torch.zeros(0)", "e.clone(), e"],  # storages of their own
 }
 
 
 @probe
-def view_verdicts(kind):
-    """is_view_of(a, b) for every case of the table ``VIEW_TABLES[kind]``."""
+def view_verdicts():
+    """is_view_of(a, b) for every case of VIEW_PAIRS, by case."""
     verdicts = {}
-    for label, make in VIEW_TABLES[kind].items():
+    for case, make in VIEW_PAIRS.items():
         x = torch.arange(12.0).reshape(3, 4)
-        verdicts[label] = sh.is_view_of(*make(x))
+        verdicts[case] = sh.is_view_of(*make(x))
     return verdicts
+
+
+def verdicts_on(kind):
+    """(case, is_view_of's verdict) for the cases of ``VIEW_CASES[kind]``."""
+    verdicts = view_verdicts()
+    return [(case, verdicts[case]) for case in VIEW_CASES[kind]]
 
 
 @pytest.mark.task("ch01.6")
 @pytest.mark.points(2)
 def test_is_view_of_views():
-    for label, verdict in view_verdicts("views").items():
+    for label, verdict in verdicts_on("views"):
         assert verdict is True, (
-            f"is_view_of({label}, x) is {verdict!r}, not True, but {label} is a view: it reads "
+            f"is_view_of({label}) is {verdict!r}, not True, but a is a view of x: it reads "
             "x's memory through its own offset and strides (compare storages, not the first "
             "element's address)"
         )
@@ -450,18 +454,18 @@ def test_is_view_of_views():
 
 @pytest.mark.task("ch01.6")
 def test_is_view_of_copies():
-    for label, verdict in view_verdicts("copies").items():
+    for label, verdict in verdicts_on("copies"):
         assert verdict is False, (
-            f"is_view_of({label}, x) is {verdict!r}, not False, but {label} is a copy with its "
+            f"is_view_of({label}) is {verdict!r}, not False, but a is a copy with its "
             "own memory (equal values do not make a view)"
         )
 
 
 @pytest.mark.task("ch01.6")
 def test_is_view_of_windows_that_do_not_overlap():
-    for label, verdict in view_verdicts("disjoint").items():
+    for label, verdict in verdicts_on("disjoint"):
         assert verdict is True, (
-            f"is_view_of is {verdict!r} for {label}, not True: the two windows share no "
+            f"is_view_of({label}) is {verdict!r}, not True: the two windows share no "
             "element but lie in one storage; the question is which storage each reads, not "
             "whether a write into one shows up in the other (compare untyped_storage())"
         )
@@ -469,15 +473,15 @@ def test_is_view_of_windows_that_do_not_overlap():
 
 @pytest.mark.task("ch01.6")
 def test_is_view_of_empty_tensors():
-    for label, verdict in view_verdicts("empty copies").items():
+    for label, verdict in verdicts_on("empty copies"):
         assert verdict is False, (
-            f"is_view_of is {verdict!r} for {label}, not False: each has a storage of its own. "
+            f"is_view_of({label}) (e = torch.empty(0, 3)) is {verdict!r}, not False: each has a storage of its own. "
             "Every storage without bytes reports data_ptr() 0, so equal addresses prove "
             "nothing for empty storages: compare the storage objects themselves there"
         )
-    for label, verdict in view_verdicts("empty views").items():
+    for label, verdict in verdicts_on("empty views"):
         assert verdict is True, (
-            f"is_view_of is {verdict!r} for {label}, not True: an empty tensor has no elements "
+            f"is_view_of({label}) (e = torch.empty(0, 3)) is {verdict!r}, not True: an empty tensor has no elements "
             "to write, yet it is a window onto that storage (a write-and-watch test or a "
             "numel() == 0 shortcut misses it)"
         )

@@ -32,8 +32,8 @@ except ImportError:
 sh = chapter_module("ch01", "shapes")
 ref = reference_module("ch01", "shapes")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "EDGE_COPIES EDGE_VIEWS HIDDEN_PROGRAMS MORE_COPIES MORE_VIEWS changes crashes_at_its_third_op "
-    "factories_and_tuples on_empty other_program raises_its_own_error single_sum snapshot"
+    "HIDDEN_PAIRS HIDDEN_PROGRAMS changes crashes_at_its_third_op factories_and_tuples "
+    "on_empty other_program raises_its_own_error single_sum snapshot"
 )
 
 
@@ -733,45 +733,109 @@ def test_first_divergence_agrees_with_the_reference(shapes_run, edits, cut, styl
 
 # ---- ch01.6 is_view_of -------------------------------------------------------------
 
-MORE_VIEWS = {  # label: how to make (a, b) from x = randn(4, 6)
-    "a view of a view": lambda x: (x[1:].t()[::2], x),
-    "the base of a view": lambda x: (x, x[1:, 3:]),
-    "two views of one base": lambda x: (x[2].view(2, 3), x[2][1:]),
-    "an expanded view": lambda x: (x[:1].expand(5, 6), x),
-    "a detached tensor": lambda x: (x.detach(), x),
-    "a dtype view": lambda x: (x.view(torch.int32), x),
-    ".contiguous() of a contiguous tensor": lambda x: (x.contiguous(), x),
-    "reshape that can be a view": lambda x: (x.reshape(3, 8), x),
-    "a tensor and itself": lambda x: (x, x),
+
+def on_empty(window):
+    """(window(e), e) for a fresh empty tensor e = torch.empty(0, 3)."""
+    e = torch.empty(0, 3)
+    return window(e), e
+
+
+HIDDEN_PAIRS = {  # case: how to make (a, b) from x = randn(4, 6); e = torch.empty(0, 3)
+    "x[1:].t()[::2], x": lambda x: (x[1:].t()[::2], x),
+    "x.t().contiguous(), x": lambda x: (x.t().contiguous(), x),
+    "x[0], x[3]": lambda x: (x[0], x[3]),
+    "torch.empty(0, 3), torch.empty(0, 3)": lambda x: (torch.empty(0, 3), torch.empty(0, 3)),
+    "x, x[1:, 3:]": lambda x: (x, x[1:, 3:]),
+    "x.t().reshape(24), x": lambda x: (x.t().reshape(24), x),
+    "x.view(-1)[:10], x.view(-1)[10:]": lambda x: (x.view(-1)[:10], x.view(-1)[10:]),
+    "x[2].view(2, 3), x[2][1:]": lambda x: (x[2].view(2, 3), x[2][1:]),
+    "torch.tensor([]), x[2:2]": lambda x: (torch.tensor([]), x[2:2]),
+    "x + 0, x": lambda x: (x + 0, x),
+    "x[:1].expand(5, 6), x": lambda x: (x[:1].expand(5, 6), x),
+    "x[::2].view(torch.int32), x[1::2]": lambda x: (x[::2].view(torch.int32), x[1::2]),
+    "x[1:].clone(), x[1:]": lambda x: (x[1:].clone(), x[1:]),
+    "x.detach(), x": lambda x: (x.detach(), x),
+    "x[2:2], torch.tensor([])": lambda x: (x[2:2], torch.tensor([])),
+    "e.view(3, 0), e": lambda x: on_empty(lambda e: e.view(3, 0)),
+    "torch.zeros_like(x), torch.zeros_like(x)": lambda x: (
+        torch.zeros_like(x),
+        torch.zeros_like(x),
+    ),
+    "x.view(torch.int32), x": lambda x: (x.view(torch.int32), x),
+    "x.new_empty(0), x": lambda x: (x.new_empty(0), x),
+    "x.contiguous(), x": lambda x: (x.contiguous(), x),
+    "x[:, 6:], x[1:1]": lambda x: (x[:, 6:], x[1:1]),
+    "x.to(torch.float64), x": lambda x: (x.to(torch.float64), x),
+    "x.reshape(3, 8), x": lambda x: (x.reshape(3, 8), x),
+    "torch.zeros(0, dtype=torch.int64), torch.zeros(0)": lambda x: (
+        torch.zeros(0, dtype=torch.int64),
+        torch.zeros(0),
+    ),
+    "e, e": lambda x: on_empty(lambda e: e),
+    "x, x": lambda x: (x, x),
 }
-MORE_COPIES = {
-    "a transposed tensor made contiguous": lambda x: (x.t().contiguous(), x),
-    "reshape after transpose (must copy)": lambda x: (x.t().reshape(24), x),
-    "x + 0": lambda x: (x + 0, x),
-    "a clone of a view": lambda x: (x[1:].clone(), x[1:]),
-    "torch.zeros_like": lambda x: (torch.zeros_like(x), torch.zeros_like(x)),
-    "x.to(float64)": lambda x: (x.to(torch.float64), x),
+# What each case is, on the trusted side only (the probe asks about every case at once).
+HIDDEN_CASES = {
+    "views": [  # views of views, bases, expanded, detached and dtype views
+        "x[1:].t()[::2], x",
+        "x, x[1:, 3:]",
+        "x[2].view(2, 3), x[2][1:]",
+        "x[:1].expand(5, 6), x",
+        "x.detach(), x",
+        "x.view(torch.int32), x",
+        "x.contiguous(), x",
+        "x.reshape(3, 8), x",
+        "x, x",
+    ],
+    "copies": [
+        "x.t().contiguous(), x",
+        "x.t().reshape(24), x",
+        "x + 0, x",
+        "x[1:].clone(), x[1:]",
+        "torch.zeros_like(x), torch.zeros_like(x)",
+        "x.to(torch.float64), x",
+    ],
+    "edge views": [  # disjoint windows of one storage, empty windows onto it
+        "x[0], x[3]",
+        "x.view(-1)[:10], x.view(-1)[10:]",
+        "x[::2].view(torch.int32), x[1::2]",
+        "e.view(3, 0), e",
+        "x[:, 6:], x[1:1]",
+        "e, e",
+    ],
+    "edge copies": [  # empty tensors on storages of their own
+        "torch.empty(0, 3), torch.empty(0, 3)",
+        "torch.tensor([]), x[2:2]",
+        "x[2:2], torch.tensor([])",
+        "x.new_empty(0), x",
+        "torch.zeros(0, dtype=torch.int64), torch.zeros(0)",
+    ],
 }
 
 
 @probe
-def more_view_verdicts(kind):
-    """is_view_of(a, b) for every case of the table ``kind`` ("views" or "copies")."""
-    cases = MORE_VIEWS if kind == "views" else MORE_COPIES
+def hidden_view_verdicts():
+    """is_view_of(a, b) for every case of HIDDEN_PAIRS, by case."""
     verdicts = {}
-    for label, make in cases.items():
+    for case, make in HIDDEN_PAIRS.items():
         x = torch.randn(4, 6, generator=torch.Generator().manual_seed(61))
-        verdicts[label] = sh.is_view_of(*make(x))
+        verdicts[case] = sh.is_view_of(*make(x))
     return verdicts
+
+
+def hidden_verdicts_on(kind):
+    """(case, is_view_of's verdict) for the cases of ``HIDDEN_CASES[kind]``."""
+    verdicts = hidden_view_verdicts()
+    return [(case, verdicts[case]) for case in HIDDEN_CASES[kind]]
 
 
 @pytest.mark.task("ch01.6")
 @pytest.mark.points(2)
 def test_is_view_of_more_views():
     """Views of views, bases, expanded, detached and dtype views share one storage: True."""
-    for label, verdict in more_view_verdicts("views").items():
+    for label, verdict in hidden_verdicts_on("views"):
         assert verdict is True, (
-            f"is_view_of is {verdict!r}, not True, for {label}: both read the same storage "
+            f"is_view_of({label}) is {verdict!r}, not True: both read the same storage "
             "(look at the storage, not the offset of the first element, and not only ._base)"
         )
 
@@ -780,62 +844,25 @@ def test_is_view_of_more_views():
 @pytest.mark.points(2)
 def test_is_view_of_more_copies():
     """Copies own separate memory, whatever their values: False."""
-    for label, verdict in more_view_verdicts("copies").items():
+    for label, verdict in hidden_verdicts_on("copies"):
         assert verdict is False, (
-            f"is_view_of is {verdict!r}, not False, for {label}: it owns separate memory, "
+            f"is_view_of({label}) is {verdict!r}, not False: it owns separate memory, "
             "whatever its values"
         )
-
-
-def on_empty(window):
-    """(window(e), e) for a fresh empty tensor e = torch.empty(0, 3)."""
-    e = torch.empty(0, 3)
-    return window(e), e
-
-
-EDGE_VIEWS = {  # label: (a, b) from x = randn(4, 6), one storage each time
-    "two different rows of x": lambda x: (x[0], x[3]),
-    "the first 10 and the last 14 elements of x": lambda x: (x.view(-1)[:10], x.view(-1)[10:]),
-    "even rows viewed as int32, and odd rows": lambda x: (x[::2].view(torch.int32), x[1::2]),
-    "e.view(3, 0) and e, for e = torch.empty(0, 3)": lambda x: on_empty(lambda e: e.view(3, 0)),
-    "two empty slices of x, x[:, 6:] and x[1:1]": lambda x: (x[:, 6:], x[1:1]),
-    "an empty tensor and itself": lambda x: on_empty(lambda e: e),
-}
-EDGE_COPIES = {
-    "two torch.empty(0, 3)": lambda x: (torch.empty(0, 3), torch.empty(0, 3)),
-    "torch.tensor([]) and x[2:2]": lambda x: (torch.tensor([]), x[2:2]),
-    "x[2:2] and torch.tensor([])": lambda x: (x[2:2], torch.tensor([])),
-    "x.new_empty(0) and x": lambda x: (x.new_empty(0), x),
-    "an empty int64 tensor and an empty float tensor": lambda x: (
-        torch.zeros(0, dtype=torch.int64),
-        torch.zeros(0),
-    ),
-}
-
-
-@probe
-def edge_view_verdicts(kind):
-    """is_view_of(a, b) for every case of EDGE_VIEWS or EDGE_COPIES."""
-    cases = EDGE_VIEWS if kind == "views" else EDGE_COPIES
-    verdicts = {}
-    for label, make in cases.items():
-        x = torch.randn(4, 6, generator=torch.Generator().manual_seed(62))
-        verdicts[label] = sh.is_view_of(*make(x))
-    return verdicts
 
 
 @pytest.mark.task("ch01.6")
 @pytest.mark.points(2)
 def test_is_view_of_disjoint_and_empty_windows():
     """Disjoint windows of one storage and empty windows onto it are views; empty tensors on storages of their own are not."""
-    for label, verdict in edge_view_verdicts("views").items():
+    for label, verdict in hidden_verdicts_on("edge views"):
         assert verdict is True, (
-            f"is_view_of is {verdict!r}, not True, for {label}: both lie in one storage, "
+            f"is_view_of({label}) is {verdict!r}, not True: both lie in one storage, "
             "whether or not they share an element and even with no element at all"
         )
-    for label, verdict in edge_view_verdicts("copies").items():
+    for label, verdict in hidden_verdicts_on("edge copies"):
         assert verdict is False, (
-            f"is_view_of is {verdict!r}, not False, for {label}: each has a storage of its "
+            f"is_view_of({label}) is {verdict!r}, not False: each has a storage of its "
             "own; storages without bytes all report address 0, so compare the storages "
             "themselves when there are no bytes"
         )
