@@ -70,27 +70,33 @@ def _descendants(root: int) -> list[int]:
 
 
 class _Waiting:
-    """The most time any thread of the student's process tree — or this thread, which
-    must read the reply — has spent waiting for a CPU since the call began: what a busy
-    machine added to the call's wall time. (The largest, not the sum: a main process
-    asleep while its starved workers wait was slowed by their wait, once.)"""
+    """How long a busy machine made the call wait for a CPU since it began: the most that
+    any thread of the student's process tree waited (the largest, not the sum: a main
+    process asleep while its starved workers wait was slowed by their wait, once), plus
+    what this thread waited. This thread runs before and after the student's code —
+    sending the request, waking to read the reply — not beside it, so its waits add to
+    theirs; on a loaded machine a short call is mostly those two wake-ups."""
 
     def __init__(self, root: int | None) -> None:
         self.root = root
         self.me = (os.getpid(), threading.get_native_id())
         self.first: dict[tuple[int, int], float] = {}
-        self.most = 0.0
+        self.most = 0.0  # the student's tree
+        self.mine = 0.0  # this thread
         self.readable = root is not None and self.sample([root])
 
-    def _note(self, pid: int, tid: int) -> bool:
+    @property
+    def total(self) -> float:
+        return self.most + self.mine
+
+    def _note(self, pid: int, tid: int) -> float | None:
         delay = _run_delay(pid, tid)
         if delay is None:
-            return False
-        start = self.first.setdefault((pid, tid), delay)
-        self.most = max(self.most, delay - start)
-        return True
+            return None
+        return delay - self.first.setdefault((pid, tid), delay)
 
     def sample(self, pids: list[int] | None = None) -> bool:
+        """Read the clocks of ``pids`` (default: the whole tree, a walk of /proc)."""
         if self.root is None:
             return False
         seen = False
@@ -100,8 +106,11 @@ class _Waiting:
             except (OSError, ValueError):
                 continue
             for tid in tids:
-                seen = self._note(pid, tid) or seen
-        self._note(*self.me)
+                waited = self._note(pid, tid)
+                if waited is not None:
+                    seen = True
+                    self.most = max(self.most, waited)
+        self.mine = max(self.mine, self._note(*self.me) or 0.0)
         return seen
 
 
@@ -122,15 +131,20 @@ class Budget:
     def wall(self) -> float:
         return time.monotonic() - self.start
 
-    def used(self) -> float:
+    def used(self, quick: bool = False) -> float:
+        """The idle-machine time used so far (``quick``: read the student's main process
+        and this thread only, not the whole tree)."""
         if self.waiting.readable:
-            self.waiting.sample()
-        self.spent = max(0.0, self.wall() - self.waiting.most)
+            self.waiting.sample([self.waiting.root] if quick else None)
+        self.spent = max(0.0, self.wall() - self.waiting.total)
         return self.spent
 
     def settle(self) -> float:
-        """The time used by a call that has ended (a short one is not looked into)."""
-        return self.used() if self.wall() >= POLL_S else self.wall()
+        """The time used by a call that has ended. A short one reads only the clocks of the
+        main process and this thread (a walk of /proc would cost more than the call):
+        hundreds of short calls on a busy machine are mostly waits, and must not add up
+        to a timeout."""
+        return self.used(quick=self.wall() < POLL_S)
 
     def wait(self, rfds: list[int], wfds: list[int]) -> bool:
         """Wait until a descriptor is ready (True), or the budget is spent (False);

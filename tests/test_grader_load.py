@@ -44,7 +44,10 @@ def saturated(hogs_per_core: int = HOGS_PER_CORE, cores: set[int] | None = None)
     hogs = []
     for core in sorted(cores):
         for _ in range(hogs_per_core):
-            hog = subprocess.Popen([sys.executable, "-c", HOG.format(seconds=900)])
+            # a session each: with autogroup scheduling, a session shares one CPU slice
+            hog = subprocess.Popen(
+                [sys.executable, "-c", HOG.format(seconds=900)], start_new_session=True
+            )
             os.sched_setaffinity(hog.pid, {core})
             hogs.append(hog)
     try:
@@ -81,6 +84,17 @@ def verdicts(out: Path) -> dict[str, dict[str, tuple]]:
     return found
 
 
+def details(out: Path, student: str, moved: dict) -> str:
+    """The loaded run's full records of the tests that moved (from the journal)."""
+    records = json.loads((out / ".journal" / f"{student}.json").read_text())["records"]
+    names = {name.split(": ", 1)[1] for name in moved}
+    return "; ".join(
+        f"{n}: {r['outcome']} {r['message'][:200]}"
+        for n, r in records.items()
+        if n.split("::")[-1] in names
+    )
+
+
 def grade_class(subs: Path, out: Path) -> float:
     chapters = [index.chapter(c) for c in CHAPTERS]
     found, _ = collect.discover(subs, chapters)
@@ -98,16 +112,19 @@ def test_a_saturated_machine_gives_the_same_grades_as_a_quiet_one(tmp_path, monk
     with saturated():
         loaded_s = grade_class(subs, tmp_path / "loaded")
     quiet, loaded = verdicts(tmp_path / "quiet"), verdicts(tmp_path / "loaded")
-    assert (tmp_path / "quiet" / "grades.csv").read_text() == (
-        tmp_path / "loaded" / "grades.csv"
-    ).read_text(), f"grades moved with the load (quiet {quiet_s:.0f} s, loaded {loaded_s:.0f} s)"
     for student in quiet:
         moved = {
             name: (quiet[student][name], loaded[student].get(name))
             for name in quiet[student]
             if quiet[student][name] != loaded[student].get(name)
         }
-        assert not moved, f"{student}: verdicts that moved with the load: {moved}"
+        assert not moved, (
+            f"{student}: verdicts that moved with the load (quiet {quiet_s:.0f} s, loaded "
+            f"{loaded_s:.0f} s): {moved}; {details(tmp_path / 'loaded', student, moved)}"
+        )
+    assert (tmp_path / "quiet" / "grades.csv").read_text() == (
+        tmp_path / "loaded" / "grades.csv"
+    ).read_text()
     assert quiet["ada"] and all(v[0] == "passed" for v in quiet["ada"].values())
 
 
@@ -155,4 +172,7 @@ def test_a_slow_correct_call_is_not_a_timeout_when_the_machine_is_busy(tmp_path,
         n: r["outcome"] for n, r in loaded.items()
     }
     if loaded[nodeid]["duration"] <= limits.test_timeout:
-        pytest.skip("the load did not stretch the call past its limit: nothing was proven")
+        pytest.skip(
+            f"the load did not stretch the call past its limit ({loaded[nodeid]['duration']:.1f} s, "
+            f"quiet {quiet[nodeid]['duration']:.1f} s): nothing was proven"
+        )
