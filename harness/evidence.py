@@ -1,6 +1,6 @@
 """Short evidence for failure messages: what was observed, never a wall of numbers.
 
-    assert torch.allclose(got, want), f"pairwise_sq_dists: {first_difference(got, want)}"
+    judge.close(got, want, "pairwise_sq_dists: ...", atol=1e-5, rtol=1e-4)  # see harness.judge
 
 ``brief`` summarises any value in a line; ``first_difference`` says where two tensors
 (or nested sequences of numbers) first disagree, and by how much.
@@ -39,8 +39,11 @@ def brief(x, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 5] + " ...]"
 
 
-def first_difference(got, expected, atol: float = 1e-5, rtol: float = 1e-4) -> str:
-    """Where ``got`` first differs from ``expected`` beyond the tolerances, in a line."""
+def first_difference(
+    got, expected, atol: float = 1e-5, rtol: float = 1e-4, equal_nan: bool = True
+) -> str:
+    """Where ``got`` first differs from ``expected`` beyond the tolerances, in a line
+    (``equal_nan``: a NaN where a NaN is expected counts as agreeing)."""
     if not isinstance(got, torch.Tensor):
         try:
             got = torch.as_tensor(got, dtype=torch.float64)
@@ -50,7 +53,7 @@ def first_difference(got, expected, atol: float = 1e-5, rtol: float = 1e-4) -> s
     if tuple(got.shape) != tuple(expected.shape):
         return f"got shape {tuple(got.shape)}, expected {tuple(expected.shape)}"
     g, e = got.detach().double(), expected.detach().double()
-    bad = ~torch.isclose(g, e, atol=atol, rtol=rtol, equal_nan=True)
+    bad = ~torch.isclose(g, e, atol=atol, rtol=rtol, equal_nan=equal_nan)
     if not bad.any():
         return "no entry differs beyond the tolerance"
     where = tuple(int(i) for i in bad.nonzero()[0])
