@@ -14,7 +14,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader import collect, isolate, journal, merge, preflight, run, sandbox, score
+from grader import (
+    collect,
+    isolate,
+    journal,
+    merge,
+    preflight,
+    regrade,
+    report,
+    run,
+    sandbox,
+    score,
+)
 from grader.sandbox import Limits
 from harness import index
 
@@ -139,10 +150,16 @@ def grade_one(
         "student": sub.student,
         "records": {n: r.to_dict() for n, r in records.items()},
         "notes": notes,
+        # the modules themselves, for the similarity report (merged shards have them too)
+        "sources": _sources(sub),
         "execution_time": round(
             time.monotonic() - t0 + (previous or {}).get("execution_time", 0.0), 3
         ),
     }
+
+
+def _sources(sub: collect.Submission) -> dict[str, str]:
+    return {rel: data.decode("utf-8", "replace") for rel, data in sub.files.items()}
 
 
 def entry_key(sub: collect.Submission, plan: Plan) -> str:
@@ -185,6 +202,7 @@ def grade(
     limits = limits or default_limits(jobs)
     plan = make_plan(chapters, limits)
     jr = journal.Journal(out / JOURNAL)
+    before = regrade.snapshot(jr)  # the last run over this folder, for regrade.md
     jr.write_meta("run", {"chapters": [c.id for c in chapters]})
     state = {s.student: _unfinished(jr.get(s.student), entry_key(s, plan)) for s in submissions}
     todo = [s for s in submissions if state[s.student] is not True]
@@ -283,7 +301,13 @@ def grade(
         }
         for s in submissions
     }
-    return merge.write_outputs(out, chapters, specs, entries, gradebook=gradebook)
+    for s in submissions:  # an entry reused from an older journal lacks its modules
+        entries[s.student].setdefault("sources", _sources(s))
+    results = merge.write_outputs(out, chapters, specs, entries, gradebook=gradebook)
+    if before is not None:
+        changes = regrade.diff(before, plan.key, specs, entries, results)
+        regrade.write(out / report.INSTRUCTOR, changes)
+    return results
 
 
 def main(

@@ -12,7 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader import journal, report, score
+from grader import journal, report, score, similarity
 from harness import index
 
 
@@ -42,7 +42,8 @@ def write_outputs(
     """Score the journal entries and write every output (CSV, per student, summary, gradebook)."""
     results = [score.score_student(s, specs, entries[s]) for s in sorted(entries)]
     chapter_ids = [c.id for c in chapters]
-    report.write_all(Path(out), results, chapter_ids)
+    similar = similarity.find(similarity.sources_of(entries), chapters, Path(out) / ".journal")
+    report.write_all(Path(out), results, chapter_ids, similar=similar)
     if gradebook:
         from grader import gradebook as gb
 

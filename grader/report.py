@@ -1,6 +1,8 @@
 """Write what the grades say: ``grades.csv``, per student ``results.json`` (Gradescope)
-and ``feedback.md``, the instructor's ``summary.md`` with ``score_distribution.png``,
-and ``_instructor/hidden_failures.md`` (the full messages of failed hidden tests).
+and ``feedback.md``, the instructor's ``summary.md`` with ``score_distribution.png`` and
+``task_losses.png`` (``grader/figures.py``), ``_instructor/hidden_failures.md`` (the full
+messages of failed hidden tests) and, given one, the similarity report
+(``grader/similarity.py``).
 
 One visibility policy everywhere: what a student may see of a hidden test (its
 statement and how it failed) is the same in ``results.json`` and ``feedback.md``; the
@@ -17,6 +19,8 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from grader import figures, similarity
+from grader.figures import BINS, score_figure  # noqa: F401 - moved to figures.py
 from grader.score import StudentResult, TestResult
 from harness import index
 
@@ -30,6 +34,7 @@ RUN_FILES = {
     "summary.md",
     "gradebook.db",
     "score_distribution.png",
+    "task_losses.png",
     "nbgrader_grades.csv",
     "demo-submissions",
 }
@@ -210,7 +215,11 @@ def _median(values: list[int]) -> float:
     return (ordered[(n - 1) // 2] + ordered[n // 2]) / 2 if n else 0.0
 
 
-def summary_md(results: list[StudentResult], chapters: list[str]) -> str:
+def summary_md(
+    results: list[StudentResult],
+    chapters: list[str],
+    similar: similarity.Similarity | None = None,
+) -> str:
     """A page that stays short at 500 students: per chapter, per task, the few failure
     clusters that matter, and the submissions that need a look."""
     n = len(results)
@@ -247,6 +256,9 @@ def summary_md(results: list[StudentResult], chapters: list[str]) -> str:
             )
     lines += ["", "![score distribution per chapter](score_distribution.png)", ""]
     lines += _tasks_table(results)
+    lines += ["![points lost per task, and why](task_losses.png)", ""]
+    if similar is not None:
+        lines += similarity.summary_lines(similar, results)
     lines += _clusters(results)
     lines += _needs_a_look(results)
     return "\n".join(lines) + "\n"
@@ -340,60 +352,12 @@ def hidden_failures_md(results: list[StudentResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
-BINS = ("not submitted", "not graded", "0", "1–24%", "25–49%", "50–74%", "75–99%", "100%")
-
-
-def _bin(result: StudentResult, chapter: str) -> int:
-    status = result.chapter_status(chapter)
-    if status != "graded":
-        return BINS.index(status)
-    got, most = result.chapter_score(chapter)
-    if most == 0 or got == 0:
-        return 2
-    if got >= most:
-        return 7
-    return 3 + min(3, int(4 * got / most))
-
-
-def score_figure(results: list[StudentResult], chapters: list[str], path: Path) -> None:
-    """Students per chapter and score band, as a table of counts (readable at 5 or 500)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    counts = np.zeros((len(chapters), len(BINS)), dtype=int)
-    for i, c in enumerate(chapters):
-        for r in results:
-            counts[i, _bin(r, c)] += 1
-    n = max(1, len(results))
-    fig, ax = plt.subplots(figsize=(9.5, 0.45 * len(chapters) + 1.6))
-    ax.imshow(counts / n, cmap="Blues", vmin=0, vmax=max(0.2, counts.max() / n), aspect="auto")
-    for i in range(len(chapters)):
-        for j in range(len(BINS)):
-            if counts[i, j]:
-                dark = counts[i, j] / counts.max() > 0.6
-                ax.text(
-                    j,
-                    i,
-                    str(counts[i, j]),
-                    ha="center",
-                    va="center",
-                    color="white" if dark else "black",
-                    fontsize=9,
-                )
-    ax.set_xticks(range(len(BINS)), BINS)
-    ax.set_yticks(range(len(chapters)), chapters)
-    ax.set_xlabel("share of the chapter's points")
-    ax.set_title(f"Students per chapter and score band ({len(results)} submissions)")
-    ax.tick_params(length=0)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    plt.close(fig)
-
-
-def write_all(out: Path, results: list[StudentResult], chapters: list[str]) -> None:
+def write_all(
+    out: Path,
+    results: list[StudentResult],
+    chapters: list[str],
+    similar: similarity.Similarity | None = None,
+) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "grades.csv").write_text(grades_csv(results, chapters))
     (out / "grades_status.csv").write_text(grades_status_csv(results, chapters))
@@ -410,7 +374,10 @@ def write_all(out: Path, results: list[StudentResult], chapters: list[str]) -> N
         folder.mkdir(exist_ok=True)
         (folder / "results.json").write_text(json.dumps(results_json(r), indent=1) + "\n")
         (folder / "feedback.md").write_text(feedback_md(r, chapters))
-    (out / "summary.md").write_text(summary_md(results, chapters))
-    score_figure(results, chapters, out / "score_distribution.png")
+    (out / "summary.md").write_text(summary_md(results, chapters, similar))
+    figures.score_figure(results, chapters, out / "score_distribution.png")
+    figures.task_figure(results, out / "task_losses.png")
     (out / INSTRUCTOR).mkdir(exist_ok=True)
     (out / INSTRUCTOR / "hidden_failures.md").write_text(hidden_failures_md(results))
+    if similar is not None:
+        similarity.write(out / INSTRUCTOR, similar, results, chapters)

@@ -1,0 +1,135 @@
+"""The instructor's pictures, each drawn from a small table of counts that the tests read.
+
+- ``score_distribution.png``: students per chapter and score band, where *not
+  submitted* (no module), *not graded* (the grader's failure, no verdict yet), a zero,
+  partial marks in four bands and full marks are columns of their own.
+- ``task_losses.png``: per task, the share of the class's points for it that were lost,
+  split by why: failed tests, not started (the stub's "not implemented"), not
+  submitted, not graded.
+
+Both stay the same size whatever the class size (they count students, never list them).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from grader.score import StudentResult, TestResult
+
+BINS = ("not submitted", "not graded", "0", "1–24%", "25–49%", "50–74%", "75–99%", "100%")
+LOSSES = ("failed", "not started", "not submitted", "not graded")
+LOSS_COLOURS = ("#c0392b", "#f0b27a", "#aab7b8", "#5dade2")
+NOT_STARTED = ("TODO: implement", "not implemented yet")
+
+
+def band(result: StudentResult, chapter: str) -> str:
+    """The column of ``score_distribution.png`` that ``result``'s chapter falls in."""
+    status = result.chapter_status(chapter)
+    if status != "graded":
+        return status
+    got, most = result.chapter_score(chapter)
+    if most == 0 or got == 0:
+        return "0"
+    if got >= most:
+        return "100%"
+    return BINS[3 + min(3, int(4 * got / most))]
+
+
+def chapter_bands(results: list[StudentResult], chapters: list[str]) -> dict[str, Counter]:
+    """chapter -> band -> number of students."""
+    return {c: Counter(band(r, c) for r in results) for c in chapters}
+
+
+def _why_lost(t: TestResult) -> str:
+    if t.status in ("not_submitted", "not_graded"):
+        return t.status.replace("_", " ")
+    if any(t.output.startswith(p) or t.output.endswith(p) for p in NOT_STARTED):
+        return "not started"
+    return "failed"
+
+
+def task_losses(results: list[StudentResult]) -> dict[str, dict[str, int]]:
+    """task -> {"points": the class's points for it, and per reason in ``LOSSES`` the
+    points lost}, tasks in course order (the order of the tests)."""
+    table: dict[str, dict[str, int]] = {}
+    for r in results:
+        for t in r.tests:
+            if not (t.spec.task and t.max_score):
+                continue
+            row = table.setdefault(t.spec.task, dict.fromkeys(("points", *LOSSES), 0))
+            row["points"] += t.max_score
+            if t.score < t.max_score:
+                row[_why_lost(t)] += t.max_score - t.score
+    return table
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def score_figure(results: list[StudentResult], chapters: list[str], path: Path) -> None:
+    """Students per chapter and score band, as a table of counts (readable at 5 or 500)."""
+    import numpy as np
+
+    plt = _pyplot()
+    bands = chapter_bands(results, chapters)
+    counts = np.array([[bands[c][b] for b in BINS] for c in chapters], dtype=int).reshape(
+        len(chapters), len(BINS)
+    )
+    n = max(1, len(results))
+    top = max(1, counts.max(initial=0))
+    fig, ax = plt.subplots(figsize=(9.5, 0.45 * len(chapters) + 1.6))
+    ax.imshow(counts / n, cmap="Blues", vmin=0, vmax=max(0.2, top / n), aspect="auto")
+    for i in range(len(chapters)):
+        for j in range(len(BINS)):
+            if counts[i, j]:
+                dark = counts[i, j] / top > 0.6
+                ax.text(
+                    j,
+                    i,
+                    str(counts[i, j]),
+                    ha="center",
+                    va="center",
+                    color="white" if dark else "black",
+                    fontsize=9,
+                )
+    ax.set_xticks(range(len(BINS)), BINS)
+    ax.set_yticks(range(len(chapters)), chapters)
+    ax.set_xlabel("share of the chapter's points")
+    ax.set_title(f"Students per chapter and score band ({len(results)} submissions)")
+    ax.tick_params(length=0)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+
+
+def task_figure(results: list[StudentResult], path: Path) -> None:
+    """Per task, the share of the class's points lost, stacked by why."""
+    plt = _pyplot()
+    table = task_losses(results)
+    tasks = list(table)
+    fig, ax = plt.subplots(figsize=(9.5, 0.3 * len(tasks) + 1.8))
+    left = [0.0] * len(tasks)
+    for why, colour in zip(LOSSES, LOSS_COLOURS):
+        shares = [table[t][why] / table[t]["points"] for t in tasks]
+        ax.barh(range(len(tasks)), shares, left=left, color=colour, label=why, height=0.7)
+        left = [a + b for a, b in zip(left, shares)]
+    for i, lost in enumerate(left):
+        if lost:
+            ax.text(lost + 0.01, i, f"{lost:.0%}", va="center", fontsize=8)
+    ax.set_yticks(range(len(tasks)), tasks)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.1)
+    ax.set_xlabel("share of the class's points for the task that were lost")
+    ax.set_title(f"Where the class lost points, per task ({len(results)} submissions)")
+    if tasks:
+        ax.legend(loc="lower right", fontsize=8, ncols=len(LOSSES))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    plt.close(fig)
