@@ -81,11 +81,54 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("parts", nargs="+", type=Path)
     m.add_argument("--out", type=Path, required=True)
     m.add_argument("--no-gradebook", action="store_true")
+    _export_parsers(sub)
     return p
+
+
+def _export_parsers(sub) -> None:
+    """Classroom 50, the LMS files and ``verify``."""
+    c5 = sub.add_parser("classroom50", help="write Classroom 50's declarative tests into OUT")
+    c5.add_argument("out", type=Path)
+    c5.add_argument("--chapters", type=_chapters, help="e.g. ch02,ch07 (default: all)")
+
+    lm = sub.add_parser("lms", help="(re)write OUT/_instructor/{canvas,moodle}.csv")
+    lm.add_argument("out", type=Path)
+    lm.add_argument(
+        "--roster", type=Path, help="CSV: student (our id), name, canvas_id, sis_user_id, ..."
+    )
+
+    v = sub.add_parser("verify", help="regrade a sample of OUT and compare the grades")
+    v.add_argument("out", type=Path)
+    v.add_argument("--sample", type=int, default=3, help="students to regrade (default 3)")
+    v.add_argument("--student", action="append", help="regrade this student (repeatable)")
+    v.add_argument("--submissions", type=Path, help="where the submissions are now")
+    v.add_argument("--jobs", type=int, default=1)
+    v.add_argument("--seed", type=int, default=0, help="which sample (default 0)")
+
+
+def _export_main(args) -> int | None:
+    if args.command == "classroom50":
+        from grader import classroom50
+
+        return classroom50.main(args.out, args.chapters)
+    if args.command == "lms":
+        from grader import lms
+
+        return lms.main(args.out, args.roster)
+    if args.command == "verify":
+        from grader import verify
+
+        return verify.main(
+            args.out, args.sample, args.student, args.submissions, args.jobs, args.seed
+        )
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    done = _export_main(args)
+    if done is not None:
+        return done
     if args.command == "grade":
         from grader import grade, merge
 

@@ -20,6 +20,7 @@ from grader import (
     journal,
     merge,
     preflight,
+    provenance,
     regrade,
     report,
     run,
@@ -204,6 +205,7 @@ def grade(
     jr = journal.Journal(out / JOURNAL)
     before = regrade.snapshot(jr)  # the last run over this folder, for regrade.md
     jr.write_meta("run", {"chapters": [c.id for c in chapters]})
+    jr.write_meta(provenance.META, provenance.build(chapters, limits, isolate.mode(), plan.key))
     state = {s.student: _unfinished(jr.get(s.student), entry_key(s, plan)) for s in submissions}
     todo = [s for s in submissions if state[s.student] is not True]
     progress = Progress(len(todo), len(submissions) - len(todo), progress_stream)
@@ -344,6 +346,9 @@ def main(
         print(f"warning: {w}", file=sys.stderr)
     if shard:
         subs = merge.shard_of(subs, *shard)
+    from grader import verify
+
+    verify.record_source(Path(out), Path(submissions), layout)
     print(
         f"grading {len(subs)} submissions on {', '.join(c.id for c in chosen)} with {jobs} job(s)",
         file=sys.stderr,

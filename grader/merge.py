@@ -44,6 +44,10 @@ def write_outputs(
     chapter_ids = [c.id for c in chapters]
     similar = similarity.find(similarity.sources_of(entries), chapters, Path(out) / ".journal")
     report.write_all(Path(out), results, chapter_ids, similar=similar)
+    from grader import lms, provenance
+
+    provenance.stamp(out, results, journal.Journal(Path(out) / ".journal").read_meta("provenance"))
+    lms.write(Path(out), results, chapter_ids)
     if gradebook:
         from grader import gradebook as gb
 
@@ -62,6 +66,8 @@ def main(parts: list[Path], out: Path, gradebook: bool = True) -> int:
             raise SystemExit(f"{part} holds no grader journal (was it a grader --out folder?)")
         if chapters_ids is None:
             chapters_ids, expected = run_meta["chapters"], exp
+            # Provenance and the submissions' place: the first part's (the keys match).
+            carried = {m: jr.read_meta(m) for m in ("provenance", "source")}
         elif run_meta["chapters"] != chapters_ids or exp["key"] != expected["key"]:
             raise SystemExit(
                 f"{part} was graded with other chapters or other tests than {parts[0]}"
@@ -79,6 +85,9 @@ def main(parts: list[Path], out: Path, gradebook: bool = True) -> int:
                 shutil.copyfile(jr.path(student), merged.path(student))
     merged.write_meta("run", {"chapters": chapters_ids})
     merged.write_meta("expected", expected)
+    for name, data in carried.items():
+        if data is not None:
+            merged.write_meta(name, data)
     known = index.chapters()
     chapters = [known[c] for c in chapters_ids if c in known]
     specs = [score.TestSpec(**t) for t in expected["tests"]]

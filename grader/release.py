@@ -1,6 +1,6 @@
-"""The student bundle: stubs, public tests, readings, the harness and project config, a
-GitHub Classroom autograding workflow, a lab notebook per chapter that has one — no
-solution code and no hidden test.
+"""The student bundle: stubs, public tests, readings, the harness and project config,
+Classroom 50's declarative tests (``classroom50/``), a lab notebook per chapter that has
+one — no solution code and no hidden test.
 
     python -m grader release OUT
 
@@ -131,82 +131,10 @@ def leaks(out: Path) -> list[str]:
     return found
 
 
-WORKFLOW = ".github/workflows/classroom.yml"
-PYTORCH_CPU = "https://download.pytorch.org/whl/cpu"
-
-
-def classroom_steps(specs) -> list[dict]:
-    """One graded step per task: its public tests, worth their points. CUDA tests are left
-    out (GitHub's runners have no GPU, and they count 0 points anyway)."""
-    points: dict[str, int] = {}
-    for s in specs:
-        if s.task and not s.hidden and not s.cuda:
-            points[s.task] = points.get(s.task, 0) + s.points
-    steps = []
-    for chapter in index.chapters().values():
-        for task in chapter.tasks:
-            if points.get(task.id):
-                steps.append(
-                    {
-                        "id": task.id.replace(".", "-"),
-                        "name": f"{task.id} {task.name}",
-                        "command": f"python -m pytest exercises/{chapter.id} --task {task.id} "
-                        "-q -p no:cacheprovider",
-                        "points": points[task.id],
-                    }
-                )
-    return steps
-
-
-def classroom_workflow(specs) -> str:
-    """The GitHub Classroom autograding workflow (command grader steps and the reporter)."""
-    steps = classroom_steps(specs)
-    lines = [
-        "# GitHub Classroom autograding: every push runs each task's public tests; a task's",
-        "# points are awarded when all its tests pass. Written by `python -m grader release`.",
-        "name: Autograding",
-        '"on":',
-        "  - push",
-        "  - workflow_dispatch",
-        "  - repository_dispatch",
-        "permissions:",
-        "  checks: write",
-        "  actions: read",
-        "  contents: read",
-        "jobs:",
-        "  autograding:",
-        "    runs-on: ubuntu-latest",
-        "    if: github.actor != 'github-classroom[bot]'",
-        "    steps:",
-        "      - uses: actions/checkout@v4",
-        "      - uses: actions/setup-python@v5",
-        "        with:",
-        '          python-version: "3.11"',
-        "      - name: Install the course (CPU build of torch, the pins of constraints.txt)",
-        f"        run: python -m pip install --index-url {PYTORCH_CPU} "
-        "--extra-index-url https://pypi.org/simple -c constraints.txt -e .",
-    ]
-    for step in steps:
-        lines += [
-            f"      - name: {step['name']}",
-            f"        id: {step['id']}",
-            "        uses: classroom-resources/autograding-command-grader@v1",
-            "        with:",
-            f"          test-name: {step['name']}",
-            f"          command: {step['command']}",
-            "          timeout: 10",
-            f"          max-score: {step['points']}",
-        ]
-    lines += [
-        "      - name: Autograding Reporter",
-        "        uses: classroom-resources/autograding-grading-reporter@v1",
-        "        env:",
-    ]
-    for step in steps:
-        key = step["id"].upper()
-        lines.append(f'          {key}_RESULTS: "${{{{steps.{step["id"]}.outputs.result}}}}"')
-    lines += ["        with:", f"          runners: {','.join(s['id'] for s in steps)}"]
-    return "\n".join(lines) + "\n"
+# Classroom 50's declarative tests (grader/classroom50.py). The retired GitHub
+# Classroom workflow is no longer shipped: its reporter action is deprecated, and under
+# Classroom 50 a template's own workflow would run every push a second time.
+CLASSROOM50 = "classroom50"
 
 
 def build(out: Path) -> list[Path]:
@@ -225,13 +153,11 @@ def build(out: Path) -> list[Path]:
         text = re.sub(r"\]\((ch\w+\.md)\)", r"](course/\1)", text)
         (out / "README.md").write_text(text)
         written.append(out / "README.md")
-    from grader import labs, score
+    from grader import classroom50, labs, score
 
     written += labs.write_notebooks(out)  # labs/chNN.ipynb, from course/labs/chNN.py
-    workflow = out / WORKFLOW
-    workflow.parent.mkdir(parents=True, exist_ok=True)
-    workflow.write_text(classroom_workflow(score.collect_expected(list(index.chapters().values()))))
-    written.append(workflow)
+    chapters = list(index.chapters().values())
+    written += classroom50.write(out / CLASSROOM50, chapters, score.collect_expected(chapters))
     pyproject = out / "pyproject.toml"
     if pyproject.is_file():
         # Students have exercises/, not the developers' tests/: a bare `pytest` runs their tests.
