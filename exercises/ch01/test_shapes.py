@@ -436,8 +436,14 @@ def view_verdicts():
 
 
 def verdicts_on(kind):
-    """(case, is_view_of's verdict) for the cases of ``VIEW_CASES[kind]``."""
+    """(case, is_view_of's verdict) for the cases of ``VIEW_CASES[kind]``, once it is
+    clear that is_view_of tells the cases apart at all."""
     verdicts = view_verdicts()
+    said = {repr(v) for v in verdicts.values()}
+    assert len(said) > 1, (
+        f"is_view_of answered {said.pop()} for all {len(verdicts)} pairs, views and copies "
+        "alike: it must tell a window onto x's storage from a tensor with a storage of its own"
+    )
     return [(case, verdicts[case]) for case in VIEW_CASES[kind]]
 
 
@@ -517,8 +523,8 @@ def changes(name, t, before):
 @probe
 def view_check_side_effects():
     """is_view_of on pairs made from a leaf x that requires grad (and whose value a graph
-    saved): for each pair, what about a or b differs afterwards, and whether that graph
-    can still run backward."""
+    saved): for each pair, what about a or b differs afterwards, whether that graph can
+    still run backward, and each pair's verdict."""
     x = torch.arange(12.0).reshape(3, 4).requires_grad_()
     saved = (x * x).sum()  # mul saves x for its backward pass
     pairs = {
@@ -526,18 +532,21 @@ def view_check_side_effects():
         "x[:1], x[1:]": lambda: (x[:1], x[1:]),
         "x.detach().clone(), x": lambda: (x.detach().clone(), x),
     }
-    changed = {}
+    changed, verdicts = {}, {}
     for label, make in pairs.items():
         a, b = make()
         before = [snapshot(a), snapshot(b)]
-        sh.is_view_of(a, b)
+        verdicts[label] = sh.is_view_of(a, b)
         changed[label] = changes("a", a, before[0]) + changes("b", b, before[1])
     try:
         saved.backward()
         backward = "ran"
     except RuntimeError as exc:
         backward = str(exc).splitlines()[0][:200]
-    return changed, backward
+    return changed, backward, verdicts
+
+
+SIDE_EFFECT_VERDICTS = {"x.t(), x": True, "x[:1], x[1:]": True, "x.detach().clone(), x": False}
 
 
 @pytest.mark.task("ch01.6")
@@ -546,7 +555,11 @@ def test_is_view_of_leaves_its_arguments_unchanged():
         "is_view_of raised on a leaf that requires grad (or a view of it): it should only "
         "read the storages, never write into a tensor to see what moves"
     ):
-        changed, backward = view_check_side_effects()
+        changed, backward, verdicts = view_check_side_effects()
+    assert verdicts == SIDE_EFFECT_VERDICTS, (
+        f"on a leaf x that requires grad, is_view_of gave {verdicts}; expected "
+        f"{SIDE_EFFECT_VERDICTS} (only a correct answer is checked for side effects)"
+    )
     for label, notes in changed.items():
         assert not notes, (
             f"is_view_of({label}) changed {', '.join(notes)}: it must only read. Writing into "

@@ -824,8 +824,14 @@ def hidden_view_verdicts():
 
 
 def hidden_verdicts_on(kind):
-    """(case, is_view_of's verdict) for the cases of ``HIDDEN_CASES[kind]``."""
+    """(case, is_view_of's verdict) for the cases of ``HIDDEN_CASES[kind]``, once it is
+    clear that is_view_of tells the cases apart at all."""
     verdicts = hidden_view_verdicts()
+    said = {repr(v) for v in verdicts.values()}
+    assert len(said) > 1, (
+        f"is_view_of answered {said.pop()} for all {len(verdicts)} pairs, views and copies "
+        "alike: it must tell a window onto a storage from a tensor with a storage of its own"
+    )
     return [(case, verdicts[case]) for case in HIDDEN_CASES[kind]]
 
 
@@ -871,7 +877,7 @@ def test_is_view_of_disjoint_and_empty_windows():
 @probe
 def view_check_leaves_alone():
     """is_view_of on pairs that cannot all be written (expanded, integer, with nan and -0.0):
-    for each pair, what about a or b differs afterwards."""
+    for each pair, what about a or b differs afterwards, and its verdict (None if it raised)."""
     x = torch.tensor([[float("nan"), -0.0, 1e-8, 3.0, -2.5, 7.0]] * 4)
     n = torch.arange(6)
     pairs = {
@@ -881,30 +887,45 @@ def view_check_leaves_alone():
         "n[::2], n[1::2] (int64)": lambda: (n[::2], n[1::2]),
         "x.clone(), x": lambda: (x.clone(), x),
     }
-    changed = {}
+    changed, verdicts = {}, {}
     for label, make in pairs.items():
         a, b = make()
         before = [snapshot(a), snapshot(b)]
+        verdicts[label] = None
         try:
-            sh.is_view_of(a, b)
+            verdicts[label] = sh.is_view_of(a, b)
         except NotImplementedError:
             raise
         except Exception as exc:  # noqa: BLE001 - what it raised is the observation
             changed[label] = [f"nothing, but it raised {type(exc).__name__}"]
             continue
         changed[label] = changes("a", a, before[0]) + changes("b", b, before[1])
-    return changed
+    return changed, verdicts
+
+
+LEFT_ALONE_VERDICTS = {
+    "an expanded row of x, x": True,
+    "x viewed as int32, x": True,
+    "x[0], x[3]": True,
+    "n[::2], n[1::2] (int64)": True,
+    "x.clone(), x": False,
+}
 
 
 @pytest.mark.task("ch01.6")
 def test_is_view_of_only_reads_its_arguments():
-    """is_view_of changes neither tensor (bits, version counter, shape) and does not raise, on expanded, integer and nan-holding tensors."""
-    for label, notes in view_check_leaves_alone().items():
+    """is_view_of answers right without raising and changes neither tensor (bits, version counter, shape), on expanded, integer and nan-holding tensors."""
+    changed, verdicts = view_check_leaves_alone()
+    for label, notes in changed.items():
         assert not notes, (
             f"is_view_of({label}) changed {', '.join(notes)}: it must only read; writing into "
             "one tensor to watch the other changes the caller's data (and nan, -0.0 or an "
             "expanded tensor cannot be restored or even written); compare storages"
         )
+    assert verdicts == LEFT_ALONE_VERDICTS, (
+        f"is_view_of gave {verdicts} on expanded, integer and nan-holding pairs; expected "
+        f"{LEFT_ALONE_VERDICTS} (side effects count only beside a correct answer)"
+    )
 
 
 # ---- ch01.7 standardize_channels_ (repair) -----------------------------------------

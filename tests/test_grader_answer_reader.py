@@ -1,0 +1,268 @@
+"""The answer reader: a submission that computes nothing and answers from whatever its
+process can see gets no more than the stub, in every chapter.
+
+Each chapter's stub is graded, through the split grader, with an overlay that
+
+- at import and in every call reads every file under its sandbox folder (the stripped
+  test files, the harness, the chapter's data) and every global of the test modules
+  already imported there, and keeps every constant and every row of every table;
+- in every call walks its callers' frames and keeps their locals (except its own
+  arguments), and keeps a line tracer on that records the locals of every line the
+  probe files run;
+- answers from what it found, by the function's return annotation: first a row of a
+  table that holds one of its arguments (``(losses, "converging", why)`` answers
+  ``classify_curve(losses)``), then the nearest caller's local whose name sounds like an
+  answer (``expected``, ``want``, ``kind``, ...) and fits the return type; for a yes/no
+  question a string there answers whether it names what the function's name asks
+  (``kind == "views"`` answers ``is_view_of``); when nothing fits it behaves exactly as
+  the stub.
+
+A stub scores 0 in every chapter (``tests/test_chapters.py``), so the reader must score 0.
+Each chapter is graded once, through the split grader, two chapters at a time.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from grader import run, sandbox, score
+from harness import index
+from harness.target import REPO
+
+pytestmark = pytest.mark.timeout(900)
+
+CHAPTERS = list(index.chapters().values())
+
+OVERLAY = r"""
+
+# ---- answer reader (tests/test_grader_answer_reader.py) ----
+import ast as _ar_ast
+import functools as _ar_ft
+import inspect as _ar_inspect
+import os as _ar_os
+import re as _ar_re
+import sys as _ar_sys
+import threading as _ar_threading
+from pathlib import Path as _ArPath
+
+import torch as _ar_torch
+
+_AR_HOME = _ArPath(__file__).resolve().parents[2]  # the sandbox folder of this phase
+_AR_CONSTANTS = []  # every constant of every readable file
+_AR_ROWS = []  # every tuple or list found in a file's tables or a test module's globals
+_AR_TRACED = []  # locals seen by the line tracer in the probe files
+_AR_READ = {}
+_AR_ANSWER_NAMES = ("expected", "want", "answer", "kind", "verdict", "label", "truth", "target")
+_AR_PLAIN = (bool, int, float, str, tuple, list, dict, _ar_torch.Tensor)
+
+
+def _ar_read_files():
+    count = 0
+    for folder in (_AR_HOME, _ArPath("/tmp")):
+        for dirpath, _, names in _ar_os.walk(folder):
+            for name in names:
+                path = _ArPath(dirpath) / name
+                count += 1
+                if count > 3000 or path in _AR_READ:
+                    continue
+                try:
+                    data = path.read_bytes()[:2_000_000]
+                except OSError:
+                    continue
+                _AR_READ[path] = len(data)
+                if name.endswith(".py"):
+                    try:
+                        tree = _ar_ast.parse(data)
+                    except (SyntaxError, ValueError):
+                        continue
+                    for node in _ar_ast.walk(tree):
+                        if isinstance(node, _ar_ast.Constant):
+                            _AR_CONSTANTS.append(node.value)
+                        elif isinstance(node, _ar_ast.Tuple | _ar_ast.List):
+                            try:
+                                _AR_ROWS.append(_ar_ast.literal_eval(node))
+                            except (ValueError, TypeError, SyntaxError, MemoryError):
+                                pass
+
+
+def _ar_flatten(value, out, depth=0):
+    if depth > 3 or len(out) > 20000:
+        return
+    if isinstance(value, dict):
+        for k, v in list(value.items())[:2000]:
+            _ar_flatten(v, out, depth + 1)
+    elif isinstance(value, tuple | list):
+        out.append(value)
+        for v in list(value)[:2000]:
+            _ar_flatten(v, out, depth + 1)
+
+
+def _ar_module_rows():
+    rows = []
+    for mod in list(_ar_sys.modules.values()):
+        file = str(getattr(mod, "__file__", "") or "")
+        if file.startswith(str(_AR_HOME)) and "/impl/" not in file:
+            for value in list(vars(mod).values()):
+                _ar_flatten(value, rows)
+    return rows
+
+
+def _ar_tracer(frame, event, arg):
+    if not frame.f_code.co_filename.startswith(str(_AR_HOME)) or "/impl/" in frame.f_code.co_filename:
+        return None
+
+    def local(frame, event, arg):
+        if event == "line" and len(_AR_TRACED) < 50000:
+            _AR_TRACED.append(dict(frame.f_locals))
+        return local
+
+    return local
+
+
+def _ar_trace_on():
+    _ar_sys.settrace(_ar_tracer)
+    _ar_threading.settrace(_ar_tracer)
+
+
+def _ar_kind(fn):
+    text = str(getattr(fn, "__annotations__", {}).get("return", ""))
+    for word, kind in (("Tensor", _ar_torch.Tensor), ("bool", bool), ("float", float),
+                       ("str", str), ("Literal", str), ("tuple", tuple), ("list", list),
+                       ("dict", dict), ("int", int)):
+        if word in text:
+            return kind
+    return None
+
+
+def _ar_same(a, b):
+    try:
+        if isinstance(a, _ar_torch.Tensor) or isinstance(b, _ar_torch.Tensor):
+            return (isinstance(a, _ar_torch.Tensor) and isinstance(b, _ar_torch.Tensor)
+                    and a.shape == b.shape and bool(_ar_torch.equal(a, b)))
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
+def _ar_fits(value, kind):
+    if kind is None:
+        return isinstance(value, _AR_PLAIN)
+    if kind is float:
+        return isinstance(value, float)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _ar_guess(fn, args, kwargs):
+    kind = _ar_kind(fn)
+    given = [*args, *kwargs.values()]
+    own = {id(a) for a in given}
+    # 1. a table row that holds one of the arguments
+    for row in [*_ar_module_rows(), *_AR_ROWS]:
+        if not isinstance(row, tuple | list) or not 2 <= len(row) <= 6:
+            continue
+        if any(_ar_same(cell, a) for cell in row for a in given if not isinstance(a, bool)):
+            for cell in row:
+                if id(cell) not in own and not any(_ar_same(cell, a) for a in given):
+                    if _ar_fits(cell, kind) and kind is not None:
+                        return True, cell
+    # 2. callers' locals (nearest first), then what the tracer saw: answer-sounding names
+    scopes = []
+    frame = _ar_sys._getframe(2)
+    while frame is not None and len(scopes) < 40:
+        scopes.append(dict(frame.f_locals))
+        frame = frame.f_back
+    scopes += _AR_TRACED[-200:][::-1]
+    words = {w for w in _ar_re.split(r"[_\W]+", fn.__name__.lower()) if len(w) > 2}
+    for scope in scopes:
+        for name, value in scope.items():
+            if id(value) in own or not any(n in name.lower() for n in _AR_ANSWER_NAMES):
+                continue
+            if kind is bool and isinstance(value, str):  # kind == "views" for is_view_of
+                text = value.lower()
+                return True, any(w in text for w in words) and not _ar_re.search(r"cop|not|non", text)
+            if kind is not None and _ar_fits(value, kind):
+                return True, value
+    return False, None
+
+
+def _ar_wrap(fn):
+    @_ar_ft.wraps(fn)
+    def reader(*args, **kwargs):
+        _ar_trace_on()
+        _ar_read_files()
+        try:
+            found, value = _ar_guess(fn, args, kwargs)
+        except Exception:
+            found = False
+        if found:
+            return value
+        return fn(*args, **kwargs)
+
+    return reader
+
+
+def _ar_install(namespace):
+    module_name = namespace["__name__"]
+    for name, obj in list(namespace.items()):
+        if name.startswith("_") or getattr(obj, "__module__", None) != module_name:
+            continue
+        if _ar_inspect.isfunction(obj):
+            namespace[name] = _ar_wrap(obj)
+        elif isinstance(obj, type) and not issubclass(obj, BaseException):
+            for attr, value in list(vars(obj).items()):
+                if _ar_inspect.isfunction(value) and (not attr.startswith("_") or attr in ("forward", "__call__")):
+                    setattr(obj, attr, _ar_wrap(value))
+
+
+_ar_read_files()
+_ar_trace_on()
+_ar_install(globals())
+"""
+
+
+def reader_module(chapter: index.Chapter) -> str:
+    """``chapter``'s stub with the answer-reader overlay appended."""
+    stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text()
+    return stub + OVERLAY
+
+
+def grade_reader(chapters: list[index.Chapter]) -> dict[str, tuple[dict[str, int], int]]:
+    """chapter -> ({test: points} the reader passed, tests run); each chapter graded in a
+    sandbox of its own, two at a time (the grader's proof of itself is its own tests')."""
+    specs = score.collect_expected(chapters)
+    limits = sandbox.Limits(test_timeout=30, grace=5, wall=600, memory_mb=4096, nproc=48)
+
+    def one(chapter: index.Chapter) -> tuple[str, dict[str, int], int]:
+        files = {f"{chapter.id}/{chapter.module}.py": reader_module(chapter).encode()}
+        mine = [s for s in specs if s.chapter == chapter.id]
+        points = {s.name: s.points for s in mine}
+        with sandbox.parent_dir() as tmp:
+            records, _ = run.grade_submission(files, [chapter], mine, limits, tmp_root=tmp)
+        passed = {n: points.get(n, 1) for n, r in records.items() if r.outcome == "passed"}
+        return chapter.id, passed, len(records)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return {ch: (passed, count) for ch, passed, count in pool.map(one, chapters)}
+
+
+@pytest.fixture(scope="module")
+def graded():
+    return grade_reader(CHAPTERS)
+
+
+def test_the_answer_reader_scores_no_more_than_the_stub(graded):
+    scores = {ch: sum(passed.values()) for ch, (passed, _) in graded.items()}
+    print(f"answer reader: points per chapter {scores}")
+    unrun = sorted(ch for ch, (_, count) in graded.items() if not count)
+    assert not unrun, f"no test of {unrun} ran: the reader must meet every chapter"
+    passed = {ch: sorted(p) for ch, (p, _) in graded.items() if p}
+    assert not passed, (
+        "a module that reads its sandbox's files, its callers' locals and a line tracer's view, "
+        "and answers from them, earned points a stub does not (an expected value reached the "
+        "student's process: harness/strip.py, a probe's arguments, or a probe's locals):\n"
+        + "\n".join(f"  {ch} ({scores[ch]} pts): {names}" for ch, names in sorted(passed.items()))
+    )
