@@ -87,10 +87,14 @@ class ProbeFiles:
         return mod
 
     def preload(self) -> None:
-        """Public files first: hidden files import from them."""
+        """Public files first: hidden files import from them. A file that fails here is
+        tried again (and its error reported) when a probe of it is called."""
         files = sorted(p.relative_to(self.root).as_posix() for p in self.root.rglob("test_*.py"))
         for rel in sorted(files, key=lambda r: r.startswith("grader/")):
-            self.module(rel)
+            try:
+                self.module(rel)
+            except Exception:  # noqa: BLE001 - reported on use, where a test can say so
+                pass
 
 
 def handle(request, files: ProbeFiles, impl: Path):
@@ -113,25 +117,40 @@ def handle(request, files: ProbeFiles, impl: Path):
     raise ValueError(f"unknown request {op!r}")
 
 
+def _label(request) -> str:
+    if not isinstance(request, dict):
+        return "a request"
+    if request.get("op") == "import":
+        return f"importing {request.get('chapter')}/{request.get('module')}.py"
+    return f"{request.get('op')} {request.get('name')}"
+
+
 def serve(rfd: int, wfd: int, root: Path, impl: Path) -> None:
     """Answer requests until the other side closes the pipe, then exit."""
     target.set_root(impl)
-    probe.use(probe.StudentSide())
+    side = probe.StudentSide()
+    probe.use(side)
     files = ProbeFiles(root)
+    files.preload()  # every probe's instruments are bound before the student's module runs
+    side.watch.start()
+    # Bound here, before the student's module is imported: replacing these names later
+    # cannot rewrite the replies (the watch reports such a replacement as tampering).
+    read, write, encode, decode = read_frame, write_frame, wire.encode, wire.decode
+    report_of, not_plain, limit = probe.error_report, wire.NotPlainData, probe.MESSAGE_LIMIT
     while True:
-        frame = read_frame(rfd)
+        frame = read(rfd)
         if frame is None:
             break
         try:
-            value = handle(wire.decode(frame), files, impl)
-            reply = wire.encode({"ok": True, "value": value})
+            request = decode(frame)
+            label = _label(request)
+            value = side.answer(label, lambda request=request: handle(request, files, impl))
+            reply = encode({"ok": True, "value": value})
         except BaseException as exc:  # noqa: BLE001 - student code may raise anything
-            report = probe.error_report(exc, impl)
-            if isinstance(exc, wire.NotPlainData):
-                report["message"] = f"the tests cannot read what your code returned: {exc}"[
-                    : probe.MESSAGE_LIMIT
-                ]
-            reply = wire.encode({"ok": False, "error": report})
-        write_frame(wfd, reply)
+            report = report_of(exc, impl)
+            if isinstance(exc, not_plain):
+                report["message"] = f"the tests cannot read what your code returned: {exc}"[:limit]
+            reply = encode({"ok": False, "error": report})
+        write(wfd, reply)
     sys.stdout.flush()
     os._exit(0)

@@ -118,6 +118,11 @@ def _seed_everything():
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     _end_import_pause()
+    transport = probe.current()
+    if type(transport) is probe.InProcess:
+        # The test files are imported, the student's module not yet (it loads on first
+        # use): from here on every call into it is checked for replaced names.
+        transport.watch.start()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import inspect
+import operator
 from pathlib import Path
 
 from harness import wire
@@ -100,6 +101,17 @@ class StudentCrashed(StudentError):
     """The student's process ended while a probe ran (``os._exit``, a signal, memory)."""
 
 
+class Tampering(StudentCrashed):
+    """The student's module replaced names outside its own namespace (torch, Dynamo, the
+    harness, the tests' probes, builtins): nothing measured in its process is trusted."""
+
+    def __init__(self, message: str = "", where: tuple[str, ...] = ()) -> None:
+        super().__init__("Tampering", message, where)
+
+    def __str__(self) -> str:
+        return self.message
+
+
 class NotGraded(Exception):
     """The grader could not run this test here — its sandbox did not start, the machine
     was too busy to tell a slow call from a hung one: the grader's failure, never the
@@ -125,6 +137,8 @@ _hybrids: dict[type, type] = {}
 
 def rebuilt_error(type_name: str, base: str | None, message: str, where=()) -> StudentError:
     """A StudentError that is also an instance of the builtin ``base`` (when allowed)."""
+    if type_name == TAMPERING_TYPE:
+        return Tampering(message, where)
     cls = _REBUILT_BY_NAME.get(str(base))
     if cls is None:
         return StudentError(type_name, message, where)
@@ -191,6 +205,220 @@ def last_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {last}" if last else type(exc).__name__
 
 
+# ---- names the student's module must leave alone ---------------------------------------
+
+TAMPERING_TYPE = f"{__name__}.Tampering"  # how the student's process names the error
+
+# Modules whose names the probes, the harness and the tests rely on: counters, spies,
+# comparisons, the transport itself. Watched when already imported at the baseline (the
+# watch never imports anything).
+WATCHED_MODULES = (
+    "builtins",
+    "math",
+    "sys",
+    "numpy",
+    "torch",
+    "torch.nn",
+    "torch.nn.functional",
+    "torch.autograd",
+    "torch.autograd.function",
+    "torch.autograd.graph",
+    "torch.testing",
+    "torch.compiler",
+    "torch.overrides",
+    "torch.utils.data",
+    "torch._dynamo",
+    "torch._dynamo.utils",
+    "torch._dynamo.testing",
+    "torch._dynamo.eval_frame",
+    "pytest",
+)
+WATCHED_CLASSES = (
+    ("torch", "Tensor"),
+    ("torch._C", "TensorBase"),
+    ("torch.nn", "Module"),
+    ("torch.nn", "Parameter"),
+    ("torch.autograd", "Function"),
+    ("torch._dynamo.testing", "CompileCounterWithBackend"),
+)
+# Values that may be rebound without meaning anything: plain scalars (flags, counts,
+# cached strings), which no probe measures by identity.
+_SCALARS = (type(None), bool, int, float, complex, str, bytes)
+# What the interpreter itself rebinds while code runs.
+_MOVING = {
+    "sys": set(
+        "last_type last_value last_traceback last_exc exc_info stdout stderr stdin "
+        "displayhook excepthook breakpointhook modules path meta_path path_hooks "
+        "path_importer_cache argv ps1 ps2 tracebacklimit".split()
+    ),
+    "builtins": {"_", "__import__", "help", "copyright", "credits", "license", "exit", "quit"},
+}
+_MISSING = object()
+# Names torch itself rebinds to a wrapper of the same function (``__wrapped__``) when a
+# part of it is first imported: ``import torch._dynamo`` wraps ``torch.manual_seed``.
+_LIBRARY_WRAPS = {("torch", "manual_seed")}
+
+
+def _one(key):
+    """``operator.itemgetter`` of a single key, returning a 1-tuple like the others."""
+    return lambda mapping: (mapping[key],)
+
+
+def _settle_library_patches(modules) -> None:
+    """Make the replacements torch makes of names once, before the record is taken:
+    Dynamo's first compile wraps ``nn.Module.__init__`` and ``__setstate__``, and the
+    first instance of an optimizer class wraps that class's ``step`` (the tests' own
+    optimizer classes included)."""
+    import sys
+
+    guard = sys.modules.get("torch._dynamo.mutation_guard")
+    install = getattr(guard, "install_generation_tagging_init", None)
+    if callable(install):
+        install()
+    optim = sys.modules.get("torch.optim.optimizer")
+    base = getattr(optim, "Optimizer", None)
+    if not isinstance(base, type):
+        return
+    for mod in modules:
+        for value in list(vars(mod).values()):
+            if isinstance(value, type) and issubclass(value, base) and value is not base:
+                if not getattr(value.step, "hooked", None):  # as Optimizer.__init__ does
+                    value.step = base.profile_hook_step(value.step)
+                    value.step.hooked = True
+
+
+def _is_course_file(mod) -> bool:
+    """A module of the harness or a test file of the course (the probes' own modules)."""
+    name = getattr(mod, "__name__", "") or ""
+    if name == "harness" or name.startswith("harness."):
+        return True
+    file = getattr(mod, "__file__", None) or ""
+    if not file.endswith(".py") or not Path(file).name.startswith("test_"):
+        return False
+    import sys
+
+    return not file.startswith((sys.prefix, sys.base_prefix))
+
+
+class Watch:
+    """A record, by identity, of the names a probe relies on, and a check that they are
+    still bound to the same objects.
+
+    ``start()`` takes the record before the student's module is imported (the grader's
+    student process loads the probe files first, so every instrument is bound already);
+    ``check(when)`` after its import and after every call compares, and raises
+    ``Tampering`` naming what was replaced. Names added later (a lazily imported
+    submodule) and plain scalars are not compared. Once tampering was seen, every later
+    check fails too: nothing that process measures is trusted. The record is a shallow
+    copy of each namespace (~5000 names with torch and Dynamo loaded); a check compares
+    the ids of what each name is bound to now in bulk, about a millisecond per call.
+    """
+
+    def __init__(self) -> None:
+        self.record: list[tuple] | None = None
+        self.modules: dict[str, object] = {}
+        self.found = ""
+
+    def start(self, extra=()) -> None:
+        import sys
+
+        course = [m for m in list(sys.modules.values()) if _is_course_file(m)] + list(extra)
+        _settle_library_patches(course)
+        record, modules = [], {}
+
+        def keep(label: str, live) -> None:
+            moving = _MOVING.get(label, ())
+            saved = {
+                k: v for k, v in dict(live).items() if k not in moving and type(v) not in _SCALARS
+            }
+            if saved:
+                keys = tuple(saved)
+                getter = operator.itemgetter(*keys) if len(keys) > 1 else _one(keys[0])
+                # the saved values stay referenced, so their ids cannot be reused
+                record.append((label, live, saved, getter, list(map(id, saved.values()))))
+
+        for name in WATCHED_MODULES:
+            mod = sys.modules.get(name)
+            if mod is not None:
+                modules[name] = mod
+                keep(name, vars(mod))
+        for owner, name in WATCHED_CLASSES:
+            cls = getattr(sys.modules.get(owner), name, None)
+            if isinstance(cls, type):
+                keep(f"{owner}.{name}", cls.__dict__)
+        for mod in course:
+            name = mod.__name__
+            if name in modules:
+                continue
+            modules[name] = mod
+            keep(name, vars(mod))
+            for attr, value in list(vars(mod).items()):
+                if isinstance(value, type) and value.__module__ == name:
+                    keep(f"{name}.{attr}", value.__dict__)
+        names = tuple(modules)
+        self.modules_ids = (
+            operator.itemgetter(*names) if len(names) > 1 else _one(names[0]),
+            list(map(id, modules.values())),
+        )
+        self.record, self.modules, self.found = record, modules, ""
+
+    def changes(self) -> list[str]:
+        """The names replaced or removed since ``start()``, as ``module.name``: ids
+        compared in bulk (never ``==`` on the values, which a replacement could answer),
+        names looked up one by one only where something changed."""
+        import sys
+
+        if self.record is None:
+            return []
+        found = []
+        for label, live, saved, getter, ids in self.record:
+            try:
+                if list(map(id, getter(live))) == ids:
+                    continue
+            except KeyError:
+                pass
+            for key, old in saved.items():
+                new = live.get(key, _MISSING)
+                if new is old:
+                    continue
+                if (label, key) in _LIBRARY_WRAPS and getattr(new, "__wrapped__", None) is old:
+                    saved[key] = new  # torch's own wrapper of the same function
+                    ids[list(saved).index(key)] = id(new)
+                    continue
+                found.append(f"{label}.{key}")
+        getter, ids = self.modules_ids
+        try:
+            same = list(map(id, getter(sys.modules))) == ids
+        except KeyError:
+            same = False
+        if not same:
+            found += [
+                f"sys.modules[{name!r}]"
+                for name, mod in self.modules.items()
+                if sys.modules.get(name) is not mod
+            ]
+        return found
+
+    def refuse_if_tampered(self) -> None:
+        """Fail at once where tampering was seen before (its process stays untrusted)."""
+        if self.found:
+            raise Tampering(self.found)
+
+    def check(self, when: str) -> None:
+        self.refuse_if_tampered()
+        changed = self.changes()
+        if changed:
+            shown = ", ".join(changed[:6]) + (
+                f" and {len(changed) - 6} more" if len(changed) > 6 else ""
+            )
+            self.found = (
+                f"tampering: {shown} no longer the object the tests rely on (seen {when}); "
+                "your module may change only its own names, so nothing its process measured "
+                "is trusted"
+            )
+            raise Tampering(self.found)
+
+
 # ---- where probes run ------------------------------------------------------------------
 
 
@@ -202,7 +430,7 @@ class _PlainCall:
 
     def __call__(self, *args, **kwargs):
         args, kwargs = plain_arguments(self._label, args, kwargs)
-        with self._transport.inside():
+        with self._transport.inside(self._label):
             result = self._fn(*args, **kwargs)
         return readable(result)
 
@@ -243,24 +471,35 @@ class InProcess:
 
     def __init__(self) -> None:
         self.depth = 0  # > 0 while a probe runs: the student's module is reached live
+        self.watch = Watch()  # started by the plugin once the test files are imported
 
     @contextlib.contextmanager
-    def inside(self):
+    def inside(self, label: str = "a call"):
+        """Reach the student's module live; afterwards, check that it left the names the
+        tests rely on alone (a replacement fails the call as tampering)."""
+        self.watch.refuse_if_tampered()
         self.depth += 1
         try:
             yield
         finally:
             self.depth -= 1
+            if not self.depth:
+                self.watch.check(f"after {label}")
 
     def call(self, p: Probe, args: tuple, kwargs: dict):
         args, kwargs = plain_arguments(f"probe {p.name}", args, kwargs)
-        with self.inside():
+        with self.inside(f"probe {p.name}"):
             result = p.fn(*args, **kwargs)
         return readable(result)
 
     def attr(self, chapter: str, module: str, name: str, live):
         """``chapter_module(...).name``: live inside a probe; from a test body a plain
         call (functions, classes) or a plain copy (anything else)."""
+        if name.startswith("_") and not self.depth:
+            # pytest's collection looks for marks on every module global (``_mock_name``):
+            # the student's module is imported only once a test reaches it, after the
+            # watch's record was taken.
+            raise AttributeError(f"{chapter}/{module}.py's {name} is not reached from here")
         value = live()
         if self.depth:
             return value
@@ -283,6 +522,17 @@ class StudentSide(InProcess):
     def __init__(self) -> None:
         super().__init__()
         self.depth = 1
+
+    def answer(self, label: str, run):
+        """``run()`` for one request of the trusted side, then the watch's check: the
+        student's import and every call must leave the names the probes use alone. The
+        record is taken (``watch.start()``) once the probe files are loaded, before the
+        student's module is imported."""
+        self.watch.refuse_if_tampered()
+        try:
+            return run()
+        finally:
+            self.watch.check(f"after {label}")
 
 
 _transport = InProcess()
