@@ -36,15 +36,15 @@ X = torch.tensor([1.0, 2.0, 3.0, 4.0])
 Y = 3.0 * X
 
 
-def marked_lines(fn) -> dict[str, int]:
-    """Line numbers of the `# cut: NAME` markers inside one of this file's functions."""
+def code_line(fn, code: str) -> int:
+    """The line number, in its file, of the one line of ``fn`` that holds ``code``. The
+    programs handed to find_graph_cuts carry no marks: where each cut is expected lives
+    here, in the test bodies, on the tests' side."""
     lines, start = inspect.getsourcelines(fn)
-    found = {}
-    for i, line in enumerate(lines):
-        m = re.search(r"# cut: (\w+)", line)
-        if m:
-            found[m.group(1)] = start + i
-    return found
+    found = [start + i for i, line in enumerate(lines) if code in line]
+    if len(found) != 1:
+        raise LookupError(f"course bug: {code!r} is on {len(found)} lines of {fn.__name__}")
+    return found[0]
 
 
 def points_at(cut, line: int, here: str = HERE) -> bool:
@@ -57,18 +57,20 @@ def points_at(cut, line: int, here: str = HERE) -> bool:
 
 
 class BackwardSpy(torch.autograd.Function):
-    """Identity in the forward pass; records it if a backward pass ever runs through it."""
-
-    ran = False
+    """Identity in the forward pass. The k-th backward pass through it scales the gradient
+    by k, counting on its own graph node: a backward pass that ran before the tests' own
+    one shows in the gradients that one leaves, and those are compared on the tests' side
+    with a fresh graph's (no flag in the student's reach to reset)."""
 
     @staticmethod
     def forward(ctx, x):
+        ctx.passes = 0
         return x.clone()
 
     @staticmethod
     def backward(ctx, grad):
-        BackwardSpy.ran = True
-        return grad
+        ctx.passes += 1
+        return grad * ctx.passes
 
 
 def books_graph():
@@ -166,19 +168,19 @@ def as_container(pairs, kind):
 
 def observe_reachability(build):
     """reachable_params on the graph ``build()`` makes: its answer, the .grad it set,
-    whether a backward pass ran through it, and whether loss.backward() still works."""
-    BackwardSpy.ran = False
+    whether loss.backward() still works afterwards, and the .grad that backward left
+    (judged against a fresh graph's: see ``earlier_backward``)."""
     loss, pairs, kind = build()
     got = ag.reachable_params(loss, as_container(pairs, kind))
     touched = [name for name, p in pairs if p.grad is not None]
-    ran = BackwardSpy.ran
     error = None
     if loss.requires_grad:
         try:
             loss.sum().backward()
         except RuntimeError as exc:
             error = str(exc).strip().splitlines()[0][:160]
-    return {"got": got, "touched": touched, "backward_ran": ran, "backward_error": error}
+    grads = {name: None if p.grad is None else p.grad.detach().clone() for name, p in pairs}
+    return {"got": got, "touched": touched, "grads": grads, "backward_error": error}
 
 
 @probe
@@ -187,12 +189,39 @@ def reachability(graph):
     return observe_reachability(GRAPHS[graph])
 
 
-def backward_truth(build) -> dict[str, bool]:
-    """Which parameters a real backward pass fills, here on the tests' side."""
+def fresh_grads(build) -> dict:
+    """The .grad one backward pass through a fresh graph leaves, here on the tests' side."""
     loss, pairs, _ = build()
     if loss.requires_grad:
         loss.sum().backward()
-    return {name: p.grad is not None for name, p in pairs}
+    return {name: p.grad for name, p in pairs}
+
+
+def backward_truth(build) -> dict[str, bool]:
+    """Which parameters a real backward pass fills."""
+    return {name: grad is not None for name, grad in fresh_grads(build).items()}
+
+
+def earlier_backward(seen, build) -> bool:
+    """Did a backward pass run through the graph during reachable_params? The tests' own
+    backward after it then leaves other gradients than on a fresh graph (BackwardSpy
+    scales its k-th pass by k)."""
+    if seen["backward_error"] is not None:
+        return False  # the graph was spent: reported on its own
+    want, got = fresh_grads(build), seen["grads"]
+    if not isinstance(got, dict) or set(got) != set(want):
+        return True
+    for name, w in want.items():
+        g = got[name]
+        if (g is None) != (w is None):
+            return True
+        if w is not None and not (
+            isinstance(g, torch.Tensor)
+            and g.shape == w.shape
+            and torch.allclose(g, w, rtol=1e-6, atol=1e-7)
+        ):
+            return True
+    return False
 
 
 def judge_reachability(label: str, seen, want, why: str):
@@ -209,6 +238,7 @@ def judge_reachability(label: str, seen, want, why: str):
 def check_reachability(graph, why: str):
     seen = reachability(graph)
     judge_reachability(graph, seen, backward_truth(GRAPHS[graph]), why)
+    seen["backward_ran"] = earlier_backward(seen, GRAPHS[graph])
     return seen
 
 
@@ -305,16 +335,16 @@ def test_reachable_params_when_the_loss_is_a_leaf():
 
 
 def book_forward(w1, w2):
-    features = (w1 * X).detach()  # cut: detach
+    features = (w1 * X).detach()
     return ((w2 * features - Y) ** 2).mean()
 
 
 def four_cuts(w):
-    a = w.detach() * 2  # cut: detach
-    b = w.data + 1  # cut: data
+    a = w.detach() * 2
+    b = w.data + 1
     with torch.no_grad():
-        c = w * 3  # cut: mul
-    d = torch.tensor(w.sum().item())  # cut: item
+        c = w * 3
+    d = torch.tensor(w.sum().item())
     return a + b + c + d
 
 
@@ -350,9 +380,9 @@ def cuts_in_places():
 
 def cut_in_later_arguments(w, x):
     with torch.no_grad():
-        a = x * w  # cut: mul
-        b = torch.add(x, other=w)  # cut: add
-        c = torch.stack([x, w])  # cut: stack
+        a = x * w
+        b = torch.add(x, other=w)
+        c = torch.stack([x, w])
     return a + b + c.sum(0)
 
 
@@ -390,9 +420,11 @@ def describe(found) -> str:
     return "[" + ", ".join(f"({c.op!r}, {c.location!r})" for c in found) + "]"
 
 
-def check_cuts(found, fn, kinds, why: str):
-    """``found`` names ``kinds`` in order, each at the line ``fn`` marks for it."""
-    lines = marked_lines(fn)
+def check_cuts(found, fn, expected, why: str):
+    """``found`` names the kinds of ``expected`` ((kind, a piece of code) pairs) in order,
+    each at the line of ``fn`` that holds its piece of code."""
+    kinds = [kind for kind, _ in expected]
+    lines = {kind: code_line(fn, code) for kind, code in expected}
     ops = [str(c.op) for c in found]
     assert len(found) == len(kinds), (
         f"find_graph_cuts({fn.__name__}, ...) found {len(found)} cuts {ops}; expected "
@@ -416,7 +448,7 @@ def test_find_graph_cuts_finds_the_books_detach():
     check_cuts(
         found,
         book_forward,
-        ["detach"],
+        [("detach", "(w1 * X).detach()")],
         "record every torch call (a TorchFunctionMode) and keep those whose input required "
         "grad while the output does not",
     )
@@ -429,7 +461,7 @@ def test_find_graph_cuts_reports_each_kind_in_order():
     check_cuts(
         found,
         four_cuts,
-        ["detach", "data", "mul", "item"],
+        [("detach", "w.detach()"), ("data", "w.data"), ("mul", "w * 3"), ("item", ".item()")],
         "detach, .data, a multiplication under no_grad, and .item() re-wrapped: an op under "
         "no_grad and an .item() are cuts too, because their input required grad and their "
         "result (a tensor, or a Python number) does not",
@@ -443,7 +475,7 @@ def test_find_graph_cuts_looks_at_every_argument():
     check_cuts(
         found,
         cut_in_later_arguments,
-        ["mul", "add", "stack"],
+        [("mul", "x * w"), ("add", "torch.add("), ("stack", "torch.stack(")],
         "the tensor that requires grad may be any argument: a later one (x * w), a keyword "
         "(other=w) or an item of a list (torch.stack([x, w])); flatten args and kwargs",
     )

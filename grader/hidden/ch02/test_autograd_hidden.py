@@ -17,8 +17,9 @@ from exercises.ch02.test_autograd import (  # helpers shared with the public twi
     accumulate,
     backward_truth,
     check_accumulation,
+    code_line,
+    earlier_backward,
     judge_reachability,
-    marked_lines,
     micro_batch_problem,
     observe_reachability,
     points_at,
@@ -199,7 +200,8 @@ def reference_reachability(build):
 def check_hidden(graph, why: str):
     seen = hidden_reachability(graph)
     judge_reachability(graph, seen, backward_truth(HIDDEN_GRAPHS[graph]), why)
-    assert not seen["touched"] and not seen["backward_ran"] and seen["backward_error"] is None, (
+    ran = earlier_backward(seen, HIDDEN_GRAPHS[graph])
+    assert not seen["touched"] and not ran and seen["backward_error"] is None, (
         "reachable_params must read the graph's structure only: no backward pass, no .grad "
         "changed, and the graph still usable for loss.backward() afterwards"
     )
@@ -225,7 +227,8 @@ def test_reachable_params_on_random_graphs():
             "loss's grad_fn to its AccumulateGrad node (or when the loss is that parameter); "
             "detach, .data, no_grad and .item() break the chain",
         )
-        assert not obs["touched"] and not obs["backward_ran"] and obs["backward_error"] is None, (
+        ran = earlier_backward(obs, lambda s=seed: random_graph(s))
+        assert not obs["touched"] and not ran and obs["backward_error"] is None, (
             "reachable_params must not run a backward pass, touch .grad or spend the graph"
         )
 
@@ -296,11 +299,11 @@ def test_reachable_params_when_a_vector_loss_is_a_leaf():
 
 
 def leaving_torch(w):
-    arr = w.detach().numpy()  # cut: detach
+    arr = w.detach().numpy()
     back = torch.from_numpy(arr * 2.0)
-    listed = torch.tensor(w.tolist())  # cut: tolist
-    scalar = torch.tensor(float(w.sum()))  # cut: float
-    copied = torch.tensor(w)  # cut: tensor
+    listed = torch.tensor(w.tolist())
+    scalar = torch.tensor(float(w.sum()))
+    copied = torch.tensor(w)
     return back + listed + scalar + copied
 
 
@@ -312,7 +315,7 @@ class LeakyHead(nn.Module):
     def forward(self, x):
         h = self.proj(x)
         with torch.no_grad():
-            scale = (x * h).norm()  # cut: mul
+            scale = (x * h).norm()
         return h / scale
 
 
@@ -343,9 +346,9 @@ def preprocess(x):
 
 def other_dtypes_and_outputs(w):
     with torch.no_grad():
-        d = w.double()  # cut: double
-        parts = torch.sort(w, descending=True)  # cut: sort
-    half = w.half()  # keeps the path: not a cut
+        d = w.double()
+        parts = torch.sort(w, descending=True)
+    half = w.half()
     return d.sum() + parts[0].sum() + half.float().sum()
 
 
@@ -376,8 +379,9 @@ def hidden_cuts(case):
     return found, [isinstance(a, torch.Tensor) and a.grad is not None for a in args]
 
 
-def expect_cuts(found, fn, kinds, why):
-    lines = marked_lines(fn)
+def expect_cuts(found, fn, expected, why):
+    kinds = [kind for kind, _ in expected]
+    lines = {kind: code_line(fn, code) for kind, code in expected}
     ops = [str(c.op) for c in found]
     assert len(found) == len(kinds), f"{why}; got {len(found)} cuts {ops}"
     for cut, kind in zip(found, kinds):
@@ -395,7 +399,12 @@ def test_find_graph_cuts_when_values_leave_torch():
     expect_cuts(
         found,
         leaving_torch,
-        ["detach", "tolist", "float", "tensor"],
+        [
+            ("detach", "w.detach()"),
+            ("tolist", "w.tolist()"),
+            ("float", "float(w.sum())"),
+            ("tensor", "torch.tensor(w)"),
+        ],
         "leaving torch and coming back cuts the path at each exit: detach (before numpy), "
         "tolist, float and a torch.tensor copy — a result that is a Python number, list or "
         "numpy array is a cut too",
@@ -407,13 +416,13 @@ def test_find_graph_cuts_when_values_leave_torch():
 def test_find_graph_cuts_points_into_user_code_inside_a_module():
     """A cut inside a module's forward is located at the user's line, not inside torch."""
     found, _ = hidden_cuts("module")
-    lines = marked_lines(LeakyHead.forward)
+    line = code_line(LeakyHead.forward, "(x * h).norm()")
     assert len(found) == 1 and "mul" in str(found[0].op), (
         "an op run under no_grad on a tensor that requires grad is a cut, also inside a module's "
         "forward and whichever argument (not only the first) carries the gradient; later ops on "
         f"its result are not cuts again; got {[c.op for c in found]}"
     )
-    assert points_at(found[0], lines["mul"], HERE), (
+    assert points_at(found[0], line, HERE), (
         "a cut's location is the user's file and line that ran the op, not a frame inside torch "
         f"(nn.Module.__call__) or inside the diagnostic; got {found[0].location!r}"
     )
@@ -448,7 +457,7 @@ def test_find_graph_cuts_in_other_dtypes_and_several_outputs():
     expect_cuts(
         found,
         other_dtypes_and_outputs,
-        ["double", "sort"],
+        [("double", "w.double()"), ("sort", "torch.sort(")],
         "any floating result counts (float64 too), and an op returning several tensors is a cut "
         "when none of them requires grad; a dtype change outside no_grad stays on the graph",
     )
