@@ -13,7 +13,6 @@ import sys
 import pytest
 import torch
 import torch._dynamo
-from torch._dynamo.testing import CompileCounterWithBackend
 from torch._dynamo.utils import counters
 
 from harness.probe import because, probe
@@ -26,8 +25,8 @@ except ImportError:  # there the probes below never need them
 
 comp = chapter_module("ch09a", "compilation")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "BOOK_LENGTHS FUNCTIONS INDUCTOR MODELS _subject book_requests clip_or_shift fresh_dynamo "
-    "ignores_n scale scale_by skip_compile_bookkeeping tagger_with_vocab"
+    "BOOK_LENGTHS FUNCTIONS GraphLog INDUCTOR MODELS _subject book_requests clip_or_shift "
+    "fresh_dynamo ignores_n scale scale_by skip_compile_bookkeeping tagger_with_vocab"
 )
 
 
@@ -45,6 +44,26 @@ def skip_compile_bookkeeping():
 skip_compile_bookkeeping()
 
 BOOK_LENGTHS = [5, 8, 8, 11, 14, 17, 5, 20, 23, 26, 29, 32, 35]
+
+
+class GraphLog:
+    """The "eager" backend, keeping one entry per graph it is handed: the number of calls
+    that graph served. The graph count is the log's length, and the tests check it
+    against the calls made (a request that ran eagerly passed through no graph)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, gm, example_inputs):
+        slot = len(self.calls)
+        self.calls.append(0)
+        forward = gm.forward
+
+        def run(*args):
+            self.calls[slot] += 1
+            return forward(*args)
+
+        return run
 
 
 def fresh_dynamo():
@@ -202,18 +221,18 @@ def test_compile_stats_counts_each_run_from_scratch():
 
 @probe
 def served(model_name, lengths, batch, seed):
-    """serve(model, requests, backend=a counting eager backend) on requests of these lengths:
-    the requests, the model's weights, the outputs, the graphs the backend was handed, and
-    Dynamo's frame counters (ok, total) over the call."""
+    """serve(model, requests, backend=a GraphLog) on requests of these lengths: the
+    requests, the model's weights, the outputs, the calls each graph the backend was
+    handed served, and Dynamo's frame counters (ok, total) over the call."""
     fresh_dynamo()
     model = MODELS[model_name](seed)
     vocab = model.vocab
     requests = book_requests(batch=batch, vocab=vocab, seed=seed, lengths=lengths)
-    counting = CompileCounterWithBackend("eager")
-    outputs = comp.serve(model, requests, backend=counting)
+    log = GraphLog()
+    outputs = comp.serve(model, requests, backend=log)
     weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
     frames = (counters["frames"]["ok"], counters["frames"]["total"])
-    return requests, weights, outputs, counting.frame_count, frames
+    return requests, weights, outputs, list(log.calls), frames
 
 
 def tagger_with_vocab(seed):
@@ -234,12 +253,18 @@ def tagger_reference(weights, idx):
 
 
 def check_served(seen, reference, what):
-    requests, weights, outputs, graphs, (ok, total) = seen
-    assert 1 <= graphs <= 2 and ok <= 2 and total == ok, (
+    requests, weights, outputs, calls, (ok, total) = seen
+    graphs = len(calls)
+    assert 1 <= graphs <= 2 and 1 <= ok <= 2 and total == ok, (
         f"serve({what}) handed {graphs} graph(s) to the backend it was given, Dynamo compiled {ok} "
         f"frame(s) and gave up on {total - ok}; expected 1 or 2 compilations, through the given "
         "backend, none abandoned: with dynamic=False every new length recompiles until "
         "recompile_limit (8), then the rest silently run eagerly — let T be dynamic"
+    )
+    assert sum(calls) >= len(requests), (
+        f"serve({what}): the graphs the given backend compiled served {sum(calls)} call(s) for "
+        f"{len(requests)} requests, so some requests ran eagerly, outside any compiled graph: "
+        "every request must run through the compiled model"
     )
     assert len(outputs) == len(requests), (
         f"serve returned {len(outputs)} outputs for {len(requests)} requests"
@@ -286,13 +311,13 @@ def gate_seen(dim, batch, bias, seed):
     mix = torch.randn(batch, dim, generator=g)
     (out * mix).sum().backward()
     grads = {"x": x_in.grad, "weight": gate.lin.weight.grad, "bias": gate.lin.bias.grad}
-    counting = CompileCounterWithBackend("eager")
+    log = GraphLog()
     # Not fullgraph=True: it traces float(tensor) as a symbolic scalar, hiding the break
     # this task is about.
-    compiled = torch.compile(gate, backend=counting, dynamic=False)
+    compiled = torch.compile(gate, backend=log, dynamic=False)
     with torch.no_grad():
         compiled(torch.randn(batch, dim, generator=g))
-        first_call = (counting.frame_count, counters["frames"]["ok"])  # a break adds a frame
+        first_call = (len(log.calls), counters["frames"]["ok"])  # a break adds a frame
         for _ in range(2):
             compiled(torch.randn(batch, dim, generator=g))
     graph_count, breaks = 1, []
@@ -311,7 +336,7 @@ def gate_seen(dim, batch, bias, seed):
         "weights": weights,
         "out": out.detach(),
         "grads": grads,
-        "graphs_for_three_batches": counting.frame_count,
+        "graph_calls": list(log.calls),
     }
 
 
@@ -334,10 +359,15 @@ def check_gate(seen, what):
         "graph, and a Python `if` on a tensor value is a data-dependent branch — keep values as "
         "tensors and choose with torch.where"
     )
-    assert seen["graphs_for_three_batches"] == 1, (
-        f"compiled with dynamic=False, NormalizedGate needed {seen['graphs_for_three_batches']} "
-        "graphs for three batches of one shape: a value pulled out of a tensor (.item(), float()) "
-        "is baked into the graph and guarded on, so every new batch recompiles"
+    calls = seen["graph_calls"]
+    assert len(calls) == 1, (
+        f"compiled with dynamic=False, NormalizedGate needed {len(calls)} graphs for three "
+        "batches of one shape: a value pulled out of a tensor (.item(), float()) is baked into "
+        "the graph and guarded on, so every new batch recompiles"
+    )
+    assert calls == [3], (
+        f"compiled with dynamic=False, NormalizedGate's one graph served {calls[0]} of three "
+        "batches of one shape: the others ran outside the compiled graph"
     )
     out, grads = gate_maths(seen["weights"], seen["x"], seen["mix"])
     assert torch.allclose(seen["out"], out, atol=1e-6, rtol=1e-5), (

@@ -8,6 +8,7 @@ from torch import nn
 from torch._dynamo.utils import counters
 
 from exercises.ch09a.test_compilation import (  # helpers shared with the public twin
+    GraphLog,
     book_requests,
     check_gate,
     check_served,
@@ -27,7 +28,7 @@ except ImportError:  # there the probes below never need it
 
 comp = chapter_module("ch09a", "compilation")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "HIDDEN_FUNCTIONS Smoother SpyBackend book_requests break_then_branch break_then_return "
+    "GraphLog HIDDEN_FUNCTIONS Smoother SpyBackend book_requests break_then_branch break_then_return "
     "by_mode column_sums cosine_plus_one doubled fresh_dynamo ignores_z mix product running_mean "
     "scaled times_n uses_flag"
 )
@@ -306,20 +307,20 @@ def smoother_reference(weights, idx):
 
 @probe
 def served_smoother(lengths, batch, seed):
-    """serve(Smoother, requests, backend=our spy backend): requests, weights, outputs, the
-    graphs our backend saw, and Dynamo's frame counters (ok, total) over the call."""
+    """serve(Smoother, requests, backend=a GraphLog): requests, weights, outputs, the calls
+    each graph our backend compiled served, and Dynamo's frame counters (ok, total)."""
     fresh_dynamo()
     torch.manual_seed(seed)
     model = Smoother().eval()
     requests = book_requests(batch=batch, vocab=model.vocab, seed=seed, lengths=lengths)
-    spy = SpyBackend()
-    outputs = comp.serve(model, requests, backend=spy)
+    log = GraphLog()
+    outputs = comp.serve(model, requests, backend=log)
     weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
     return (
         requests,
         weights,
         outputs,
-        spy.graphs,
+        list(log.calls),
         (counters["frames"]["ok"], counters["frames"]["total"]),
     )
 
