@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -92,13 +93,13 @@ def test_xor_data_shapes_labels_and_split():
 def test_xor_data_is_the_books_data():
     d = mm.make_xor_data(2000, 0)
     Xtr, ytr, Xva, yva = book_data()
-    same_points = torch.equal(d.X_train, Xtr) and torch.equal(d.X_val, Xva)
+    same_points = judge.is_equal(d.X_train, Xtr) and judge.is_equal(d.X_val, Xva)
     assert same_points, (
         "make_xor_data(2000, 0) is not the book's data (X_train: "
         f"{first_difference(d.X_train, Xtr)}): from a generator seeded with 0 draw randn(n, 2) "
         "first, then randperm(n); the first 80% of the permutation is the training set"
     )
-    same_labels = torch.equal(d.y_train, ytr) and torch.equal(d.y_val, yva)
+    same_labels = judge.is_equal(d.y_train, ytr) and judge.is_equal(d.y_val, yva)
     assert same_labels, (
         f"the points match the book's but the labels do not ({first_difference(d.y_train, ytr)})"
     )
@@ -148,13 +149,17 @@ def test_init_scales_by_fan_in():
     params = initialised(400, 100, 25, 0)
     for name, fan_in in (("W1", 400), ("W2", 100)):
         std = params[name]["value"].std().item()
-        assert std == pytest.approx(1 / math.sqrt(fan_in), rel=0.1), (
+        judge.number(
+            std,
+            1 / math.sqrt(fan_in),
             f"init_mlp(400, 100, 25, g): {name} has std {std:.4f}, expected about "
             f"1/sqrt({fan_in}) = {1 / math.sqrt(fan_in):.4f}: scale standard normals by "
-            "1/sqrt(fan_in), the number of inputs each output sums over"
+            "1/sqrt(fan_in), the number of inputs each output sums over",
+            abs=1e-12,
+            rel=0.1,
         )
-    for name in ("b1", "b2"):
-        assert bool((params[name]["value"] == 0).all()), f"{name} should start at zero"
+    for name, size in (("b1", 100), ("b2", 25)):
+        judge.equal(params[name]["value"], torch.zeros(size), f"{name} should start at zero")
 
 
 @pytest.mark.task("ch03.2")
@@ -163,12 +168,12 @@ def test_init_draws_from_the_given_generator():
     b = initialised(2, 16, 2, 1, global_seed=456)
     book = book_params()
     for name in ("W1", "W2"):
-        alike = torch.equal(a[name]["value"], b[name]["value"])
+        alike = judge.is_equal(a[name]["value"], b[name]["value"])
         assert alike, (
             f"two calls with generators seeded alike gave different {name}: draw with "
             "randn(..., generator=generator), not from the global random state"
         )
-        close_enough = torch.allclose(a[name]["value"], book[name].detach())
+        close_enough = judge.is_close(a[name]["value"], book[name].detach(), atol=1e-8, rtol=1e-5)
         assert close_enough, (
             f"init_mlp(2, 16, 2, Generator().manual_seed(1))[{name!r}] is not the book's "
             f"({first_difference(a[name]['value'], book[name].detach())}): draw W1 then W2 as "
@@ -202,7 +207,7 @@ def test_forward_is_a_relu_mlp():
         + (
             ": it equals the same layers with no nonlinearity — two linear layers compose to "
             "one linear map, so the hidden layer adds nothing; put a ReLU between them"
-            if torch.allclose(got, linear_mlp(params, X), atol=1e-4)
+            if judge.is_close(got, linear_mlp(params, X), atol=1e-4, rtol=1e-5)
             else ": check the order of the matrix products and where the biases are added"
         )
     )
@@ -221,7 +226,7 @@ def test_cross_entropy_matches_pytorch():
     assert isinstance(got, torch.Tensor) and got.dim() == 0, (
         f"cross_entropy returned {brief(got)}, expected a 0-d tensor (the batch mean)"
     )
-    close_enough = torch.allclose(got, want, rtol=1e-5, atol=1e-5)
+    close_enough = judge.is_close(got, want, atol=1e-5, rtol=1e-5)
     assert close_enough, (
         f"cross_entropy(logits (6, 6), targets) = {got.item():.5f}, F.cross_entropy gives "
         f"{want.item():.5f}: normalise each row over the class axis (dim=1), pick the target's "
@@ -242,7 +247,7 @@ def test_cross_entropy_is_stable_at_large_logits():
         "to inf, and a probability that underflows to 0 gives log(0) = -inf; subtract each "
         "row's max before exp and stay in log space (log-sum-exp) to keep it stable"
     )
-    close_enough = torch.allclose(got, want, rtol=1e-5)
+    close_enough = judge.is_close(got, want, atol=1e-8, rtol=1e-5)
     assert close_enough, (
         f"cross_entropy on logits of +-1000 returned {got.item():.3f}, F.cross_entropy {want.item():.3f}: "
         "the shift by the row max must be undone, log(sum(exp(z - m))) + m"
@@ -272,7 +277,7 @@ def test_cross_entropy_gradient_matches_pytorch():
     )
     leaf = logits.clone().requires_grad_()
     F.cross_entropy(leaf, targets).backward()
-    close_enough = torch.allclose(got, leaf.grad, atol=1e-6)
+    close_enough = judge.is_close(got, leaf.grad, atol=1e-6, rtol=1e-5)
     assert close_enough, (
         "the gradient of cross_entropy w.r.t. the logits differs from F.cross_entropy's "
         f"(softmax - one_hot) / N: {first_difference(got, leaf.grad, atol=1e-6)}"
@@ -353,7 +358,7 @@ def test_cross_entropy_is_written_by_hand():
         "the task is to write it by hand — shift each row by its max, log-sum-exp over the "
         "class axis, subtract the target's logit, average (torch.logsumexp is allowed)"
     )
-    close_enough = torch.allclose(value, F.cross_entropy(logits, targets), rtol=1e-5, atol=1e-6)
+    close_enough = judge.is_close(value, F.cross_entropy(logits, targets), atol=1e-6, rtol=1e-5)
     assert close_enough, (
         "with the library losses unavailable, cross_entropy gave "
         f"{brief(value)}, F.cross_entropy gives {F.cross_entropy(logits, targets).item():.5f}"
@@ -413,7 +418,7 @@ def test_sgd_step_updates_the_same_leaf_tensors_in_place():
             "under torch.no_grad()"
         )
         want = values[k] if grads[k] is None else values[k] - 0.1 * grads[k]
-        close_enough = torch.allclose(seen["value"], want, atol=1e-6)
+        close_enough = judge.is_close(seen["value"], want, atol=1e-6, rtol=1e-5)
         assert close_enough, (
             f"sgd_step(params, lr=0.1) moved params[{k!r}] wrongly "
             f"({first_difference(seen['value'], want, atol=1e-6)}): expected p - lr * p.grad "
@@ -422,7 +427,7 @@ def test_sgd_step_updates_the_same_leaf_tensors_in_place():
         kept = (
             seen["grad"] is None
             if grads[k] is None
-            else isinstance(seen["grad"], torch.Tensor) and torch.equal(seen["grad"], grads[k])
+            else isinstance(seen["grad"], torch.Tensor) and judge.is_equal(seen["grad"], grads[k])
         )
         assert kept, (
             f"sgd_step changed params[{k!r}].grad; leave it for step_report to read — the "
@@ -473,12 +478,20 @@ def test_step_report_on_a_hand_made_step():
     assert ra.is_leaf and not ra.grad_is_none and ra.finite, (
         f"row for a healthy leaf with a gradient: {ra}"
     )
-    assert ra.grad_norm == pytest.approx(5.0, rel=1e-5), (
-        f"a.grad is [[3, 0], [0, 4]] but grad_norm = {ra.grad_norm}: the L2 norm is 5"
+    judge.number(
+        ra.grad_norm,
+        5.0,
+        f"a.grad is [[3, 0], [0, 4]] but grad_norm = {ra.grad_norm}: the L2 norm is 5",
+        abs=1e-12,
+        rel=1e-5,
     )
-    assert ra.moved == pytest.approx(0.3, abs=1e-6), (
+    judge.number(
+        ra.moved,
+        0.3,
         f"a moved by [[0.1, -0.1], [0.1, -0.3]] but moved = {ra.moved:.4f}: moved is the largest "
-        "absolute change of any single entry (0.3), not a norm or a mean of the change"
+        "absolute change of any single entry (0.3), not a norm or a mean of the change",
+        abs=1e-6,
+        rel=1e-6,
     )
     assert ru.grad_is_none and ru.grad_norm == 0.0 and ru.moved == 0.0, (
         f"a tensor the loss never reached has .grad None, grad_norm 0.0 and did not move; got {ru}"
@@ -499,12 +512,20 @@ def test_step_report_reproduces_the_books_first_step_table():
     for name, (norm, moved) in book.items():
         r = rows[name]
         assert r.is_leaf and not r.grad_is_none and r.finite, f"row {name}: {r}"
-        assert r.grad_norm == pytest.approx(norm, abs=1e-4), (
-            f"{name}: grad_norm {r.grad_norm:.4f}, the book's table says {norm}: the L2 norm of .grad"
+        judge.number(
+            r.grad_norm,
+            norm,
+            f"{name}: grad_norm {r.grad_norm:.4f}, the book's table says {norm}: the L2 norm of .grad",
+            abs=1e-4,
+            rel=1e-6,
         )
-        assert r.moved == pytest.approx(moved, abs=1e-4), (
+        judge.number(
+            r.moved,
+            moved,
             f"{name}: moved {r.moved:.4f}, the book's table says {moved}: the largest absolute "
-            "change of any single entry"
+            "change of any single entry",
+            abs=1e-4,
+            rel=1e-6,
         )
 
 
@@ -552,10 +573,10 @@ def history_problem(hist, data, hidden, lr, seed, forward=relu_mlp, steps=6) -> 
     losses, accs = gd_run(data, hidden, lr, steps, seed, forward)
     got_losses, got_accs = list(hist.train_loss[:steps]), list(hist.val_acc[:steps])
     for k in range(min(steps, len(got_losses))):
-        if got_losses[k] != pytest.approx(losses[k], rel=1e-4, abs=1e-6):
+        if not judge.is_number(got_losses[k], losses[k], abs=1e-6, rel=1e-4):
             break
     else:
-        if got_accs != pytest.approx(accs[: len(got_accs)], abs=1e-6):
+        if not judge.is_number(got_accs, accs[: len(got_accs)], abs=1e-6, rel=1e-6):
             shown = ", ".join(f"{a:.4f}" for a in got_accs[:3])
             wanted = ", ".join(f"{a:.4f}" for a in accs[:3])
             return (
@@ -570,7 +591,7 @@ def history_problem(hist, data, hidden, lr, seed, forward=relu_mlp, steps=6) -> 
             "train_loss[k] is cross_entropy(forward(params, X_train), y_train) before update k"
         )
     stale, _ = gd_run(data, hidden, lr, steps, seed, forward, clear=False)
-    if got_losses[: k + 1] == pytest.approx(stale[: k + 1], rel=1e-4, abs=1e-6):
+    if judge.is_number(got_losses[: k + 1], stale[: k + 1], abs=1e-6, rel=1e-4):
         return (
             f"the first {k} step(s) match gradient descent, then step {k} follows the run that "
             "never clears .grad (loss "
@@ -615,13 +636,23 @@ def test_the_nonlinearity_is_what_learns_xor():
         + (why or "a plateau near 0.59 means the hidden layer has no nonlinearity")
     )
     scored = (relu_mlp(hist.params, Xva).argmax(1) == yva).float().mean().item()
-    assert scored == pytest.approx(acc, abs=1e-6), (
+    judge.number(
+        scored,
+        acc,
         f"the returned params score {scored:.4f} on the validation set but val_acc[-1] says "
-        f"{acc:.4f}: the last entry describes the model after the last update"
+        f"{acc:.4f}: the last entry describes the model after the last update",
+        abs=1e-6,
+        rel=1e-6,
     )
-    assert acc == pytest.approx(0.995, abs=1e-4), (
+    judge.number(
+        acc,
+        0.995,
         f"validation accuracy {acc:.4f}, the book's recipe gives 0.995: "
-        + (why or "full batch, lr 0.5, parameters from init_mlp with Generator().manual_seed(seed)")
+        + (
+            why or "full batch, lr 0.5, parameters from init_mlp with Generator().manual_seed(seed)"
+        ),
+        abs=1e-4,
+        rel=1e-6,
     )
     assert why is None, (
         "train_mlp(data) with its default arguments (hidden=16, lr=0.5, steps=500, seed=1: "
@@ -632,6 +663,10 @@ def test_the_nonlinearity_is_what_learns_xor():
         f"with the nonlinearity removed train_mlp still reached {linear.val_acc[-1]:.4f}; "
         "a linear model cannot separate XOR quadrants (the book: 0.5925) — use the given forward"
     )
-    assert linear.val_acc[-1] == pytest.approx(0.5925, abs=1e-4), (
-        f"without the nonlinearity: {linear.val_acc[-1]:.4f}, the book says 0.5925"
+    judge.number(
+        linear.val_acc[-1],
+        0.5925,
+        f"without the nonlinearity: {linear.val_acc[-1]:.4f}, the book says 0.5925",
+        abs=1e-4,
+        rel=1e-6,
     )

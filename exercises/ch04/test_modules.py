@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -169,19 +170,27 @@ def test_every_block_is_registered():
 def test_the_books_run_trains_and_reloads_every_block():
     seen = books_run("Classifier")
     losses, accs = seen["losses"], seen["accs"]
-    assert losses[0] == pytest.approx(0.6964, abs=1e-4) and accs[0] == pytest.approx(
-        0.5125, abs=1e-4
+    assert judge.is_number(losses[0], 0.6964, abs=1e-4, rel=1e-6) and judge.is_number(
+        accs[0], 0.5125, abs=1e-4, rel=1e-6
     ), f"epoch 0: loss {losses[0]:.4f}, val {accs[0]:.4f}; the book: 0.6964 and 0.5125"
-    assert accs[-1] == pytest.approx(0.995, abs=1e-4), (
+    judge.number(
+        accs[-1],
+        0.995,
         f"after 200 epochs of Adam the Classifier scores {accs[-1]:.4f} (the book: 0.995 with "
         "registered blocks, 0.9575 when the optimizer never sees the blocks because they sit "
-        "in a plain list)"
+        "in a plain list)",
+        abs=1e-4,
+        rel=1e-6,
     )
-    assert seen["reloaded"] == pytest.approx(accs[-1], abs=1e-6), (
+    judge.number(
+        seen["reloaded"],
+        accs[-1],
         f"a fresh Classifier loaded from the trained state_dict scores {seen['reloaded']:.4f}, "
         f"the trained one {accs[-1]:.4f}: the blocks were not in the state_dict (a plain list "
         "is not registered), so the reload kept fresh random blocks while reporting all keys "
-        "matched"
+        "matched",
+        abs=1e-6,
+        rel=1e-6,
     )
 
 
@@ -291,9 +300,13 @@ def test_unregistered_state_finds_the_books_hidden_blocks():
         "reloaded val": (seen["reloaded"], 0.5125),
     }
     for name, (got, book) in facts.items():
-        assert got == pytest.approx(book, abs=1e-4), (
+        judge.number(
+            got,
+            book,
             f"the plain-list run gave {name} {got:.4f}, the book {book}: this torch build "
-            "does not reproduce the chapter's numbers"
+            "does not reproduce the chapter's numbers",
+            abs=1e-4,
+            rel=1e-6,
         )
     assert not seen["missing_keys"] and not seen["unexpected_keys"], (
         "load_state_dict should report all keys matched: the blocks are not keys at all"
@@ -503,10 +516,12 @@ def test_running_norm_statistics_are_buffers():
         "are converted by .to(); a plain tensor attribute stays behind"
     )
     trained, reloaded = seen["reloaded"]
-    assert torch.equal(trained, reloaded), (
+    judge.equal(
+        trained,
+        reloaded,
         "a fresh RunningNorm loaded from a trained one's state_dict normalises differently in "
         f"eval mode ({first_difference(reloaded, trained)}): the running statistics must be "
-        "buffers, saved by state_dict() and restored by load_state_dict()"
+        "buffers, saved by state_dict() and restored by load_state_dict()",
     )
 
 
@@ -522,13 +537,17 @@ def test_running_norm_matches_batchnorm_without_affine():
         ours = running_norm_trace(*args)
     ref = batchnorm_trace(*args)
     for step in range(4):
-        assert torch.allclose(ours["out"][step], ref["out"][step], atol=1e-5), (
+        judge.close(
+            ours["out"][step],
+            ref["out"][step],
             f"training-mode output at batch {step} differs from nn.BatchNorm1d(affine=False) "
             f"({first_difference(ours['out'][step], ref['out'][step])}): normalise with the "
-            "batch mean and the biased batch variance"
+            "batch mean and the biased batch variance",
+            atol=1e-5,
+            rtol=1e-5,
         )
-        mean_ok = torch.allclose(ours["mean"][step], ref["mean"][step], atol=1e-5)
-        var_ok = torch.allclose(ours["var"][step], ref["var"][step], atol=1e-5)
+        mean_ok = judge.is_close(ours["mean"][step], ref["mean"][step], atol=1e-5, rtol=1e-5)
+        var_ok = judge.is_close(ours["var"][step], ref["var"][step], atol=1e-5, rtol=1e-5)
         assert mean_ok and var_ok, (
             f"after batch {step} running_mean/running_var differ from BatchNorm's (var: "
             f"{first_difference(ours['var'][step], ref['var'][step])}): running = (1 - momentum) "
@@ -536,19 +555,23 @@ def test_running_norm_matches_batchnorm_without_affine():
         )
     for step in range(4):
         got, want = ours["grad"][step], ref["grad"][step]
-        assert got is not None and torch.allclose(got, want, atol=1e-4), (
+        assert got is not None and judge.is_close(got, want, atol=1e-4, rtol=1e-5), (
             f"the gradient of the input at batch {step} differs from BatchNorm's "
             f"({'no gradient reached x' if got is None else first_difference(got, want)}): in "
             "training mode the output depends on x also through the batch mean and variance, "
             "so compute them from x inside the graph (only the running update is bookkeeping)"
         )
-    assert torch.allclose(ours["eval_out"], ref["eval_out"], atol=1e-5), (
+    judge.close(
+        ours["eval_out"],
+        ref["eval_out"],
         "eval-mode output must use the running statistics, not the batch's "
-        f"({first_difference(ours['eval_out'], ref['eval_out'])})"
+        f"({first_difference(ours['eval_out'], ref['eval_out'])})",
+        atol=1e-5,
+        rtol=1e-5,
     )
-    unchanged = torch.allclose(ours["eval_mean"], ours["mean"][-1]) and torch.allclose(
-        ours["eval_var"], ours["var"][-1]
-    )
+    unchanged = judge.is_close(
+        ours["eval_mean"], ours["mean"][-1], atol=1e-8, rtol=1e-5
+    ) and judge.is_close(ours["eval_var"], ours["var"][-1], atol=1e-8, rtol=1e-5)
     assert unchanged, (
         "a forward in eval mode changed the running statistics: update them only in training "
         "mode (if self.training), or evaluating on validation data changes the model"
@@ -627,10 +650,12 @@ def test_checkpoint_round_trip_gives_identical_outputs_and_training():
         f"load_checkpoint returned {seen['extra']}, expected the saved extras {{'epoch': 3}}"
     )
     out, out2 = seen["outputs"]
-    assert torch.equal(out, out2), (
+    judge.equal(
+        out,
+        out2,
         "the reloaded model's outputs differ from the saved model's "
         f"({first_difference(out2, out)}): every registered parameter and buffer must travel "
-        "through state_dict()"
+        "through state_dict()",
     )
     assert seen["holds"], (
         "after load_checkpoint(path, model2, opt2) the optimizer no longer holds model2's "
@@ -638,7 +663,7 @@ def test_checkpoint_round_trip_gives_identical_outputs_and_training():
         "replacing the parameters) swaps in new tensors that the optimizer does not know"
     )
     after, after2 = seen["after"]
-    assert all(torch.equal(a, b) for a, b in zip(after, after2)), (
+    assert all(judge.is_equal(a, b) for a, b in zip(after, after2)), (
         "one more Adam step after the reload diverges from the original run: save the "
         "optimizer's state_dict too (Adam keeps per-parameter moments and a step count)"
     )

@@ -13,6 +13,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -282,7 +283,7 @@ def test_consumer_work_is_compute_time_not_wait():
     )
     timing, seen = got["timing"], got["seen"]
     assert len(seen) == 4 and all(
-        torch.equal(b, torch.full((2,), float(k))) for k, b in enumerate(seen)
+        judge.is_equal(b, torch.full((2,), float(k))) for k, b in enumerate(seen)
     ), "consume should be called once with each batch, in the loader's order"
     assert timing.compute_s >= 0.16, (
         f"consume sleeps 40 ms per batch (4 batches), but compute_s={timing.compute_s:.4f} s: "
@@ -358,9 +359,12 @@ def test_workers_cut_the_wait_on_sleep_bound_data():
             "drop the iterator (its last reference) so the DataLoader shuts its workers down"
         )
         ratios.append(serial.wait_s / max(parallel.wait_s, 1e-9))
-        if ratios[-1] >= 2.5:
+        if ratios[-1] >= 1.5:
             break
-    assert max(ratios) >= 2.5, (
+    # 8 parallel sleepers cut the wait ~6-fold on an idle machine; a busy one starves the
+    # workers' start-up (2.3-fold seen at load 27 on 2 cores). Without parallel fetching
+    # the ratio stays near 1, so 1.5 still tells the two apart.
+    assert max(ratios) >= 1.5, (
         f"8 workers on sleep-bound data cut the wait only {max(ratios):.2f}-fold (serial {serial.wait_s:.3f} s): "
         "samples that sleep can be fetched in parallel, so the wait should fall several-fold"
     )
@@ -416,7 +420,7 @@ def padding_problem(padded, seqs):
         return f"padded is {padded.dtype}, but the sequences are {expected.dtype}: keep their dtype"
     if tuple(padded.shape) != tuple(expected.shape):
         return f"padded has shape {tuple(padded.shape)}, expected (B, T, ...) = {tuple(expected.shape)}"
-    if not torch.equal(padded, expected):
+    if not judge.is_equal(padded, expected):
         return first_difference(padded, expected)
     return None
 
@@ -443,9 +447,11 @@ def test_pad_collate_pads_each_row_from_its_start():
         "(sequence 1 ends in a real 0.0): record each sequence's length before padding, "
         "not the rows' nonzero entries or their padded length"
     )
-    assert torch.equal(targets, torch.tensor([0, 1, 0, 1])), (
+    judge.equal(
+        targets,
+        torch.tensor([0, 1, 0, 1]),
         f"targets came back as {targets.tolist()}, expected [0, 1, 0, 1]: keep the batch order "
-        "(sorting the sequences by length without moving the targets with them mislabels them)"
+        "(sorting the sequences by length without moving the targets with them mislabels them)",
     )
 
 
@@ -543,13 +549,17 @@ def expected_draws(seed):
 def test_each_worker_draws_different_augmentation():
     with because("seed_worker(0) outside a DataLoader worker raised: there it must do nothing"):
         draws = main_process_draws(5)
-    assert draws == pytest.approx(expected_draws(5)), (
+    judge.number(
+        draws,
+        expected_draws(5),
         "seed_worker called in the main process (get_worker_info() is None) reseeded random, "
-        "NumPy or torch: outside a worker it must simply return"
+        "NumPy or torch: outside a worker it must simply return",
+        abs=1e-12,
+        rel=1e-6,
     )
     batches = augmentation_stream(seed=3)
     noise0, noise1 = batches[0][:, 1:], batches[1][:, 1:]  # batch 0 from worker 0, 1 from 1
-    assert not torch.allclose(noise0, noise1), (
+    assert judge.differ(noise0, noise1, atol=1e-8, rtol=1e-5), (
         "with 2 workers, batch 0 (worker 0) and batch 1 (worker 1) carry the same augmentation noise: "
         "each worker starts from a copy of the dataset's generator — reseed the worker's "
         "dataset from get_worker_info().seed"
@@ -561,12 +571,12 @@ def test_each_worker_draws_different_augmentation():
 @pytest.mark.timeout(60)
 def test_augmentation_follows_the_loader_generator():
     first, again, other = (augmentation_stream(seed=s) for s in (7, 7, 8))
-    assert all(torch.equal(a, b) for a, b in zip(first, again)), (
+    assert all(judge.is_equal(a, b) for a, b in zip(first, again)), (
         "two loaders whose generators are both seeded with 7 produced different augmentation: the "
         "worker's seed must come from get_worker_info().seed (derived from the loader's generator), "
         "not from the clock, the process id or fresh OS entropy"
     )
-    assert not torch.allclose(first[0][:, 1:], other[0][:, 1:]), (
+    assert judge.differ(first[0][:, 1:], other[0][:, 1:], atol=1e-8, rtol=1e-5), (
         "loaders seeded with 7 and with 8 produced the same augmentation: a seed built from worker_id "
         "alone ignores the loader's generator, so every run (and every epoch) repeats the same noise"
     )
@@ -587,12 +597,12 @@ def test_a_single_worker_is_reseeded_too():
     """With num_workers=1 the one worker still reseeds its dataset from the loader's generator."""
     first, other = (augmentation_stream(seed=s, workers=1) for s in (7, 8))
     copied = unreseeded_noise(len(first[0]))
-    assert not torch.allclose(first[0][:, 1:], copied), (
+    assert judge.differ(first[0][:, 1:], copied, atol=1e-8, rtol=1e-5), (
         "with one worker (num_workers=1), batch 0 carries exactly the noise of the dataset's "
         "generator as the main process built it: the single worker was never reseeded — "
         "seed_worker must reseed the worker's dataset whatever the number of workers"
     )
-    assert not torch.allclose(first[0][:, 1:], other[0][:, 1:]), (
+    assert judge.differ(first[0][:, 1:], other[0][:, 1:], atol=1e-8, rtol=1e-5), (
         "with one worker, loaders seeded with 7 and with 8 produced the same augmentation: "
         "the single worker's seed (get_worker_info().seed) follows the loader's generator, "
         "so reseed the worker's dataset from it even when there is only one worker"
@@ -619,11 +629,11 @@ def test_make_loader_is_reproducible_and_workers_differ():
         f"make_loader(seed=11) twice shuffled into different orders ({order[0]}... vs "
         f"{again[0][:, 0].long().tolist()}...): give the DataLoader a torch.Generator seeded with `seed`"
     )
-    assert not torch.allclose(first[0][:, 1:], first[1][:, 1:]), (
+    assert judge.differ(first[0][:, 1:], first[1][:, 1:], atol=1e-8, rtol=1e-5), (
         "make_loader(num_workers=2): batches from worker 0 and worker 1 carry the same augmentation noise — "
         "pass worker_init_fn=seed_worker so each worker reseeds its copy of the dataset"
     )
-    assert all(torch.equal(a, b) for a, b in zip(first, again)), (
+    assert all(judge.is_equal(a, b) for a, b in zip(first, again)), (
         "make_loader(seed=11) twice gave the same order but different augmentation: the workers' seeds "
         "must follow the loader's generator"
     )

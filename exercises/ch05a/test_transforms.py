@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -66,7 +67,7 @@ def normalized(train, batches=()):
         "again": again,
         "mean_after": norm.mean,
         "std_after": norm.std,
-        "inputs_unchanged": all(torch.equal(k, x) for k, x in zip(kept, [train, *batches])),
+        "inputs_unchanged": all(judge.is_equal(k, x) for k, x in zip(kept, [train, *batches])),
     }
 
 
@@ -92,9 +93,9 @@ def statistics_problem(got, train):
             )
     # std within 1%: the unbiased and the biased estimator are both accepted
     means, stds = torch.tensor(means, dtype=torch.float64), torch.tensor(stds, dtype=torch.float64)
-    if not torch.allclose(mean.double(), means, rtol=1e-4, atol=1e-4):
+    if not judge.is_close(mean.double(), means, atol=1e-4, rtol=1e-4):
         return f"mean: {first_difference(mean, means, atol=1e-4)}"
-    if not torch.allclose(std.double(), stds, rtol=1e-2):
+    if not judge.is_close(std.double(), stds, atol=1e-8, rtol=1e-2):
         return f"std: {first_difference(std, stds, rtol=1e-2)}"
     return None
 
@@ -121,9 +122,13 @@ def test_normalizer_is_per_channel():
         f"apply(x) returned {out.dtype} {tuple(out.shape)}; expected float32 of the input's shape"
     )
     expected = standardized_reference(train, means, stds)
-    assert torch.allclose(out.double(), expected, rtol=1e-2, atol=1e-3), (
+    judge.close(
+        out.double(),
+        expected,
         "apply(x) should be (x - mean_c) / std_c with one mean and std per channel; a per-pixel or "
-        f"whole-tensor statistic gives different values: {first_difference(out, expected, 1e-3, 1e-2)}"
+        f"whole-tensor statistic gives different values: {first_difference(out, expected, 1e-3, 1e-2)}",
+        atol=1e-3,
+        rtol=1e-2,
     )
 
 
@@ -147,7 +152,7 @@ def test_validation_data_never_changes_the_statistics():
     val = train[:16].float() + 50.0  # a validation set that is brighter than training
     got = normalized(train, [train[:8], val])
     before, out = got["outs"]
-    assert torch.equal(got["mean_after"], got["mean"]) and torch.equal(
+    assert judge.is_equal(got["mean_after"], got["mean"]) and judge.is_equal(
         got["std_after"], got["std"]
     ), (
         "applying the normalizer to validation data changed its mean/std: the statistics are fitted on "
@@ -159,7 +164,7 @@ def test_validation_data_never_changes_the_statistics():
         f"{[round(v, 3) for v in out.mean(dim=(0, 2, 3)).tolist()]}: the brightness difference vanished, "
         "so apply standardized the batch with its own statistics — use the training statistics"
     )
-    assert all(torch.equal(a, b) for a, b in zip(got["outs"], got["again"])), (
+    assert all(judge.is_equal(a, b) for a, b in zip(got["outs"], got["again"])), (
         "apply() must give the same result every time"
     )
 
@@ -338,10 +343,12 @@ def test_flip_mirrors_left_right_and_swaps_the_label():
     )
     img = arrow(LEFT)
     flipped, label = tf.flip_with_label(img, LEFT)
-    assert torch.equal(flipped, img.flip(-1)), (
+    judge.equal(
+        flipped,
+        img.flip(-1),
         "flip_with_label should mirror the image left-right: pixel (c, h, w) moves to (c, h, W-1-w); "
         "with C == H == W a flip along another axis has the same shape but a different picture: "
-        f"{first_difference(flipped, img.flip(-1))}"
+        f"{first_difference(flipped, img.flip(-1))}",
     )
     assert int(label) == RIGHT == points_to(flipped), (
         f"after a horizontal flip a LEFT arrow points {points_to(flipped)} (RIGHT={RIGHT}), but the label "
@@ -371,9 +378,11 @@ def flip_observed(image, label):
     kept_label = label.clone() if isinstance(label, torch.Tensor) else label
     flipped, new = tf.flip_with_label(image, label)
     same_label = (
-        torch.equal(label, kept_label) if isinstance(label, torch.Tensor) else label == kept_label
+        judge.is_equal(label, kept_label)
+        if isinstance(label, torch.Tensor)
+        else label == kept_label
     )
-    return flipped, new, torch.equal(image, kept_image) and bool(same_label)
+    return flipped, new, judge.is_equal(image, kept_image) and bool(same_label)
 
 
 MIRRORED = {LEFT: RIGHT, RIGHT: LEFT, UP: UP, DOWN: DOWN}
@@ -386,9 +395,11 @@ def test_flip_maps_a_0d_label_tensor():
     for original in (LEFT, RIGHT, UP, DOWN):
         img = arrow(original)
         flipped, new, unchanged = flip_observed(img, torch.tensor(original))
-        assert torch.equal(flipped, img.flip(-1)), (
+        judge.equal(
+            flipped,
+            img.flip(-1),
             f"flip_with_label(image, torch.tensor({original})) did not mirror the image "
-            f"left-right: {first_difference(flipped, img.flip(-1))}"
+            f"left-right: {first_difference(flipped, img.flip(-1))}",
         )
         assert isinstance(new, torch.Tensor) and new.dim() == 0 and new.dtype == torch.int64, (
             f"flip_with_label(image, torch.tensor({original})) returned the label {brief(new)}: "
@@ -448,13 +459,21 @@ def test_the_pipeline_fits_on_training_images_only():
         "(fit_normalizer) and return it"
     )
     got = torch.as_tensor(run.normalizer.mean).flatten().tolist()
-    assert got == pytest.approx(means, rel=1e-3), (
+    judge.number(
+        got,
+        means,
         f"the pipeline's Normalizer has mean {[round(v, 2) for v in got]}, but the training images' channel means are "
         f"{[round(v, 2) for v in means]}: fit on the training images only — validation data must never shape "
-        "the statistics"
+        "the statistics",
+        abs=1e-12,
+        rel=1e-3,
     )
     std = torch.as_tensor(run.normalizer.std).flatten().tolist()
-    assert std == pytest.approx(stds, rel=1e-2), (
+    judge.number(
+        std,
+        stds,
         f"the pipeline's Normalizer std is {brief(std)}, the training images' per-channel std is "
-        f"{brief(stds)}: fit on the training images only"
+        f"{brief(stds)}: fit on the training images only",
+        abs=1e-12,
+        rel=1e-2,
     )

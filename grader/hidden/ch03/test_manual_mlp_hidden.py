@@ -20,6 +20,7 @@ from exercises.ch03.test_manual_mlp import (  # helpers shared with the public t
     relu_mlp,
     trained,
 )
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
@@ -65,7 +66,7 @@ def recipe_data(n, seed):
 
 def same_split(got, want) -> bool:
     return len(list(got)) == 4 and all(
-        isinstance(a, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+        isinstance(a, torch.Tensor) and a.dtype == b.dtype and judge.is_equal(a, b)
         for a, b in zip(got, want)
     )
 
@@ -106,10 +107,10 @@ def test_data_depends_on_the_seed_only():
         a = data_under_global_seed(300, 4, 1)["data"]
         b = data_under_global_seed(300, 4, 2)["data"]
         c = data_under_global_seed(300, 5, 2)["data"]
-    assert all(torch.equal(u, v) for u, v in zip(a, b, strict=True)), (
+    assert all(judge.is_equal(u, v) for u, v in zip(a, b, strict=True)), (
         "the same seed must give the same data whatever the global random state"
     )
-    assert not torch.equal(a[0], c[0]), "different seeds must give different data"
+    assert judge.differ(a[0], c[0], atol=0, rtol=0), "different seeds must give different data"
     for part in (a[1], a[3]):
         assert set(part.tolist()) == {0, 1}, "both classes must appear in each split"
 
@@ -119,11 +120,18 @@ def test_data_leaves_the_global_generator_alone():
     """make_xor_data draws from its own generator: the global random state is left as it was."""
     with because("make_xor_data(64, 9) raised"):
         seen = data_under_global_seed(64, 9, 31)
-    assert torch.equal(seen["next_draws"], seen["untouched"]), (
+    shapes = [tuple(t.shape) if type(t) is torch.Tensor else None for t in seen["data"]]
+    assert len(shapes) == 4 and None not in shapes and shapes[0][0] + shapes[2][0] == 64, (
+        f"make_xor_data(64, 9) returned parts of shapes {shapes}: expected X_train, y_train, "
+        "X_val, y_val with 64 rows in all"
+    )
+    judge.equal(
+        seen["next_draws"],
+        seen["untouched"],
         "after make_xor_data(64, 9) the global generator gives other numbers than it would "
         "have: the data was drawn from (or the seed set on) the global RNG. Draw from "
         "torch.Generator().manual_seed(seed), so the data depends on the seed alone and the "
-        "training run's own random draws stay as they were"
+        "training run's own random draws stay as they were",
     )
 
 
@@ -154,9 +162,13 @@ def test_init_other_sizes_follow_the_recipe():
         assert k in got and got[k]["value"].shape == want[k].shape, (
             f"{k} has the wrong shape for X @ W1 -> (N, hidden), h @ W2 -> (N, n_classes)"
         )
-        assert torch.allclose(got[k]["value"], want[k].detach(), atol=1e-6), (
+        judge.close(
+            got[k]["value"],
+            want[k].detach(),
             f"{k} is not randn(fan_in, fan_out, generator) / sqrt(fan_in) drawn W1 then W2 "
-            "(biases zero)"
+            "(biases zero)",
+            atol=1e-6,
+            rtol=1e-5,
         )
         assert got[k]["is_leaf"] and got[k]["requires_grad"], (
             f"{k} must be a leaf tensor that requires grad"
@@ -176,7 +188,12 @@ def two_inits_from_one_generator(seed):
 def test_init_advances_the_generator():
     """Two calls sharing one generator draw different weights."""
     a, b = two_inits_from_one_generator(3)
-    assert not torch.equal(a, b), (
+    for w in (a, b):
+        assert type(w) is torch.Tensor and tuple(w.shape) == (4, 4), (
+            f"init_mlp(4, 4, 4, g)['W1'] is {brief(w)}, expected a [4, 4] tensor"
+        )
+        judge.all_finite(w, "init_mlp(4, 4, 4, g)['W1'] must hold finite weights")
+    assert judge.differ(a, b, atol=0, rtol=0), (
         "two calls sharing one generator must draw different weights: the generator must be "
         "used (and advanced), not re-seeded or ignored"
     )
@@ -217,8 +234,8 @@ def test_init_agrees_with_the_reference(d_in, hidden, n_classes, seed):
     want = ref.init_mlp(d_in, hidden, n_classes, torch.Generator().manual_seed(seed))
     assert list(got) == list(want), f"init_mlp returns the keys {list(want)}, in that order"
     for k, t in want.items():
-        ok = got[k]["value"].shape == t.shape and torch.allclose(
-            got[k]["value"], t.detach(), atol=1e-6
+        ok = got[k]["value"].shape == t.shape and judge.is_close(
+            got[k]["value"], t.detach(), atol=1e-6, rtol=1e-5
         )
         assert ok and got[k]["is_leaf"] and got[k]["requires_grad"], (
             f"init_mlp({d_in}, {hidden}, {n_classes}, g)[{k!r}] is not the recipe's leaf: "
@@ -269,8 +286,12 @@ def test_forward_other_shapes_and_dtypes():
     assert got.dtype == torch.float64 and tuple(got.shape) == (1, 2), (
         f"mlp_forward must return (N, n_classes) logits in the dtype of its inputs; got {brief(got)}"
     )
-    assert torch.allclose(got, relu_mlp(params, X)), (
-        "mlp_forward must compute relu(X @ W1 + b1) @ W2 + b2"
+    judge.close(
+        got,
+        relu_mlp(params, X),
+        "mlp_forward must compute relu(X @ W1 + b1) @ W2 + b2",
+        atol=1e-8,
+        rtol=1e-5,
     )
 
 
@@ -296,7 +317,7 @@ def test_forward_agrees_with_the_formula(n, d_in, hidden, n_classes, seed):
     with because(f"mlp_forward raised for X ({n}, {d_in}), hidden {hidden}, {n_classes} classes"):
         got = mm.mlp_forward(params, X)
     want = relu_mlp(params, X)
-    assert got.shape == want.shape and torch.allclose(got, want, atol=1e-5), (
+    assert got.shape == want.shape and judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
         f"mlp_forward differs from relu(X @ W1 + b1) @ W2 + b2 for X ({n}, {d_in}), hidden "
         f"{hidden}, {n_classes} classes: {first_difference(got, want)}"
     )
@@ -315,12 +336,16 @@ def test_cross_entropy_extreme_and_mixed_logits():
     targets = torch.randint(0, 3, (64,), generator=g)
     got, grad = loss_and_gradient(logits, targets)
     want = F.cross_entropy(logits, targets)
-    assert bool(torch.isfinite(got)) and torch.allclose(got, want, rtol=1e-4), (
+    assert bool(torch.isfinite(got)) and judge.is_close(got, want, atol=1e-8, rtol=1e-4), (
         "cross_entropy must stay finite and equal to F.cross_entropy for logits of size 1e4 "
         "(exp overflows unless each row is shifted by its max)"
     )
-    assert grad is not None and bool(torch.isfinite(grad).all()), (
-        "the gradient of a stable cross-entropy must be finite even for huge logits"
+    assert grad is not None, "cross_entropy gave no gradient for huge logits"
+    assert tuple(grad.shape) == tuple(logits.shape), (
+        f"the gradient has shape {tuple(grad.shape)}, expected the logits' {tuple(logits.shape)}"
+    )
+    judge.all_finite(
+        grad, "the gradient of a stable cross-entropy must be finite even for huge logits"
     )
 
 
@@ -332,8 +357,12 @@ def test_cross_entropy_many_classes_float64():
     targets = torch.tensor([39, 0, 7, 7, 21])
     got = mm.cross_entropy(logits, targets)
     assert got.dtype == torch.float64, "the loss must keep the logits' dtype"
-    assert torch.allclose(got, F.cross_entropy(logits, targets), rtol=1e-10), (
-        "cross_entropy must equal the batch mean of -log softmax(logits)[i, target_i] over the class axis"
+    judge.close(
+        got,
+        F.cross_entropy(logits, targets),
+        "cross_entropy must equal the batch mean of -log softmax(logits)[i, target_i] over the class axis",
+        atol=1e-8,
+        rtol=1e-10,
     )
 
 
@@ -343,8 +372,12 @@ def test_cross_entropy_single_example():
     logits = torch.tensor([[2.0, 1.0, 0.0]])
     got = mm.cross_entropy(logits, torch.tensor([2]))
     want = math.log(math.exp(2) + math.exp(1) + 1) - 0.0
-    assert got.item() == pytest.approx(want, rel=1e-5), (
-        "for one example the loss is log(sum_j exp(z_j)) - z_target"
+    judge.close(
+        got,
+        torch.tensor(want),
+        "for one example the loss is log(sum_j exp(z_j)) - z_target",
+        atol=1e-12,
+        rtol=1e-5,
     )
 
 
@@ -363,8 +396,12 @@ def test_cross_entropy_by_hand_in_float64_and_one_class():
             "cross_entropy must be written by hand: it may not call F.cross_entropy, "
             "log_softmax or nll_loss (torch.logsumexp is allowed)"
         )
-        assert torch.allclose(value, F.cross_entropy(logits, targets), rtol=1e-6, atol=1e-7), (
-            "the hand-written loss must equal F.cross_entropy"
+        judge.close(
+            value,
+            F.cross_entropy(logits, targets),
+            "the hand-written loss must equal F.cross_entropy",
+            atol=1e-7,
+            rtol=1e-6,
         )
 
 
@@ -393,13 +430,13 @@ def test_cross_entropy_and_its_gradient_on_generated_logits(n, c, scale, double,
         isinstance(got, torch.Tensor)
         and got.dim() == 0
         and got.dtype == dtype
-        and torch.allclose(got, want.detach(), rtol=1e-4, atol=1e-5)
+        and judge.is_close(got, want.detach(), atol=1e-5, rtol=1e-4)
     ), (
         f"cross_entropy on logits ({n}, {c}) of scale {scale:g} ({dtype}) gave {brief(got)}, "
         f"F.cross_entropy {want.item():.6g}: a 0-d mean, normalised over the class axis, "
         "stable (shift by the row max) and in the logits' dtype"
     )
-    assert grad is not None and torch.allclose(grad, leaf.grad, rtol=1e-4, atol=1e-6), (
+    assert grad is not None and judge.is_close(grad, leaf.grad, atol=1e-6, rtol=1e-4), (
         f"the gradient of cross_entropy on logits ({n}, {c}) differs from F.cross_entropy's "
         "(softmax - one_hot) / N"
     )
@@ -441,7 +478,7 @@ def test_sgd_step_skips_missing_grads_and_trains_repeatedly():
     """Repeated sgd_step calls train, keep every tensor a leaf and leave gradient-less tensors alone."""
     with because("sgd_step raised during repeated training steps"):
         seen = sgd_training_run(5, 0.1)
-    assert seen["unused_same"] and torch.equal(seen["unused"], torch.ones(3)), (
+    assert seen["unused_same"] and judge.is_equal(seen["unused"], torch.ones(3)), (
         "a tensor whose grad is None must be left untouched by the update"
     )
     assert seen["leaves"], "the update must keep every tensor a leaf (no graph recorded)"
@@ -472,9 +509,13 @@ def test_the_students_chain_reproduces_the_books_first_step():
     moved = students_first_step()
     book = {"W1": 0.1048, "b1": 0.0053, "W2": 0.1918, "b2": 0.0062}
     for k, want in book.items():
-        assert moved[k] == pytest.approx(want, abs=1e-4), (
+        judge.number(
+            moved[k],
+            want,
             "one step of init_mlp + cross_entropy + sgd_step at lr 0.5 must move each tensor "
-            "by the book's table (largest single-entry change)"
+            "by the book's table (largest single-entry change)",
+            abs=1e-4,
+            rel=1e-6,
         )
 
 
@@ -503,7 +544,9 @@ def test_sgd_step_on_generated_tensors(shapes, missing, lr, double, seed):
         assert seen["same_object"] and seen["is_leaf"] and seen["requires_grad"], (
             "sgd_step must update each tensor in place (the same leaf object, still requiring grad)"
         )
-        assert seen["value"].dtype == dtype and torch.allclose(seen["value"], want, atol=1e-6), (
+        assert seen["value"].dtype == dtype and judge.is_close(
+            seen["value"], want, atol=1e-6, rtol=1e-5
+        ), (
             f"sgd_step(lr={lr}) must move each tensor by -lr * grad (none where grad is None), "
             "keeping its dtype"
         )
@@ -537,11 +580,15 @@ def test_step_report_flags_non_leaves_and_overflow():
         "a non-leaf tensor must be reported is_leaf=False with no gradient: backward never fills it"
     )
     assert not rows["big"].finite, "a tensor holding inf must be reported finite=False"
-    assert rows["leaf"].finite and rows["leaf"].grad_norm == pytest.approx(3 * math.sqrt(2)), (
-        "grad_norm must be the L2 norm of the tensor's .grad"
-    )
-    assert rows["leaf"].moved == pytest.approx(2.5), (
-        "moved must be the largest absolute change of any single entry"
+    assert rows["leaf"].finite and judge.is_number(
+        rows["leaf"].grad_norm, 3 * math.sqrt(2), abs=1e-12, rel=1e-6
+    ), "grad_norm must be the L2 norm of the tensor's .grad"
+    judge.number(
+        rows["leaf"].moved,
+        2.5,
+        "moved must be the largest absolute change of any single entry",
+        abs=1e-12,
+        rel=1e-6,
     )
 
 
@@ -633,13 +680,21 @@ def test_step_report_agrees_with_the_reference_on_random_steps():
                 f"{w.grad_is_none}, {w.finite}: finite is False when the tensor or its gradient "
                 "holds inf or nan"
             )
-            assert r.grad_norm == pytest.approx(w.grad_norm, rel=1e-5, nan_ok=True), (
+            judge.number(
+                r.grad_norm,
+                w.grad_norm,
                 f"row {w.name}: grad_norm should be {w.grad_norm} (the L2 norm of .grad, 0.0 "
-                "without one, inf or nan when the gradient holds them)"
+                "without one, inf or nan when the gradient holds them)",
+                abs=1e-12,
+                rel=1e-5,
             )
-            assert r.moved == pytest.approx(w.moved, rel=1e-5, abs=1e-7, nan_ok=True), (
+            judge.number(
+                r.moved,
+                w.moved,
                 f"row {w.name}: moved should be {w.moved}, the largest absolute change of any "
-                "single entry"
+                "single entry",
+                abs=1e-7,
+                rel=1e-5,
             )
 
 
@@ -658,12 +713,20 @@ def test_training_history_follows_gradient_descent():
         "the recorded history differs from full-batch gradient descent from init_mlp's "
         f"parameters: {problem}"
     )
-    assert list(hist.train_loss) == pytest.approx(losses, rel=1e-4, abs=1e-6), (
+    judge.number(
+        list(hist.train_loss),
+        losses,
         "the gradients must be cleared before every backward (backward adds into .grad), and "
-        "train_loss[k] is the loss computed in step k"
+        "train_loss[k] is the loss computed in step k",
+        abs=1e-6,
+        rel=1e-4,
     )
-    assert list(hist.val_acc) == pytest.approx(accs, abs=1e-6), (
-        "val_acc[k] must be the validation accuracy after update k"
+    judge.number(
+        list(hist.val_acc),
+        accs,
+        "val_acc[k] must be the validation accuracy after update k",
+        abs=1e-6,
+        rel=1e-6,
     )
 
 
@@ -690,6 +753,6 @@ def test_training_with_zero_steps_returns_the_initial_parameters():
         "zero steps record no loss and no accuracy"
     )
     want = recipe_params(2, 5, 2, 2)
-    assert all(torch.allclose(hist.params[k], want[k].detach()) for k in want), (
-        "with zero steps the returned parameters are init_mlp's, from Generator().manual_seed(seed)"
-    )
+    assert all(
+        judge.is_close(hist.params[k], want[k].detach(), atol=1e-8, rtol=1e-5) for k in want
+    ), "with zero steps the returned parameters are init_mlp's, from Generator().manual_seed(seed)"

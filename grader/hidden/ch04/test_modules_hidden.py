@@ -23,6 +23,7 @@ from exercises.ch04.test_modules import (
     running_norm_trace,
     unquote,
 )
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
@@ -57,7 +58,7 @@ def blocks_after_one_step(depth, seed):
     before = [[p.detach().clone() for p in b.parameters()] for b in blocks]
     torch.optim.SGD(model.parameters(), lr=0.1).step()
     moved = [
-        any(not torch.equal(p, q) for p, q in zip(b.parameters(), old))
+        any(not judge.is_equal(p.detach(), q) for p, q in zip(b.parameters(), old))
         for b, old in zip(blocks, before)
     ]
     model.zero_grad(set_to_none=True)
@@ -166,10 +167,12 @@ def test_no_blocks_and_train_eval_propagate():
 def test_a_reloaded_classifier_of_other_sizes_is_identical(sizes):
     """A fresh Classifier loaded from a trained one's state_dict gives identical outputs."""
     out, out2 = reload_outputs(sizes, 11, 5)
-    assert torch.equal(out, out2), (
+    judge.equal(
+        out,
+        out2,
         f"Classifier({sizes}) reloaded from a trained state_dict differs from the trained one "
         f"({first_difference(out2, out)}): every block the forward uses must be registered and "
-        "saved"
+        "saved",
     )
 
 
@@ -578,30 +581,44 @@ def running_norm_reloaded(num_features, momentum, seed):
 
 def assert_trace_matches(ours, want, what, atol):
     for step in range(len(want["out"])):
-        assert torch.allclose(ours["out"][step], want["out"][step], atol=atol), (
+        judge.close(
+            ours["out"][step],
+            want["out"][step],
             f"{what}: training output at batch {step} differs from BatchNorm1d(affine=False) "
-            f"({first_difference(ours['out'][step], want['out'][step], atol=atol)})"
+            f"({first_difference(ours['out'][step], want['out'][step], atol=atol)})",
+            atol=atol,
+            rtol=1e-5,
         )
         got_grad = ours["grad"][step]
-        assert got_grad is not None and torch.allclose(got_grad, want["grad"][step], atol=atol), (
+        assert got_grad is not None and judge.is_close(
+            got_grad, want["grad"][step], atol=atol, rtol=1e-5
+        ), (
             f"{what}: the input gradient at batch {step} differs from BatchNorm's: the batch "
             "statistics are part of the graph in training mode"
         )
         for stat in ("mean", "var"):
-            assert torch.allclose(ours[stat][step], want[stat][step], atol=atol), (
+            judge.close(
+                ours[stat][step],
+                want[stat][step],
                 f"{what}: running_{stat} after batch {step} differs from BatchNorm's "
                 f"({first_difference(ours[stat][step], want[stat][step], atol=atol)}): "
                 "running = (1 - momentum) * running + momentum * batch statistic (unbiased "
-                "variance), starting from mean 0 and variance 1"
+                "variance), starting from mean 0 and variance 1",
+                atol=atol,
+                rtol=1e-5,
             )
-    assert torch.allclose(ours["eval_out"], want["eval_out"], atol=atol), (
+    judge.close(
+        ours["eval_out"],
+        want["eval_out"],
         f"{what}: eval-mode output differs from BatchNorm's: normalise with the running "
-        "statistics and eps"
+        "statistics and eps",
+        atol=atol,
+        rtol=1e-5,
     )
-    assert ours["eval_grad"] is not None and torch.allclose(
-        ours["eval_grad"], want["eval_grad"], atol=atol
+    assert ours["eval_grad"] is not None and judge.is_close(
+        ours["eval_grad"], want["eval_grad"], atol=atol, rtol=1e-5
     ), f"{what}: the eval-mode input gradient differs from BatchNorm's (1 / sqrt(var + eps))"
-    assert torch.equal(ours["eval_mean"], ours["mean"][-1]) and torch.equal(
+    assert judge.is_equal(ours["eval_mean"], ours["mean"][-1]) and judge.is_equal(
         ours["eval_var"], ours["var"][-1]
     ), f"{what}: an eval-mode forward changed the running statistics"
     assert not ours["stats_require_grad"], (
@@ -634,14 +651,18 @@ def test_running_norm_float64_and_state_round_trip():
     assert_trace_matches(ours, want, "float64, momentum 0.5", atol=1e-9)
     seen = running_norm_reloaded(4, 0.3, 9)
     a, b = seen["eval"]
-    assert torch.equal(a, b), (
+    judge.equal(
+        a,
+        b,
         "a RunningNorm loaded from another's state_dict must normalise identically in eval "
-        f"mode ({first_difference(b, a)}): the statistics are saved and restored"
+        f"mode ({first_difference(b, a)}): the statistics are saved and restored",
     )
     a, b = seen["after_training"]
-    assert torch.equal(a, b), (
+    judge.equal(
+        a,
+        b,
         "after loading and one more training batch each, the two RunningNorms must agree: the "
-        "loaded statistics are the ones that keep being updated"
+        "loaded statistics are the ones that keep being updated",
     )
 
 
@@ -743,10 +764,12 @@ def test_checkpoint_carries_buffers_and_is_a_snapshot():
     assert seen["extra"] == {"step": 7, "note": "after warmup"}, (
         f"load_checkpoint returned {seen['extra']}: it must return the saved extras"
     )
-    assert torch.equal(seen["reloaded"], seen["saved"]), (
+    judge.equal(
+        seen["reloaded"],
+        seen["saved"],
         "the reloaded model must reproduce the outputs at save time "
         f"({first_difference(seen['reloaded'], seen['saved'])}): the checkpoint carries "
-        "parameters and buffers (running statistics) as a snapshot, not a live reference"
+        "parameters and buffers (running statistics) as a snapshot, not a live reference",
     )
 
 
@@ -765,7 +788,7 @@ def test_checkpoint_without_optimizer_and_extra_keys_rejected():
     )
     assert seen["extra"] == {}, f"with no extras load_checkpoint returns {{}}, got {seen['extra']}"
     out, out2 = seen["outputs"]
-    assert torch.equal(out, out2), "the reloaded model must give identical outputs"
+    judge.equal(out, out2, "the reloaded model must give identical outputs")
 
 
 @pytest.mark.task("ch04.5")
@@ -786,12 +809,14 @@ def test_the_checkpoint_lives_in_the_file():
         "the extras are written into the file with torch.save"
     )
     out, out2 = seen["outputs"]
-    assert torch.equal(out, out2), (
+    judge.equal(
+        out,
+        out2,
         "a model loaded from a copy of the checkpoint file (the original deleted) differs from "
-        f"the saved one ({first_difference(out2, out)}): everything must be in the file"
+        f"the saved one ({first_difference(out2, out)}): everything must be in the file",
     )
     after, after2 = seen["after"]
-    assert all(torch.equal(a, b) for a, b in zip(after, after2)), (
+    assert all(judge.is_equal(a, b) for a, b in zip(after, after2)), (
         "one more SGD-with-momentum step after loading the copy diverges from the original "
         "run: the optimizer's state_dict (momentum buffers) must be in the file too"
     )

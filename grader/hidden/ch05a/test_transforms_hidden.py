@@ -20,6 +20,7 @@ from exercises.ch05a.test_transforms import (  # helpers shared with the public 
     pipeline,
     violations,
 )
+from harness import judge
 from harness.probe import probe
 from harness.target import chapter_module, reference_module
 
@@ -64,20 +65,33 @@ def test_normalizer_on_four_channels_and_a_constant_channel():
     moved = x.clone()
     moved[:, 3] += 1.0  # later data in which the constant channel changes by one unit
     out, out_moved = normalized(x, [x, moved])["outs"]
-    assert torch.isfinite(out).all(), "a channel with zero spread must not produce inf or nan"
+    assert tuple(out.shape) == tuple(x.shape), f"normalizing kept no shape: {tuple(out.shape)}"
+    judge.all_finite(out, "a channel with zero spread must not produce inf or nan")
     means = out.mean(dim=(0, 2, 3))
-    assert torch.allclose(means, torch.zeros(4), atol=1e-3), (
+    judge.close(
+        means,
+        torch.zeros(4),
         "after apply, every channel of the training data must have mean ~0 (statistics per "
-        f"channel over N and all trailing dims): {first_difference(means, torch.zeros(4), 1e-3)}"
+        f"channel over N and all trailing dims): {first_difference(means, torch.zeros(4), 1e-3)}",
+        atol=1e-3,
+        rtol=1e-5,
     )
     stds = out[:, :3].transpose(0, 1).reshape(3, -1).std(dim=1)
-    assert torch.allclose(stds, torch.ones(3), rtol=1e-2), (
-        "after apply, every non-constant channel of the training data must have std ~1"
+    judge.close(
+        stds,
+        torch.ones(3),
+        "after apply, every non-constant channel of the training data must have std ~1",
+        atol=1e-8,
+        rtol=1e-2,
     )
     shift = (out_moved[:, 3] - out[:, 3]).abs().max().item()
-    assert shift == pytest.approx(1.0, rel=1e-3), (
+    judge.number(
+        shift,
+        1.0,
         f"a channel with zero spread in training must get std 1: a one-unit change in it later moved "
-        f"the normalized value by {shift:.3g} (an epsilon instead of std 1 blows any change up)"
+        f"the normalized value by {shift:.3g} (an epsilon instead of std 1 blows any change up)",
+        abs=1e-12,
+        rel=1e-3,
     )
 
 
@@ -96,9 +110,9 @@ def test_normalizer_on_features_and_signals():
         )
         flat = out.transpose(0, 1).reshape(3, -1)
         rtol = 1e-2 if flat.shape[1] >= 100 else 0.1  # either std estimator is accepted
-        assert torch.allclose(flat.mean(dim=1), torch.zeros(3), atol=1e-4) and torch.allclose(
-            flat.std(dim=1), torch.ones(3), rtol=rtol
-        ), (
+        assert judge.is_close(
+            flat.mean(dim=1), torch.zeros(3), atol=1e-4, rtol=1e-5
+        ) and judge.is_close(flat.std(dim=1), torch.ones(3), atol=1e-8, rtol=rtol), (
             f"fit_normalizer then apply on {tuple(x.shape)} data must give every channel mean ~0 and "
             "std ~1: statistics per channel (dim 1) over N and all trailing dims"
         )
@@ -111,11 +125,17 @@ def test_apply_is_per_sample_and_uses_training_statistics():
     train = torch.randint(0, 256, (50, 3, 4, 4), generator=g, dtype=torch.uint8)
     val = torch.randint(0, 128, (10, 3, 4, 4), generator=g, dtype=torch.uint8)  # darker
     whole, one = normalized(train, [val, val[:1]])["outs"]
-    assert torch.allclose(one, whole[:1], atol=1e-6), (
-        "normalizing one sample must give the same result as normalizing it inside a batch: apply uses stored statistics only"
+    judge.close(
+        one,
+        whole[:1],
+        "normalizing one sample must give the same result as normalizing it inside a batch: apply uses stored statistics only",
+        atol=1e-6,
+        rtol=1e-5,
     )
-    assert (whole.mean(dim=(0, 2, 3)) < -0.3).all(), (
-        "a darker validation set must stay darker after apply: statistics come from training data only"
+    judge.all_true(
+        whole.mean(dim=(0, 2, 3)) < -0.3,
+        "a darker validation set must stay darker after apply: statistics come from training data only",
+        shape=(3,),
     )
 
 
@@ -146,8 +166,8 @@ def test_float32_for_any_input_dtype():
 
 
 def _close_to_either(got, a, b, rtol):
-    return torch.allclose(got.double(), a, rtol=rtol, atol=1e-6) or torch.allclose(
-        got.double(), b, rtol=rtol, atol=1e-6
+    return judge.is_close(got.double(), a, atol=1e-6, rtol=rtol) or judge.is_close(
+        got.double(), b, atol=1e-6, rtol=rtol
     )
 
 
@@ -181,9 +201,13 @@ def test_statistics_match_the_reference_on_generated_shapes(n, c, trailing, dtyp
     assert isinstance(mean, torch.Tensor) and tuple(mean.shape) == (c,), (
         f"fit_normalizer on {dtype} data of shape {shape} gave mean {brief(mean)}: one float32 value per channel"
     )
-    assert torch.allclose(mean.double(), want.mean.double(), rtol=1e-4, atol=1e-3), (
+    judge.close(
+        mean.double(),
+        want.mean.double(),
         f"fit_normalizer on {dtype} data of shape {shape}: per-channel mean over every dim except 1 "
-        f"differs: {first_difference(mean, want.mean, atol=1e-3)}"
+        f"differs: {first_difference(mean, want.mean, atol=1e-3)}",
+        atol=1e-3,
+        rtol=1e-4,
     )
     flat = x.double().transpose(0, 1).reshape(c, -1)
     unbiased, biased = flat.std(dim=1), flat.std(dim=1, correction=0)
@@ -198,8 +222,8 @@ def test_statistics_match_the_reference_on_generated_shapes(n, c, trailing, dtyp
     )
     out = got["outs"][0]
     expected = (x.double() - mean.double().view(view)) / std.double().view(view)
-    assert out.dtype == torch.float32 and torch.allclose(
-        out.double(), expected, rtol=1e-4, atol=1e-4
+    assert out.dtype == torch.float32 and judge.is_close(
+        out.double(), expected, atol=1e-4, rtol=1e-4
     ), (
         f"apply on {dtype} data of shape {shape} must return float32 (x - mean_c) / std_c with the "
         f"Normalizer's own statistics: {first_difference(out, expected, 1e-4)}"
@@ -295,7 +319,7 @@ def checked_in_place(batch, **contract):
 
 def same_values(a, b):
     """a and b hold the same values, nan where the other has nan."""
-    return torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+    return judge.is_equal(a.isnan(), b.isnan()) and judge.is_equal(a.nan_to_num(), b.nan_to_num())
 
 
 @pytest.mark.task("ch05a.2")
@@ -479,9 +503,7 @@ def test_flip_a_batch_with_a_label_tensor():
     imgs = torch.rand(5, 3, 3, 3, generator=g)  # (B, C, H, W) with C == H == W
     labels = torch.tensor([LEFT, RIGHT, UP, DOWN, LEFT])
     flipped, new, unchanged = flip_observed(imgs, labels)
-    assert torch.equal(flipped, imgs.flip(-1)), (
-        "a batch must be mirrored along its last (width) axis only"
-    )
+    judge.equal(flipped, imgs.flip(-1), "a batch must be mirrored along its last (width) axis only")
     assert isinstance(new, torch.Tensor) and new.tolist() == [RIGHT, LEFT, UP, DOWN, RIGHT], (
         "a left-right mirror swaps LEFT and RIGHT and leaves UP and DOWN unchanged, element by "
         f"element (got {brief(new)})"
@@ -497,7 +519,7 @@ def test_flipping_twice_is_the_identity():
     for label in (LEFT, RIGHT, UP, DOWN):
         once, l1 = tf.flip_with_label(img, label)
         twice, l2 = tf.flip_with_label(once, int(l1))
-        assert torch.equal(twice, img) and int(l2) == label, (
+        assert judge.is_equal(twice, img) and int(l2) == label, (
             "mirroring twice must give back the original image and label"
         )
 
@@ -525,7 +547,7 @@ def test_flip_matches_the_reference_on_generated_images(lead, h, w, form, dtype,
     label = int(labels) if form == "int" else labels
     flipped, new, unchanged = flip_observed(image, label)
     want_image, want_label = ref.flip_with_label(image, label)
-    assert flipped.dtype == dtype and torch.equal(flipped, want_image), (
+    assert flipped.dtype == dtype and judge.is_equal(flipped, want_image), (
         f"flip_with_label on a {dtype} image of shape {tuple(image.shape)} must return the same "
         f"dtype mirrored along the last axis only: {first_difference(flipped, want_image)}"
     )
@@ -590,8 +612,8 @@ def test_scaling_decides_the_outcome_for_another_seed():
     )
     train_x = ref.make_stripe_task(3)[0].float()
     mean = train_x.mean(dim=(0, 2, 3))
-    assert scaled.normalizer is not None and torch.allclose(
-        torch.as_tensor(scaled.normalizer.mean).flatten(), mean, rtol=1e-3
+    assert scaled.normalizer is not None and judge.is_close(
+        torch.as_tensor(scaled.normalizer.mean).flatten(), mean, atol=1e-8, rtol=1e-3
     ), (
         "the Normalizer must be fitted on the training images of the run's own seed, and only on them"
     )
@@ -604,25 +626,29 @@ def test_reported_inputs_are_what_the_model_saw():
     train_x, _, val_x, _ = ref.make_stripe_task(3)  # here validation holds the largest values
     raw = pipeline(False, 3)
     seen = torch.cat([train_x.flatten(), val_x.flatten()]).float()
-    assert (raw.input_min, raw.input_max) == pytest.approx(
-        (seen.min().item(), seen.max().item())
-    ), (
+    judge.number(
+        (raw.input_min, raw.input_max),
+        (seen.min().item(), seen.max().item()),
         f"without scaling the reported input range is [{raw.input_min}, {raw.input_max}], but the "
         f"training and validation pixels span [{seen.min():.0f}, {seen.max():.0f}]: report the range "
-        "of every input the model saw, validation included"
+        "of every input the model saw, validation included",
+        abs=1e-12,
+        rel=1e-6,
     )
     scaled = pipeline(True, 3)
     assert scaled.normalizer is not None, "with scale=True the run must return its Normalizer"
     mean = torch.as_tensor(scaled.normalizer.mean).double().view(1, -1, 1, 1)
     std = torch.as_tensor(scaled.normalizer.std).double().view(1, -1, 1, 1)
     inputs = torch.cat([((x.double() - mean) / std).flatten() for x in (train_x, val_x)])
-    assert (scaled.input_min, scaled.input_max) == pytest.approx(
-        (inputs.min().item(), inputs.max().item()), abs=1e-3
-    ), (
+    judge.number(
+        (scaled.input_min, scaled.input_max),
+        (inputs.min().item(), inputs.max().item()),
         f"with scale=True the reported inputs span [{scaled.input_min:.4f}, {scaled.input_max:.4f}], "
         f"but the returned Normalizer applied to the training and the validation images gives "
         f"[{inputs.min():.4f}, {inputs.max():.4f}]: apply that one Normalizer (fitted on the training "
-        "images) to both sets, and report the range of both"
+        "images) to both sets, and report the range of both",
+        abs=1e-3,
+        rel=1e-6,
     )
 
 
@@ -652,17 +678,21 @@ def test_the_scaled_run_trains_as_the_reference_does():
             f"{call} returned {len(got.epoch_losses)} epoch losses, the reference "
             f"{len(want.epoch_losses)}: keep the signature's defaults (seed=0, epochs=20)"
         )
-        assert torch.allclose(
+        judge.close(
             torch.tensor(got.epoch_losses, dtype=torch.float64),
             torch.tensor(want.epoch_losses, dtype=torch.float64),
-            rtol=1e-3,
-        ), (
             f"{call} has epoch losses {brief(list(got.epoch_losses))}, the reference run "
             f"{brief(list(want.epoch_losses))}: keep the model, its initialisation, SGD with lr "
-            "0.01, batches of 32 and the batch order; only the inputs change with scaling"
+            "0.01, batches of 32 and the batch order; only the inputs change with scaling",
+            atol=1e-8,
+            rtol=1e-3,
         )
-        assert got.val_accuracy == pytest.approx(want.val_accuracy), (
-            f"validation accuracy {got.val_accuracy} differs from the reference run's {want.val_accuracy}"
+        judge.number(
+            got.val_accuracy,
+            want.val_accuracy,
+            f"validation accuracy {got.val_accuracy} differs from the reference run's {want.val_accuracy}",
+            abs=1e-12,
+            rel=1e-6,
         )
 
 
@@ -671,16 +701,24 @@ def test_validation_accuracy_is_the_share_of_correct_predictions():
     """Accuracy is the share of validation images whose argmax is their label: an undertrained
     raw run that predicts one class scores that class's share; a short scaled run as the reference."""
     got, want = pipeline(False, 1, 2), ref.train_with_pipeline(False, 1, 2)
-    assert got.val_accuracy == pytest.approx(want.val_accuracy, abs=1e-6), (
+    judge.number(
+        got.val_accuracy,
+        want.val_accuracy,
         f"train_with_pipeline(False, seed=1, epochs=2) reports validation accuracy "
         f"{got.val_accuracy:.3f}; that run predicts a single class for all 60 validation images, "
         f"so the accuracy is the share of images labelled with it, {want.val_accuracy:.3f}: count a "
-        "prediction as correct only when the argmax equals the label"
+        "prediction as correct only when the argmax equals the label",
+        abs=1e-6,
+        rel=1e-6,
     )
     got, want = pipeline(True, 1, 2), ref.train_with_pipeline(True, 1, 2)
-    assert got.val_accuracy == pytest.approx(want.val_accuracy, abs=1e-6), (
+    judge.number(
+        got.val_accuracy,
+        want.val_accuracy,
         f"train_with_pipeline(True, seed=1, epochs=2) reports validation accuracy "
         f"{got.val_accuracy:.3f}, the reference run {want.val_accuracy:.3f}: after two scaled "
         "epochs some images are still misclassified; the accuracy is the share of validation "
-        "images whose argmax equals their label"
+        "images whose argmax equals their label",
+        abs=1e-6,
+        rel=1e-6,
     )
