@@ -6,6 +6,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -321,9 +322,13 @@ def test_images_do_not_mix_within_a_batch():
         f"SmallCNN(1, 5, (28, 28)) returned {out.shape[0]} rows of logits for 4 images: a view(-1, K) with "
         "the wrong K regroups the numbers of several images into one row — flatten with flatten(1)"
     )
-    assert torch.allclose(out[1:2], seen["alone"][1], atol=1e-5), (
+    judge.close(
+        out[1:2],
+        seen["alone"][1],
         "SmallCNN gave image 1 different logits inside a batch of 4 than on its own: each image's logits "
-        "must depend on that image only — flatten per sample (flatten(1)), never view(-1, K)"
+        "must depend on that image only — flatten per sample (flatten(1)), never view(-1, K)",
+        atol=1e-5,
+        rtol=1e-5,
     )
 
 
@@ -496,7 +501,7 @@ def _same(got, want) -> bool:
     return (
         want is not None
         and tuple(got.shape) == tuple(want.shape)
-        and torch.allclose(got.float(), want, atol=1e-5, rtol=1e-4)
+        and judge.is_close(got.float(), want, atol=1e-5, rtol=1e-4)
     )
 
 

@@ -5,6 +5,7 @@ import pytest
 import torch
 from torch import nn
 
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -65,11 +66,15 @@ def test_masked_mean_counts_only_valid_positions():
         f"masked_mean(x[4, 4, 4], mask[4, 4], dim=1) returned shape {tuple(got.shape)}, expected "
         "(4, 4): one mean feature vector per example"
     )
-    assert torch.allclose(got, want, atol=1e-5), (
+    judge.close(
+        got,
+        want,
         "masked_mean(x[4, 4, 4], mask[4, 4], dim=1) differs from the mean over each example's "
         "valid positions: divide by the number of valid positions, not by T, and give the mask a "
         f"trailing axis (mask[..., None]) so it lines up with the positions, not the features "
-        f"({first_difference(got, want)})"
+        f"({first_difference(got, want)})",
+        atol=1e-5,
+        rtol=1e-5,
     )
 
 
@@ -81,11 +86,14 @@ def test_masked_mean_ignores_any_padding(fill):
     mask = lengths_mask([5, 2, 3], 5)
     want = loop_masked_mean(x, mask)
     got = fs.masked_mean(padded_with(x, mask, fill), mask, dim=1)
-    assert torch.isfinite(got).all() and torch.allclose(got, want, atol=1e-5), (
+    judge.close(
+        got,
+        want,
         f"masked_mean changed when only padded positions were set to {fill}: padding must not reach "
         "the sum at all — zero it with torch.where(mask, x, 0) before summing, or select the valid "
-        "entries (x * mask is not enough: inf * 0 and nan * 0 are nan) "
-        f"({first_difference(got, want)})"
+        "entries (x * mask is not enough: inf * 0 and nan * 0 are nan)",
+        atol=1e-5,
+        rtol=1e-5,
     )
 
 
@@ -99,22 +107,24 @@ def test_masked_mean_gradient_skips_padding():
         _, grad = masked_mean_backward(padded_with(x, mask, float("inf")), mask, 1, upstream)
     counts = mask.sum(1).clamp(min=1).to(x.dtype)  # valid positions per example
     want = mask[..., None] * (upstream / counts[:, None])[:, None, :]  # d mean / d x
-    assert grad is not None and torch.equal(grad[~mask], torch.zeros_like(grad[~mask])), (
+    assert grad is not None and judge.is_equal(grad[~mask], torch.zeros_like(grad[~mask])), (
         "the gradient reaching padded positions (here holding inf) must be exactly 0: "
         f"got {brief(grad[~mask]) if grad is not None else None}. torch.where(mask, x, 0) sends "
         "no gradient to the slots it replaces; x * mask sends inf * 0 = nan"
     )
-    assert torch.allclose(grad, want, atol=1e-6), (
+    judge.close(
+        grad,
+        want,
         "each valid position of example b must receive upstream[b] / (number of valid positions of "
-        f"b): {first_difference(grad, want)}"
+        f"b): {first_difference(grad, want)}",
+        atol=1e-6,
+        rtol=1e-5,
     )
 
 
 def same_values(got, want, atol=1e-5):
     """Equal shapes and values, where an inf must meet the same inf and a nan a nan."""
-    return tuple(got.shape) == tuple(want.shape) and bool(
-        torch.isclose(got, want, atol=atol, equal_nan=True).all()
-    )
+    return judge.is_close(got, want, atol=atol, rtol=1e-5, equal_nan=True)
 
 
 @pytest.mark.task("ch06a.1")
@@ -201,10 +211,14 @@ def test_sequence_scores_the_books_shapes():
         f"{tuple(got.shape)}, expected (8,): the head gives (8, 128, 1), one score per "
         "(example, position); drop the size-1 axis and pool the positions"
     )
-    assert torch.allclose(got, want, atol=1e-4), (
+    judge.close(
+        got,
+        want,
         "sequence_scores differs from the mean of each example's valid per-position scores: "
         f"padded positions must not be averaged in (use the mask when pooling over positions); "
-        f"{first_difference(got, want, atol=1e-4)}"
+        f"{first_difference(got, want, atol=1e-4)}",
+        atol=1e-4,
+        rtol=1e-5,
     )
 
 
@@ -219,14 +233,22 @@ def test_sequence_scores_default_head_and_padding():
         f"sequence_scores(x[4, 4, 4], mask[4, 4]) returned shape {tuple(got.shape)}, expected "
         "(4,): one score per example"
     )
-    assert torch.allclose(got, want, atol=1e-5), (
+    judge.close(
+        got,
+        want,
         f"sequence_scores(x[4, 4, 4], mask) without a head returned "
         f"{[round(v, 4) for v in got.tolist()]}, expected {[round(v, 4) for v in want.tolist()]}: "
-        "each position scores the mean of its features, then only valid positions are averaged"
+        "each position scores the mean of its features, then only valid positions are averaged",
+        atol=1e-5,
+        rtol=1e-5,
     )
     again = fs.sequence_scores(padded_with(x, mask, -1e6), mask)
-    assert torch.allclose(again, got, atol=1e-5), (
-        "sequence_scores changed when only padded positions changed: padding must not count"
+    judge.close(
+        again,
+        got,
+        "sequence_scores changed when only padded positions changed: padding must not count",
+        atol=1e-5,
+        rtol=1e-5,
     )
 
 
@@ -236,7 +258,7 @@ def test_sequence_scores_score_first_then_pool():
     mask = lengths_mask([6, 2, 5, 1], 6)
     got = scores_checked(x, mask, "mlp", seed=22)
     want = loop_scores(x, mask, make_head("mlp", 6, seed=22))
-    assert tuple(got.shape) == (4,) and torch.allclose(got, want, atol=1e-5), (
+    assert tuple(got.shape) == (4,) and judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
         "with a head that is not linear, sequence_scores must score every position first and "
         "then average the valid positions' scores; averaging the features before the head is "
         f"only the same for a linear head ({first_difference(got, want)})"
@@ -277,14 +299,21 @@ def test_hinge_loss_values():
     y = torch.tensor([1.0, 1.0, 1.0, -1.0, -1.0])
     want = torch.tensor([0.0, 0.5, 2.0, 1.0, 0.0])  # max(0, 1 - y * score)
     got = fs.hinge_loss(scores, y, reduction="none")
-    assert torch.allclose(got, want), (
+    judge.close(
+        got,
+        want,
         f"hinge_loss(scores={scores.tolist()}, y={y.tolist()}, reduction='none') returned "
         f"{got.tolist()}, expected {want.tolist()}: max(0, 1 - y * score) — a correct score "
-        "inside the margin (y * score < 1) still costs something"
+        "inside the margin (y * score < 1) still costs something",
+        atol=1e-8,
+        rtol=1e-5,
     )
     mean, total = fs.hinge_loss(scores, y), fs.hinge_loss(scores, y, reduction="sum")
-    assert float(mean) == pytest.approx(0.7) and float(total) == pytest.approx(3.5), (
-        f"hinge_loss reductions gave mean {float(mean)} and sum {float(total)}, expected 0.7 and 3.5"
+    judge.close(
+        mean, torch.tensor(0.7), "hinge_loss(scores, y): the mean over examples", atol=0, rtol=1e-6
+    )
+    judge.close(
+        total, torch.tensor(3.5), "hinge_loss(scores, y, 'sum'): the sum", atol=0, rtol=1e-6
     )
 
 

@@ -17,6 +17,7 @@ from exercises.ch06.test_cnn_geometry import (  # helpers and probes shared with
     nhwc_conv_problem,
     rf_checked,
 )
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -42,14 +43,16 @@ def test_channels_first_equals_the_axis_move(shape):
     assert tuple(out.shape) == (B, C, H, W), (
         f"a [B, H, W, C] = {list(shape)} batch must become [B, C, H, W] = {[B, C, H, W]}, got {list(out.shape)}"
     )
-    assert torch.equal(out, x.movedim(-1, 1)), (
+    judge.equal(
+        out,
+        x.movedim(-1, 1),
         "out[b, c, h, w] must equal x[b, h, w, c] for every pixel: the channel axis has to move "
         "(permute), not the memory be relabelled (reshape/view), and height and width keep their order"
         + (
             " (here height and width were swapped)"
-            if out.shape == x.permute(0, 3, 2, 1).shape and torch.equal(out, x.permute(0, 3, 2, 1))
+            if judge.is_equal(out, x.permute(0, 3, 2, 1))
             else ""
-        )
+        ),
     )
 
 
@@ -59,7 +62,7 @@ def test_channels_first_on_size_one_axes():
     for shape in [(2, 3, 5, 1), (1, 1, 1, 4), (1, 2, 1, 3), (1, 3, 2, 2)]:
         x = torch.randn(*shape, generator=torch.Generator().manual_seed(7 * sum(shape)))
         out = cg.to_channels_first(x)
-        assert out.shape == x.movedim(-1, 1).shape and torch.equal(out, x.movedim(-1, 1)), (
+        assert out.shape == x.movedim(-1, 1).shape and judge.is_equal(out, x.movedim(-1, 1)), (
             f"on a [B, H, W, C] = {list(shape)} batch, out[b, c, h, w] must equal x[b, h, w, c] "
             f"(got shape {list(out.shape)}): move the channel axis with permute(0, 3, 1, 2)"
         )
@@ -83,9 +86,11 @@ def test_channels_first_on_a_non_contiguous_batch():
         "contiguous memory; permute works on any layout"
     ):
         x, out = channels_first_of_a_view((2, 4, 5, 3), seed=61)
-    assert torch.equal(out, x.permute(0, 3, 1, 2)), (
+    judge.equal(
+        out,
+        x.permute(0, 3, 1, 2),
         "on a non-contiguous [B, H, W, C] input every pixel must still land at [b, c, h, w]: "
-        "the axes of the tensor move (permute), whatever its memory layout"
+        "the axes of the tensor move (permute), whatever its memory layout",
     )
 
 
@@ -287,8 +292,12 @@ def test_head_is_derived_for_other_sizes(c, n, hw, batch):
         f"head must be a Linear({16 * h * w}, {n}); its weight is {tuple(seen['head_weight'].shape)}"
     )
     for i, alone in seen["alone"].items():
-        assert torch.allclose(out[i], alone[0], atol=1e-5), (
-            "each image's logits must depend on that image alone, whatever else is in the batch"
+        judge.close(
+            out[i],
+            alone[0],
+            "each image's logits must depend on that image alone, whatever else is in the batch",
+            atol=1e-5,
+            rtol=1e-5,
         )
 
 
@@ -348,9 +357,13 @@ def test_forward_is_the_head_of_the_flattened_features():
         seen = cnn_forward(2, 3, (16, 20), 5)
     feats = seen["features"]
     want = feats.flatten(1) @ seen["head_weight"].T + seen["head_bias"]
-    assert torch.allclose(seen["out"], want, atol=1e-5), (
+    judge.close(
+        seen["out"],
+        want,
         "forward must apply the head to each image's features flattened in their (C, H, W) order "
-        f"(flatten(1)): {first_difference(seen['out'], want)}"
+        f"(flatten(1)): {first_difference(seen['out'], want)}",
+        atol=1e-5,
+        rtol=1e-5,
     )
 
 

@@ -18,6 +18,7 @@ from exercises.ch06a.test_feature_space import (  # helpers and probes shared wi
     same_values,
     scores_checked,
 )
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
@@ -50,10 +51,14 @@ def test_masked_mean_is_blind_to_any_padding(fill):
     mask = lengths_mask([5, 3, 1, 4, 2], 5)
     want = loop_masked_mean(x, mask)
     got = fs.masked_mean(padded_with(x, mask, fill), mask, dim=1)
-    assert torch.isfinite(got).all() and torch.allclose(got, want, atol=1e-5), (
+    judge.close(
+        got,
+        want,
         f"with every padded slot set to {fill:g}, masked_mean no longer equals the mean of the "
         "valid positions: padded values must never enter the sum (x * mask turns inf and nan "
-        f"into nan; select with torch.where instead): {first_difference(got, want)}"
+        "into nan; select with torch.where instead)",
+        atol=1e-5,
+        rtol=1e-5,
     )
 
 
@@ -65,7 +70,7 @@ def test_masked_mean_other_layouts():
     mask = torch.tensor([[1, 0, 1], [0, 0, 1], [1, 1, 1], [1, 0, 0], [0, 1, 1], [1, 1, 0]])
     got = fs.masked_mean(x, mask, dim=-1)
     want = loop_masked_mean(x[..., None], mask.bool())[:, 0]
-    assert tuple(got.shape) == (6,) and torch.allclose(got, want, atol=1e-5), (
+    assert tuple(got.shape) == (6,) and judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
         "masked_mean over the last dimension of x[B, T] with a 0/1 integer mask must give the "
         "per-row mean of the valid entries"
     )
@@ -73,7 +78,7 @@ def test_masked_mean_other_layouts():
     mt = lengths_mask([4, 2, 3], 4).T  # (T, B)
     got = fs.masked_mean(xt, mt.float(), dim=0)
     want = loop_masked_mean(xt.transpose(0, 1), mt.T)
-    assert tuple(got.shape) == (3, 2) and torch.allclose(got, want, atol=1e-5), (
+    assert tuple(got.shape) == (3, 2) and judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
         "masked_mean(x[T, B, E], mask[T, B] of 0.0/1.0, dim=0) must average over the time axis, "
         "per example"
     )
@@ -81,7 +86,7 @@ def test_masked_mean_other_layouts():
     m4 = lengths_mask([1, 4, 2], 4)
     got = fs.masked_mean(x4, m4, dim=-3)
     want = loop_masked_mean(x4, m4)
-    assert tuple(got.shape) == (3, 2, 5) and torch.allclose(got, want, atol=1e-5), (
+    assert tuple(got.shape) == (3, 2, 5) and judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
         "masked_mean(x[B, T, H, D], mask[B, T], dim=-3) must give the mask one trailing axis per "
         "extra dimension of x and average over T"
     )
@@ -101,7 +106,9 @@ def test_masked_mean_leaves_its_inputs_alone():
     x = torch.randn(3, 4, 2, generator=gen(15))
     mask = lengths_mask([2, 4, 1], 4)
     _, x_after, mask_after = masked_mean_leaves_inputs(padded_with(x, mask, 7.0), mask, 1)
-    assert torch.equal(x_after, padded_with(x, mask, 7.0)) and torch.equal(mask_after, mask), (
+    assert judge.is_equal(x_after, padded_with(x, mask, 7.0)) and judge.is_equal(
+        mask_after, mask
+    ), (
         "masked_mean modified the tensor it was given (padding zeroed in place, e.g. masked_fill_ "
         "or x[~mask] = 0): the caller's x must be left as it was — build a new tensor with "
         "torch.where or masked_fill (no underscore)"
@@ -118,22 +125,33 @@ def test_masked_mean_empty_rows_and_gradients(fill):
     upstream = torch.randn(3, 2, generator=gen(16))
     with because("masked_mean could not be backpropagated on a batch with an empty row"):
         got, grad = masked_mean_backward(padded_with(x, mask, fill), mask, 1, upstream)
-    assert torch.isfinite(got).all() and torch.equal(got[0], torch.zeros(2)), (
+    judge.all_finite(got, "masked_mean must stay finite, even for a row with no valid position")
+    judge.equal(
+        got[0],
+        torch.zeros(2),
         f"a row with no valid position (its slots holding {fill}) must give 0, not nan (0 / 0) "
-        f"or the padding; got {brief(got[0])}"
+        f"or the padding; got {brief(got[0])}",
     )
     want = loop_masked_mean(x, mask)
-    assert torch.allclose(got, want, atol=1e-5), (
-        f"the other rows must still be the mean of their valid positions: {first_difference(got, want)}"
+    judge.close(
+        got,
+        want,
+        f"the other rows must still be the mean of their valid positions: {first_difference(got, want)}",
+        atol=1e-5,
+        rtol=1e-5,
     )
     counts = mask.sum(1).clamp(min=1).to(x.dtype)
     want_grad = mask[..., None] * (upstream / counts[:, None])[:, None, :]
-    assert grad is not None and torch.equal(grad[~mask], torch.zeros_like(grad[~mask])), (
+    assert grad is not None and judge.is_equal(grad[~mask], torch.zeros_like(grad[~mask])), (
         f"the gradient reaching padded positions (holding {fill}) must be exactly 0: padding must "
         "not influence the result"
     )
-    assert torch.allclose(grad, want_grad, atol=1e-6), (
-        f"valid positions must receive upstream / count: {first_difference(grad, want_grad)}"
+    judge.close(
+        grad,
+        want_grad,
+        f"valid positions must receive upstream / count: {first_difference(grad, want_grad)}",
+        atol=1e-6,
+        rtol=1e-5,
     )
 
 
@@ -173,7 +191,9 @@ def test_masked_mean_equals_the_reference(case):
         "from x's end)"
     ):
         got = fs.masked_mean(x, mask, dim)
-    assert tuple(got.shape) == tuple(want.shape) and torch.allclose(got, want, atol=1e-5), (
+    assert tuple(got.shape) == tuple(want.shape) and judge.is_close(
+        got, want, atol=1e-5, rtol=1e-5
+    ), (
         f"masked_mean(x{list(x.shape)}, mask{list(mask.shape)} {mask.dtype}, dim={dim}) is not "
         f"the mean of the valid entries (0 where there are none, padding ignored): "
         f"{first_difference(got, want)}"
@@ -265,10 +285,14 @@ def test_sequence_scores_other_sizes(B, T, E, fill):
         f"sequence_scores on x[{B}, {T}, {E}] must return shape ({B},), got {tuple(got.shape)}: "
         "exactly one score per example, whatever B is"
     )
-    assert torch.allclose(got, want, rtol=1e-4, atol=1e-4), (
+    judge.close(
+        got,
+        want,
         f"sequence_scores on x[{B}, {T}, {E}] with padding {fill:g} is not the mean of the valid "
         f"positions' scores (the head's output at padded positions must not reach the mean): "
-        f"{first_difference(got, want, atol=1e-4)}"
+        f"{first_difference(got, want, atol=1e-4)}",
+        atol=1e-4,
+        rtol=1e-4,
     )
 
 
@@ -280,7 +304,9 @@ def test_sequence_scores_default_head_ignores_padding():
     mask = lengths_mask([1, 5, 2, 4, 3], 5)
     want = loop_scores(x, mask, lambda v: v.mean())
     one = fs.sequence_scores(x[:, :1], mask[:, :1])  # T == 1: one position per example
-    assert tuple(one.shape) == (5,) and torch.allclose(one, x[:, 0].mean(-1), atol=1e-5), (
+    assert tuple(one.shape) == (5,) and judge.is_close(
+        one, x[:, 0].mean(-1), atol=1e-5, rtol=1e-5
+    ), (
         f"sequence_scores(x[5, 1, 5], mask[5, 1]) without a head returned {brief(one)}: with a "
         "single position each example's score is that position's feature mean (squeeze only the "
         "head's own size-1 axis, never the positions)"
@@ -291,9 +317,13 @@ def test_sequence_scores_default_head_ignores_padding():
             f"sequence_scores without a head returned shape {tuple(got.shape)} for 5 examples; "
             "one score per example is shape (5,)"
         )
-        assert torch.allclose(got, want, atol=1e-4), (
+        judge.close(
+            got,
+            want,
             f"sequence_scores without a head changes when padded positions hold {fill:g}: "
-            "only valid positions may count"
+            "only valid positions may count",
+            atol=1e-4,
+            rtol=1e-5,
         )
 
 
@@ -305,7 +335,7 @@ def test_sequence_scores_with_a_nonlinear_head(B, T, E):
     mask = lengths_mask([max(1, T - 3 * b) for b in range(B)], T)
     want = loop_scores(x, mask, make_head("mlp", E, seed=T))
     got = scores_checked(padded_with(x, mask, 3.0), mask, "mlp", seed=T)
-    assert tuple(got.shape) == (B,) and torch.allclose(got, want, atol=1e-5), (
+    assert tuple(got.shape) == (B,) and judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
         "with a head that is not linear, sequence_scores must score every position first and "
         "then average the valid positions' scores; averaging the features before the head is "
         f"only the same for a linear head ({first_difference(got, want)})"
@@ -336,11 +366,11 @@ def test_sequence_scores_gradients_reach_the_head():
     )
     total.backward()
     for got, p in zip(got_params, head.parameters()):
-        assert got is not None and torch.allclose(got, p.grad, atol=1e-5), (
+        assert got is not None and judge.is_close(got, p.grad, atol=1e-5, rtol=1e-5), (
             "the head's parameters must receive the gradient of the pooled scores (nothing "
             "detached, no torch.no_grad inside sequence_scores)"
         )
-    assert got_x is not None and torch.allclose(got_x, xr.grad, atol=1e-5), (
+    assert got_x is not None and judge.is_close(got_x, xr.grad, atol=1e-5, rtol=1e-5), (
         f"the gradient reaching x must be that of the mean of the valid positions' scores: "
         f"{first_difference(got_x, xr.grad) if got_x is not None else 'None'}"
     )
@@ -385,12 +415,12 @@ def test_sequence_scores_leaves_its_inputs_alone(kind):
     mask = lengths_mask([4, 1, 2], 4)
     got, x_after, mask_after = scores_leave_inputs(x, mask, kind, 25)
     want = loop_scores(x, mask, (lambda v: v.mean()) if kind is None else make_head(kind, 3, 25))
-    assert tuple(got.shape) == (3,) and torch.allclose(got, want, atol=1e-5), (
+    assert tuple(got.shape) == (3,) and judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
         f"sequence_scores(x[3, 4, 3], mask[3, 4]) returned {brief(got)}, expected "
         f"{[round(v, 4) for v in want.tolist()]}: one score per example, the mean of its valid "
         "positions' scores"
     )
-    assert torch.equal(x_after, x) and torch.equal(mask_after, mask), (
+    assert judge.is_equal(x_after, x) and judge.is_equal(mask_after, mask), (
         "sequence_scores modified the tensor it was given (its padding was overwritten in "
         "place, e.g. x[~mask] = 0 or masked_fill_): the caller's x and mask must be left "
         "unchanged — let the mask do the work when pooling"
@@ -408,14 +438,22 @@ def test_hinge_loss_random_and_integer_labels():
     y = torch.where(torch.rand(50, generator=gen(32)) < 0.5, -1, 1)  # int64 labels
     want = [max(0.0, 1 - float(yi) * float(si)) for si, yi in zip(scores, y)]
     got = fs.hinge_loss(scores, y, reduction="none")
-    assert tuple(got.shape) == (50,) and torch.allclose(
-        got.double(), torch.tensor(want, dtype=torch.float64), atol=1e-6
+    assert tuple(got.shape) == (50,) and judge.is_close(
+        got.double(), torch.tensor(want, dtype=torch.float64), atol=1e-6, rtol=1e-5
     ), "hinge_loss per example must be max(0, 1 - y * score), also for integer labels"
-    assert float(fs.hinge_loss(scores, y)) == pytest.approx(sum(want) / 50, rel=1e-5), (
-        "the default reduction is the mean over examples"
+    judge.close(
+        fs.hinge_loss(scores, y).double(),
+        torch.tensor(sum(want) / 50, dtype=torch.float64),
+        "the default reduction is the mean over examples",
+        atol=1e-12,
+        rtol=1e-5,
     )
-    assert float(fs.hinge_loss(scores, y.float(), "sum")) == pytest.approx(sum(want), rel=1e-5), (
-        "reduction='sum' is the sum over examples"
+    judge.close(
+        fs.hinge_loss(scores, y.float(), "sum").double(),
+        torch.tensor(sum(want), dtype=torch.float64),
+        "reduction='sum' is the sum over examples",
+        atol=1e-12,
+        rtol=1e-5,
     )
 
 
@@ -438,8 +476,8 @@ def test_hinge_loss_keeps_a_matching_2d_shape():
     scores = torch.tensor([[0.5], [-2.0], [3.0]])
     y = torch.tensor([[1.0], [1.0], [-1.0]])
     got = fs.hinge_loss(scores, y, reduction="none")
-    assert tuple(got.shape) == (3, 1) and torch.allclose(
-        got, torch.tensor([[0.5], [3.0], [4.0]])
+    assert tuple(got.shape) == (3, 1) and judge.is_close(
+        got, torch.tensor([[0.5], [3.0], [4.0]]), atol=1e-8, rtol=1e-5
     ), (
         f"hinge_loss on matching (3, 1) scores and labels must return (3, 1) per-example losses, "
         f"got {brief(got)}"
@@ -463,7 +501,7 @@ def test_hinge_loss_gradient(reduction):
     with because(f"hinge_loss(..., reduction={reduction!r}) could not be backpropagated"):
         grad = hinge_gradient(scores, y, reduction)
     want = torch.tensor([0.0, -1.0, 1.0, 1.0, 0.0]) / (5 if reduction == "mean" else 1)
-    assert grad is not None and torch.allclose(grad, want), (
+    assert grad is not None and judge.is_close(grad, want, atol=1e-8, rtol=1e-5), (
         "the hinge's gradient is -y for examples inside the margin (y * score < 1) and 0 outside "
         f"it: {first_difference(grad, want) if grad is not None else 'no gradient'}"
     )
@@ -682,7 +720,7 @@ def test_svm_leaves_its_inputs_alone():
     X, y, C = svm_problem(106, 16, 4, 1.0, 2.0)
     for labels in (y.double(), y.long()):
         X_after, y_after = svm_inputs_after(X.double(), labels, C, 50)
-        assert torch.equal(X_after, X.double()) and torch.equal(y_after, labels), (
+        assert judge.is_equal(X_after, X.double()) and judge.is_equal(y_after, labels), (
             f"train_linear_svm(X float64, y {labels.dtype}) modified the tensors it was given: "
             "X.to(torch.float64) returns X itself when it is float64 already, so an in-place "
             "change (X -= mean, y[y == 0] = -1, ...) reaches the caller's data — work on new "
@@ -705,7 +743,7 @@ def generator_use(dims, n, seed, advance):
     out = fs.distance_concentration(dims, n, g)
     return {
         "out": out,
-        "global_untouched": torch.equal(before, torch.random.get_rng_state()),
+        "global_untouched": judge.is_equal(before, torch.random.get_rng_state()),
         "next": torch.rand(8, generator=g),
     }
 
@@ -725,7 +763,7 @@ def test_distance_concentration_draws_from_the_generator_it_is_given():
         "from the generator object itself (its current state), not from a copy of its seed"
     )
     untouched = torch.rand(8, generator=gen(55))
-    assert not torch.equal(fresh["next"], untouched), (
+    assert judge.differ(fresh["next"], untouched, atol=0, rtol=0), (
         "after distance_concentration the generator is still in its initial state: the points "
         "must be drawn from it (not from a clone), so that the caller's next draws move on"
     )

@@ -21,6 +21,7 @@ from exercises.ch07.test_attention import (  # helpers and probes shared with th
     reference_forward,
     torch_reference,
 )
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -131,7 +132,7 @@ def test_split_gives_each_head_a_slice_of_every_position(B, T, H, Dh):
     with because(f"split_heads(x[{B}, {T}, {E}], {H}) raised"):
         got = at.split_heads(x, H)
     expected = heads_of(x, H)
-    ok = tuple(got.shape) == tuple(expected.shape) and torch.equal(got, expected)
+    ok = tuple(got.shape) == tuple(expected.shape) and judge.is_equal(got, expected)
     assert ok, (
         f"split_heads(x[{B}, {T}, {E}], {H}) must give [B, H, T, Dh] with head h holding features "
         f"h*Dh..(h+1)*Dh-1 of every position; {describe_split(x, got, H)}"
@@ -145,7 +146,7 @@ def test_split_keeps_random_values_and_rejects_indivisible_sizes():
     x = torch.randn(2, 3, 9, generator=gen(79))
     got = at.split_heads(x, 3)
     expected = heads_of(x, 3)
-    ok = tuple(got.shape) == (2, 3, 3, 3) and torch.equal(got, expected)
+    ok = tuple(got.shape) == (2, 3, 3, 3) and judge.is_equal(got, expected)
     assert ok, (
         f"split_heads(x[2, 3, 9], 3) is not the per-position feature split: "
         f"{first_difference(got, expected) if tuple(got.shape) == (2, 3, 3, 3) else brief(got)}"
@@ -176,7 +177,7 @@ def test_merge_concatenates_heads_per_position(B, H, T, Dh, seed):
     with because(f"merge_heads(x[{B}, {H}, {T}, {Dh}]) raised"):
         got = at.merge_heads(heads)
     expected = torch.cat(heads.unbind(1), dim=-1)
-    ok = tuple(got.shape) == (B, T, H * Dh) and torch.equal(got, expected)
+    ok = tuple(got.shape) == (B, T, H * Dh) and judge.is_equal(got, expected)
     assert ok, (
         f"merge_heads(x[{B}, {H}, {T}, {Dh}]) must return [B, T, H*Dh] with head i's output for "
         f"position t at [b, t, i*Dh:(i+1)*Dh] ("
@@ -194,7 +195,7 @@ def test_merge_accepts_the_non_contiguous_output_of_a_split(B, T, H, Dh):
         "is no longer in order, so use reshape or .contiguous().view"
     ):
         x, got = merged_split(B, T, H, Dh, seed=80 + T)
-    same = tuple(got.shape) == tuple(x.shape) and torch.equal(got, x)
+    same = tuple(got.shape) == tuple(x.shape) and judge.is_equal(got, x)
     assert same, f"merge_heads must exactly undo the correct head split: {first_difference(got, x)}"
 
 
@@ -207,7 +208,7 @@ def test_causal_mask_is_lower_triangular_bool(T):
     """causal_mask(T) is bool [T, T], True exactly where key j <= query i."""
     got = at.causal_mask(T)
     expected = torch.ones(T, T, dtype=torch.bool).tril()
-    ok = got.dtype == torch.bool and tuple(got.shape) == (T, T) and torch.equal(got, expected)
+    ok = got.dtype == torch.bool and tuple(got.shape) == (T, T) and judge.is_equal(got, expected)
     assert ok, (
         f"the causal mask for T={T} must be bool [T, T] with True exactly where key j <= query i "
         f"(diagonal allowed, later keys not), following F.scaled_dot_product_attention's "
@@ -221,7 +222,7 @@ def test_causal_mask_gives_pytorchs_causal_attention():
     q, k, v = (torch.randn(2, 2, 6, 4, generator=gen(s)) for s in (81, 82, 83))
     got = F.scaled_dot_product_attention(q, k, v, attn_mask=at.causal_mask(6))
     ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    close = torch.allclose(got, ref, atol=1e-5)
+    close = judge.is_close(got, ref, atol=1e-5, rtol=1e-5)
     assert close, (
         "used as attn_mask of F.scaled_dot_product_attention, the causal mask must give the same "
         "result as is_causal=True: True means 'may attend', and query i may attend keys 0..i"
@@ -245,7 +246,7 @@ def test_causal_mask_is_created_on_the_gpu(device):
     got, where, dtype, _ = mask_made_on(5, device)
     expected = torch.ones(5, 5, dtype=torch.bool).tril()
     ok = str(where).startswith("cuda") and dtype == torch.bool and got is not None
-    assert ok and torch.equal(got, expected), (
+    assert ok and judge.is_equal(got, expected), (
         f"causal_mask(5, device={device!r}) returned {brief(got)} on {where}: the mask must be "
         "created as a bool [T, T] tensor directly on the requested device"
     )
@@ -336,7 +337,7 @@ def test_weights_equal_pytorchs_on_generated_inputs(lead, tq, tk, d, mask_kind, 
         "they must be exactly 0 (-inf before the softmax, with the mask broadcast as given)"
     )
     rtol, atol = tolerance(dtype)
-    close = torch.allclose(w, want, rtol=rtol, atol=atol)
+    close = judge.is_close(w, want, atol=atol, rtol=rtol)
     assert close, (
         f"attention_weights({what}) differs from PyTorch's weights "
         f"({first_difference(w, want, atol=atol, rtol=rtol)}): softmax over the keys (last axis) "
@@ -359,12 +360,12 @@ def test_weights_for_cross_attention_with_a_random_mask():
     assert largest == 0, (
         f"disallowed keys (mask False) must get weight exactly 0, got up to {largest:.3g}"
     )
-    sums_ok = torch.allclose(w.sum(-1), torch.ones(2, 2, 3), atol=1e-5)
+    sums_ok = judge.is_close(w.sum(-1), torch.ones(2, 2, 3), atol=1e-5, rtol=1e-5)
     assert sums_ok, (
         "each query's weights must sum to 1 over its keys (softmax over the last axis, after masking)"
     )
     ref = sdpa_weights(q, k, mask)
-    close = torch.allclose(w, ref, atol=2e-5)
+    close = judge.is_close(w, ref, atol=2e-5, rtol=1e-5)
     assert close, (
         f"the weights must equal PyTorch's scaled dot-product attention weights "
         f"({first_difference(w, ref, atol=2e-5)}): softmax of q k^T / sqrt(D) over keys, with "
@@ -379,7 +380,7 @@ def test_weights_scale_with_the_head_dimension():
     k = torch.randn(4, 6, 64, generator=gen(88))
     w = at.attention_weights(q, k)
     ref = sdpa_weights(q, k)
-    assert tuple(w.shape) == (4, 6, 6) and torch.allclose(w, ref, atol=2e-5), (
+    assert tuple(w.shape) == (4, 6, 6) and judge.is_close(w, ref, atol=2e-5, rtol=1e-5), (
         f"with D = 64 the scores must be divided by sqrt(64) = 8 before the softmax, over the last "
         f"axis, for inputs of any number of leading dimensions ({first_difference(w, ref)})"
     )
@@ -390,7 +391,7 @@ def test_weights_ignore_the_scores_of_disallowed_keys():
     """A disallowed key's score, however large, does not change the allowed keys' weights."""
     q, k, k_huge, mask = huge_disallowed_scores(tq=3, tk=7, d=5, seed=150, big=3e3)
     w, w_huge = at.attention_weights(q, k, mask), at.attention_weights(q, k_huge, mask)
-    ok = torch.isfinite(w_huge).all() and torch.allclose(w, w_huge, atol=1e-6)
+    ok = tuple(w_huge.shape) == (2, 2, 3, 7) and judge.is_close(w, w_huge, atol=1e-6, rtol=1e-5)
     assert ok, (
         "a disallowed key's score, however large, must not change the weights of the allowed keys "
         "(nor make them nan): replace disallowed scores by -inf before the softmax, and take any "
@@ -406,8 +407,7 @@ def test_weights_survive_large_scores():
     mask = random_mask(4, 5, 125)
     w = at.attention_weights(q, k, mask)
     ref = sdpa_weights(q, k, mask)
-    ok = tuple(w.shape) == (2, 4, 5) and bool(torch.isfinite(w).all())
-    assert ok and torch.allclose(w, ref, atol=1e-5), (
+    assert judge.is_close(w, ref, atol=1e-5, rtol=1e-5), (
         f"with scores of several hundred the weights must still be PyTorch's "
         f"({first_difference(w, ref)}): exp of a large score overflows; a softmax that subtracts "
         "the row's maximum over the allowed keys (as torch.softmax does) does not"
@@ -429,7 +429,7 @@ def test_weights_pass_gradients_to_queries_and_keys():
     (want * w_grad).sum().backward()
     for name, ref in (("q", qr.grad), ("k", kr.grad)):
         g = seen[name]
-        assert g is not None and torch.allclose(g, ref, atol=1e-8), (
+        assert g is not None and judge.is_close(g, ref, atol=1e-8, rtol=1e-5), (
             f"the gradient of the weights with respect to {name} differs from PyTorch's "
             f"({'none arrived' if g is None else first_difference(g, ref, atol=1e-8)}): the "
             "weights must be computed from q and k inside the graph (no detach, no .data, no "
@@ -444,7 +444,9 @@ def test_the_inputs_are_left_unchanged():
     mask = random_mask(4, 4, 133)
     after = inputs_after_calls(q, k, v, mask)
     changed = [
-        n for n, a, b in zip("q k v mask".split(), after, (q, k, v, mask)) if not torch.equal(a, b)
+        n
+        for n, a, b in zip("q k v mask".split(), after, (q, k, v, mask))
+        if not judge.is_equal(a, b)
     ]
     assert not changed, (
         f"calling attention_weights and attention changed their inputs {changed}: compute the "
@@ -484,7 +486,7 @@ def test_attention_equals_pytorch_on_generated_inputs(
         "in the inputs' dtype"
     )
     rtol, atol = tolerance(dtype)
-    close = torch.allclose(got, want, rtol=rtol, atol=atol)
+    close = judge.is_close(got, want, atol=atol, rtol=rtol)
     assert close, (
         f"attention({what}) differs from F.scaled_dot_product_attention "
         f"({first_difference(got, want, atol=atol, rtol=rtol)}): scale by 1/sqrt(D) with D = "
@@ -515,7 +517,7 @@ def test_attention_equals_pytorch_on_other_shapes(shape_q, shape_k, dv, masked):
     assert tuple(got.shape) == tuple(ref.shape), (
         f"attention must return [..., Tq, Dv] = {list(ref.shape)}, got {brief(got)}"
     )
-    close = torch.allclose(got, ref, atol=1e-4)
+    close = judge.is_close(got, ref, atol=1e-4, rtol=1e-5)
     assert close, (
         f"attention must equal F.scaled_dot_product_attention with the same boolean mask (True = "
         f"allowed) ({first_difference(got, ref, atol=1e-4)}): scale by 1/sqrt(D), mask before a "
@@ -530,7 +532,7 @@ def test_attention_broadcasts_a_per_example_mask():
     mask = torch.stack([random_mask(5, 5, 97 + i) for i in range(3)])[:, None]  # (B, 1, T, T)
     got = at.attention(q, k, v, mask)
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    close = tuple(got.shape) == tuple(ref.shape) and torch.allclose(got, ref, atol=1e-4)
+    close = tuple(got.shape) == tuple(ref.shape) and judge.is_close(got, ref, atol=1e-4, rtol=1e-5)
     assert close, (
         f"a mask of shape [B, 1, Tq, Tk] must broadcast over the heads exactly as in "
         f"F.scaled_dot_product_attention ({first_difference(got, ref, atol=1e-4)})"
@@ -543,7 +545,9 @@ def test_attention_ignores_the_scores_of_disallowed_keys():
     q, k, k_huge, mask = huge_disallowed_scores()
     v = torch.randn(2, 2, 6, 3, generator=gen(122))  # the public case's scores, through attention
     out, out_huge = at.attention(q, k, v, mask), at.attention(q, k_huge, v, mask)
-    ok = torch.isfinite(out_huge).all() and torch.allclose(out, out_huge, atol=1e-6)
+    ok = tuple(out_huge.shape) == (2, 2, 5, 3) and judge.is_close(
+        out, out_huge, atol=1e-6, rtol=1e-5
+    )
     assert ok, (
         "a disallowed key's score, however large, must not change the attention output (nor make "
         "it nan): disallowed scores become -inf before the softmax, and any max shift or "
@@ -567,7 +571,7 @@ def test_attention_gradients_equal_pytorchs():
     (F.scaled_dot_product_attention(qr, kr, vr, attn_mask=mask) * out_grad).sum().backward()
     for name, ref in (("q", qr.grad), ("k", kr.grad), ("v", vr.grad)):
         got = seen[name]
-        assert got is not None and torch.allclose(got, ref, atol=1e-8), (
+        assert got is not None and judge.is_close(got, ref, atol=1e-8, rtol=1e-5), (
             f"the gradient of attention with respect to {name} differs from "
             f"F.scaled_dot_product_attention's "
             f"({'none arrived' if got is None else first_difference(got, ref, atol=1e-8)}): "
@@ -600,14 +604,16 @@ def test_outputs_and_weights_equal_nn_multiheadattention(E, H, T, B, causal):
         seen = mhsa_forwards(E, H, causal, [x], params)
     (got,), (w,) = seen["outs"], seen["weights"]
     expected, weights = reference_forward(params, x, H, causal)
-    close = tuple(got.shape) == tuple(expected.shape) and torch.allclose(got, expected, atol=1e-4)
+    close = tuple(got.shape) == tuple(expected.shape) and judge.is_close(
+        got, expected, atol=1e-4, rtol=1e-5
+    )
     assert close, (
         f"MultiHeadSelfAttention({E}, {H}, causal={causal}) on x[{B}, {T}, {E}] must compute the "
         f"same function as nn.MultiheadAttention with the same projection weights "
         f"({first_difference(got, expected, atol=1e-4)}); {diagnose_mhsa(got, params, x, H, causal)}"
     )
     ok = isinstance(w, torch.Tensor) and tuple(w.shape) == (B, H, T, T)
-    assert ok and torch.allclose(w, weights, atol=1e-5), (
+    assert ok and judge.is_close(w, weights, atol=1e-5, rtol=1e-5), (
         f"last_weights must hold the per-head attention weights [B, H, T, T] = {[B, H, T, T]} of "
         f"the latest forward, got {brief(w) if not ok else first_difference(w, weights)}"
     )
@@ -620,7 +626,7 @@ def test_the_default_is_causal():
     x = torch.randn(2, 4, 8, generator=gen(141))
     (got,) = mhsa_forwards(8, 2, None, [x], params)["outs"]
     expected, _ = reference_forward(params, x, 2, True)
-    close = torch.allclose(got, expected, atol=1e-4)
+    close = judge.is_close(got, expected, atol=1e-4, rtol=1e-5)
     assert close, (
         "MultiHeadSelfAttention(E, H) must be causal by default (causal=True): "
         f"{diagnose_mhsa(got, params, x, 2, True)}"
@@ -637,7 +643,7 @@ def test_last_weights_follow_the_latest_call():
     for i, (x, w) in enumerate(zip(xs, ws)):
         _, want = reference_forward(params, x, 3, True)
         ok = isinstance(w, torch.Tensor) and tuple(w.shape) == tuple(want.shape)
-        assert ok and torch.allclose(w, want, atol=1e-5), (
+        assert ok and judge.is_close(w, want, atol=1e-5, rtol=1e-5), (
             f"after forward call {i + 1} (x{list(x.shape)}) last_weights must be that call's "
             f"weights [B, H, T, T] = {list(want.shape)}, got "
             f"{brief(w) if not ok else first_difference(w, want)}: set it on every forward"
@@ -661,10 +667,11 @@ def test_gradients_never_reach_the_future(E, H, T):
             "earlier output (not through the softmax's normalizer or a max shift taken over "
             "masked keys, not through a head split that mixes positions)"
         )
-        reach = (g[:, : t + 1].abs().sum(-1) > 0).all().item()
-        assert reach, (
+        judge.all_true(
+            g[:, : t + 1].abs().sum(-1) > 0,
             f"the output at position {t} has no gradient with respect to some earlier (or its own) "
-            "position: every allowed key must take part in the attention"
+            "position: every allowed key must take part in the attention",
+            shape=(x.shape[0], t + 1),
         )
 
 
@@ -694,7 +701,7 @@ def test_gradients_equal_nn_multiheadattentions(causal):
     for name, w in want.items():
         g = seen["x"] if name == "x" else seen["params"].get(name)
         ok = isinstance(g, torch.Tensor) and tuple(g.shape) == tuple(w.shape)
-        assert ok and torch.allclose(g, w, atol=1e-4, rtol=1e-4), (
+        assert ok and judge.is_close(g, w, atol=1e-4, rtol=1e-4), (
             f"the gradient of {name} differs from nn.MultiheadAttention's "
             f"({'none arrived' if g is None else brief(g) if not ok else first_difference(g, w, atol=1e-4)}): "
             "every step from qkv to proj must stay in the graph (last_weights may be detached, "
@@ -715,7 +722,7 @@ def test_causal_outputs_ignore_any_future_change(E, H, T):
         xs.append(x2)
     outs = mhsa_forwards(E, H, True, xs, make_params(E, 102))["outs"]
     for cut in range(1, T):
-        same = torch.equal(outs[0][:, :cut], outs[cut][:, :cut])
+        same = judge.is_equal(outs[0][:, :cut], outs[cut][:, :cut])
         assert same, (
             f"changing only positions {cut}.. changed an earlier output of a causal model, which "
             "must stay identical bit for bit: look for scores not masked to -inf before the "
@@ -770,7 +777,7 @@ def test_the_module_runs_on_the_gpu():
     x = torch.randn(2, 6, 16, generator=gen(149))
     with because("MultiHeadSelfAttention moved to CUDA raised on a CUDA input"):
         out, where, cpu = mhsa_on_gpu(16, 4, True, x, params)
-    assert where.startswith("cuda") and torch.allclose(out, cpu, atol=1e-4), (
+    assert where.startswith("cuda") and judge.is_close(out, cpu, atol=1e-4, rtol=1e-5), (
         f"on CUDA the output must stay on the GPU and equal the CPU's ({where}, "
         f"{first_difference(out, cpu, atol=1e-4)}): build the mask on x.device"
     )
