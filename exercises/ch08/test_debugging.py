@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from harness import judge
 from harness.probe import probe
 from harness.target import chapter_module
 
@@ -118,7 +119,7 @@ def test_repaired_setup_trains_exactly_the_new_head():
     fresh = (
         seen["head_is_linear"]
         and seen["new_head"].shape == seen["old_head"].shape
-        and not torch.equal(seen["new_head"], seen["old_head"])
+        and judge.differ(seen["new_head"], seen["old_head"], atol=0, rtol=0)
     )
     assert fresh, (
         "build_transfer_setup should give the model a fresh nn.Linear head of the same shape for "
@@ -130,7 +131,7 @@ def test_repaired_setup_trains_exactly_the_new_head():
         "feature weights never get a gradient, and the old head is no longer part of the model"
     )
     unchanged = all(
-        torch.equal(a, b) for a, b in zip(seen["features_before"], seen["features_after"])
+        judge.is_equal(a, b) for a, b in zip(seen["features_before"], seen["features_after"])
     )
     assert all(seen["features_frozen"]) and unchanged, (
         f"after training, the features require grad {[not f for f in seen['features_frozen']]} "
@@ -275,12 +276,16 @@ def test_a_healthy_model_memorizes_eight_examples():
         f"overfit_one_batch returned {len(held)} losses that are tensors still attached to their "
         "step's graph (keeping every graph alive): record numbers, loss.item() or float(loss)"
     )
-    assert float(losses[0]) == pytest.approx(start, rel=1e-5), (
+    judge.number(
+        float(losses[0]),
+        start,
         f"losses[0] = {float(losses[0]):.5f} but the untrained model's loss is {start:.5f}: record "
-        "each step's loss before its update"
+        "each step's loss before its update",
+        abs=1e-12,
+        rel=1e-5,
     )
     pred = out.argmax(dim=1)
-    assert float(losses[-1]) < 0.05 and torch.equal(pred, y), (
+    assert float(losses[-1]) < 0.05 and judge.is_equal(pred, y), (
         f"after 100 steps on 8 examples the loss is {float(losses[-1]):.4f} and "
         f"{int((pred == y).sum())}/8 are right: a healthy model should memorize one small batch "
         "(train the model in place, full batch, with a step size that makes progress — e.g. "

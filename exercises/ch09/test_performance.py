@@ -15,6 +15,7 @@ import pytest
 import torch
 from torch import nn
 
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -184,7 +185,9 @@ def test_time_fn_reports_median_spread_and_first_call():
         f"time_fn(warmup=2, iters=11) called fn {seen['calls']} times, expected 13 (2 warm-up + "
         "11 timed)"
     )
-    assert t.median_ms == pytest.approx(16.0, abs=1e-6), (
+    judge.number(
+        t.median_ms,
+        16.0,
         f"per-call times were 3 x 10, 5 x 16 and 3 x 30 ms but median_ms={t.median_ms:.4g}: "
         + (
             "that is only the 0.5 ms launch — synchronize the device before reading the clock"
@@ -193,16 +196,22 @@ def test_time_fn_reports_median_spread_and_first_call():
             if t.median_ms < 0.1
             else "report the median of the timed calls (one slow call must not move it), not the "
             "mean or the fastest call"
-        )
+        ),
+        abs=1e-6,
+        rel=1e-6,
     )
-    spread = (t.p10_ms, t.p90_ms) == (pytest.approx(10.0, abs=1e-6), pytest.approx(30.0, abs=1e-6))
+    spread = judge.is_number((t.p10_ms, t.p90_ms), (10.0, 30.0), abs=1e-6)
     assert spread, (
         f"p10/p90 of 3 x 10, 5 x 16, 3 x 30 ms should be 10 and 30, got {t.p10_ms:.4g} and "
         f"{t.p90_ms:.4g}: the 40 and 60 ms warm-up calls must not enter the statistics"
     )
-    assert t.first_ms == pytest.approx(40.0, abs=1e-6), (
+    judge.number(
+        t.first_ms,
+        40.0,
         f"first_ms={t.first_ms:.4g}, but the very first call (a warm-up call) took 40 ms: report "
-        "it separately so the cost of a cold start stays visible"
+        "it separately so the cost of a cold start stays visible",
+        abs=1e-6,
+        rel=1e-6,
     )
 
 
@@ -213,10 +222,14 @@ def test_time_fn_waits_for_the_device_not_the_launch():
     with because("time_fn(fn, 1, 5, 'cpu', sync=..., clock=...) raised"):
         seen = time_fn_on_fake(16.0, 4.9, 1, 5)
     t = seen["timing"]
-    assert t.median_ms == pytest.approx(20.9, abs=1e-6), (
+    judge.number(
+        t.median_ms,
+        20.9,
         f"each call launches for 4.9 ms and then runs 16 ms on the device, so it takes 20.9 ms; "
         f"time_fn said {t.median_ms:.4g} ms. 4.9 ms is what the book's single unsynchronized "
-        "step 'looked like': synchronize before every clock read"
+        "step 'looked like': synchronize before every clock read",
+        abs=1e-6,
+        rel=1e-6,
     )
 
 
@@ -247,8 +260,12 @@ def test_cuda_synchronized_timing_is_stable():
     runs = cuda_matmul_timings(4096, 3, 15, 2)
     for t in runs:
         assert t.p90_ms < 1.5 * t.p10_ms, f"synchronized 4096^2 matmul timings spread too much: {t}"
-    assert runs[1].median_ms == pytest.approx(runs[0].median_ms, rel=0.2), (
-        f"two synchronized timings of the same matmul disagree: {runs}"
+    judge.number(
+        runs[1].median_ms,
+        runs[0].median_ms,
+        f"two synchronized timings of the same matmul disagree: {runs}",
+        abs=1e-12,
+        rel=0.2,
     )
 
 
@@ -265,7 +282,9 @@ def test_ms_per_step_counts_the_queued_work():
         f"ms_per_step(step, 20) called step {seen['calls']} times: exactly `steps` back-to-back "
         "calls, no extra warm-up call"
     )
-    assert got == pytest.approx((4.9 + 20 * 16.0) / 20, abs=1e-6), (
+    judge.number(
+        got,
+        (4.9 + 20 * 16.0) / 20,
         f"20 steps of 16 ms device work (4.9 ms to launch the first) take 16.245 ms/step; "
         f"ms_per_step said {got:.4g}. "
         + (
@@ -277,7 +296,9 @@ def test_ms_per_step_counts_the_queued_work():
             if got < 16
             else "Synchronizing inside the loop stops the host from queueing ahead: the step time "
             "becomes launch + kernel; sync only before the first and the last clock read"
-        )
+        ),
+        abs=1e-6,
+        rel=1e-6,
     )
 
 
@@ -287,7 +308,9 @@ def test_ms_per_step_is_not_charged_for_earlier_work():
     with because("ms_per_step(step, 10, 'cpu', sync=..., clock=...) raised"):
         seen = ms_per_step_on_fake(16.0, 4.9, 9, 10, earlier=[16.0] * 5)
     got = seen["ms"]
-    assert seen["calls"] == 10 and got == pytest.approx((4.9 + 10 * 16.0) / 10, abs=1e-6), (
+    assert seen["calls"] == 10 and judge.is_number(
+        got, (4.9 + 10 * 16.0) / 10, abs=1e-6, rel=1e-6
+    ), (
         f"a previous loop left 5 steps (80 ms) on the device; 10 steps of 16 ms device work then "
         f"take 16.49 ms/step, but ms_per_step said {got:.4g} after {seen['calls']} calls: "
         "synchronize before starting the clock (drain what was queued before) and before "
@@ -319,12 +342,16 @@ def book_figures_on_the_simulated_gpu():
 def test_the_books_figures_on_the_simulated_gpu():
     with because("ms_per_step(SimulatedGPU().step, n, sync=..., clock=...) raised"):
         naive, synced = book_figures_on_the_simulated_gpu()
-    assert naive[1] == pytest.approx(4.9) and naive[20] == pytest.approx(9.3, abs=0.05), (
+    assert judge.is_number(naive[1], 4.9, abs=1e-12, rel=1e-6) and judge.is_number(
+        naive[20], 9.3, abs=0.05, rel=1e-6
+    ), (
         f"the module's SimulatedGPU no longer reproduces the reading's naive figures (one step "
         f"{naive[1]:.4g} ms, twenty steps {naive[20]:.4g} ms/step instead of 4.9 and 9.3): keep "
         "the class as it was given"
     )
-    ok = synced[20] == pytest.approx(16.245, abs=1e-6) and synced[1] == pytest.approx(20.9)
+    ok = judge.is_number(synced[20], 16.245, abs=1e-6, rel=1e-6) and judge.is_number(
+        synced[1], 20.9, abs=1e-12, rel=1e-6
+    )
     assert ok, (
         f"on the SimulatedGPU ms_per_step should give the book's synchronized 16.2 ms/step for "
         f"20 steps and 20.9 ms (launch + kernel) for one; it gave {synced[20]:.4g} and "
@@ -481,7 +508,7 @@ def test_estimate_matches_what_autograd_saves():
     widths, batch = [48, 96, 32, 8], 128
     measured = saved_activation_mb(widths, batch)
     got = perf.estimate_activation_mb(batch, widths)
-    assert isinstance(got, float) and got == pytest.approx(measured, rel=1e-9), (
+    assert isinstance(got, float) and judge.is_number(got, measured, abs=1e-12, rel=1e-9), (
         f"estimate_activation_mb({batch}, {widths}) = {got!r} MiB, but autograd saved "
         f"{measured:.6f} MiB (distinct tensors, parameters excluded): each Linear keeps its input "
         "(the ReLU's saved output is that same tensor), the last Linear's output is not saved, "
@@ -557,7 +584,9 @@ def test_peak_is_measured_above_the_baseline_from_a_reset():
         seen = peak_on_fake(500, 2000, [100, 50, -100, 30])
     got = seen["mb"]
     assert seen["calls"] == 1, f"peak_memory_mb must run fn once, it ran it {seen['calls']} times"
-    assert got == pytest.approx(150.0), (
+    judge.number(
+        got,
+        150.0,
         f"fn allocates 100 + 50 MiB, frees 100, allocates 30 on top of 500 MiB of weights; the "
         f"peak above the baseline is 150 MiB, peak_memory_mb said {got!r}: "
         + (
@@ -568,7 +597,9 @@ def test_peak_is_measured_above_the_baseline_from_a_reset():
             else "read the peak (max_memory_allocated), not what is still allocated at the end"
             if isinstance(got, float | int) and 70 < got < 90
             else "report MiB (bytes / 2**20) of the peak above what was allocated before fn"
-        )
+        ),
+        abs=1e-12,
+        rel=1e-6,
     )
 
 

@@ -15,6 +15,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module, course_file
 
@@ -254,11 +255,11 @@ def test_get_batch_targets_are_the_next_tokens():
     assert x.dtype == y.dtype == torch.int64, (
         f"get_batch on int64 data returned x {x.dtype}, y {y.dtype}: both are int64 token ids"
     )
-    contiguous = torch.equal(x[:, 1:], x[:, :-1] + 1)
+    contiguous = judge.is_equal(x[:, 1:], x[:, :-1] + 1)
     assert contiguous, (
         f"each row of x should be a contiguous window of data; x[0] = {x[0].tolist()}"
     )
-    shifted = torch.equal(y, x + 1)
+    shifted = judge.is_equal(y, x + 1)
     assert shifted, (
         f"on data = arange(100) get_batch gave x[0] = {x[0].tolist()} and y[0] = {y[0].tolist()}: "
         "y[b, t] must be the token that FOLLOWS x[b, t], i.e. y = data[i+1 : i+block+1]; "
@@ -272,15 +273,15 @@ def test_get_batch_uses_the_generator_and_keeps_the_shift():
     a = xy(batch_of(data, 16, 4, seed=3, global_seed=0))
     b = xy(batch_of(data, 16, 4, seed=3, global_seed=1))
     c = xy(batch_of(data, 16, 4, seed=4, global_seed=0))
-    same = torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+    same = judge.is_equal(a[0], b[0]) and judge.is_equal(a[1], b[1])
     assert same, (
         "get_batch with two generators seeded alike (and different global seeds) returned "
         "different batches: draw the window starts with torch.randint(..., generator=generator)"
     )
-    assert not torch.equal(a[0], c[0]), (
+    assert judge.differ(a[0], c[0], atol=0, rtol=0), (
         "different generator seeds gave the same windows: use the generator"
     )
-    shifted = torch.equal(a[1], a[0] + 1)
+    shifted = judge.is_equal(a[1], a[0] + 1)
     assert shifted, (
         f"y is not x shifted by one token: on data = arange, y should equal x + 1, but x[0] = "
         f"{a[0][0].tolist()[:6]}... and y[0] = {a[1][0].tolist()[:6]}...: the targets must be the "
@@ -529,11 +530,15 @@ def test_attention_on_a_prefix_equals_the_prefix_of_attention():
     with because(f"CausalSelfAttention(12, 3, block_size=12) raised {SLICE}"):
         full, *parts = attention_outputs(12, 3, 12, 2, [x] + [x[:, :t] for t in (1, 4, 9)])
     for t, part in zip((1, 4, 9), parts):
-        assert torch.allclose(part, full[:, :t], atol=1e-5), (
+        judge.close(
+            part,
+            full[:, :t],
             f"running attention on the first {t} positions gave different outputs from the first "
             f"{t} positions of the full run ({first_difference(part, full[:, :t])}): each output "
             "should depend only on positions <= t — check that heads are split with view + "
-            "transpose (not a reshape) and the mask is sliced to T x T"
+            "transpose (not a reshape) and the mask is sliced to T x T",
+            atol=1e-5,
+            rtol=1e-5,
         )
 
 
@@ -792,10 +797,14 @@ def test_gpt_never_sees_future_tokens_and_knows_positions():
         "reads the future, so its training loss measures copying, not prediction"
     )
     for t, part in zip((1, 7, 10), parts):
-        assert torch.allclose(part, full[:, :t], atol=1e-5), (
+        judge.close(
+            part,
+            full[:, :t],
             f"the logits of the first {t} tokens alone differ from the first {t} positions' logits "
             f"when more tokens follow ({first_difference(part, full[:, :t])}): appending tokens must "
-            "not change earlier predictions"
+            "not change earlier predictions",
+            atol=1e-5,
+            rtol=1e-5,
         )
     spread = (repeated[0] - repeated[0, :1]).abs().max().item()
     assert spread > 1e-4, (
@@ -829,16 +838,22 @@ def test_a_checkpoint_round_trip_reproduces_logits_and_generation():
     idx = torch.tensor([[1, 2, 3, 4, 5, 6, 7, 8], [9, 10, 11, 12, 13, 14, 15, 0]])
     seen = checkpoint_round_trip((16, 8, 2, 4, 16), idx, 12)
     before, after = seen["logits"]
-    assert torch.allclose(before, after, atol=1e-6), (
+    judge.close(
+        before,
+        after,
         "a GPT saved with state_dict() and loaded into a freshly built GPT (other seed) gives "
         f"different logits ({first_difference(after, before, atol=1e-6)}): some weights are not in "
         "the state_dict — keep blocks in nn.ModuleList and tensors as parameters or registered "
-        "buffers, so that the checkpoint holds the whole model"
+        "buffers, so that the checkpoint holds the whole model",
+        atol=1e-6,
+        rtol=1e-5,
     )
     text_before, text_after = seen["text"]
-    assert torch.equal(text_before, text_after), (
+    judge.equal(
+        text_before,
+        text_after,
         "after a state_dict round trip, the reloaded GPT generates other text under the same "
-        "generator seed: the checkpoint does not hold the whole model"
+        "generator seed: the checkpoint does not hold the whole model",
     )
 
 
@@ -896,23 +911,27 @@ def test_generate_extends_and_is_reproducible():
                 generated("markov", idx, 20, 1.0, seed, global_seed, table=table, block_size=4)
             )
     out, again, other = (r["out"] for r in runs)
-    assert out.shape == (2, 23) and torch.equal(out[:, :3], idx), (
+    assert out.shape == (2, 23) and judge.is_equal(out[:, :3], idx), (
         f"generate(model, idx (2, 3), 20, ...) returned {brief(out)}; expected shape (2, 23) "
         "beginning with idx"
     )
     assert out.dtype == torch.int64, f"generate returned {out.dtype} tokens; expected int64 ids"
-    assert torch.equal(out, again), (
+    judge.equal(
+        out,
+        again,
         "two calls of generate with generators seeded alike (global RNG seeded differently) gave "
         "different tokens: draw every sample with the generator, e.g. torch.multinomial(probs, 1, "
-        "generator=generator)"
+        "generator=generator)",
     )
-    assert not torch.equal(out, other), (
+    assert judge.differ(out, other, atol=0, rtol=0), (
         "generate gave the same 40 tokens for two different generator seeds at temperature 1: it "
         "should sample, not take the argmax"
     )
-    assert torch.equal(runs[0]["prompt_after"], idx), (
+    judge.equal(
+        runs[0]["prompt_after"],
+        idx,
         "generate changed the prompt tensor it was given: build the output with torch.cat, "
-        "leave idx as it was"
+        "leave idx as it was",
     )
     assert not runs[0]["grad_enabled"], (
         "generate called the model with autograd on: sampling needs no graph — run it under "
@@ -989,11 +1008,13 @@ def test_generation_reads_exactly_the_last_block_size_tokens():
         ):
             out = generated("window", idx, 7, 1.0, 0, vocab=6, block_size=4)["out"]
         want = window_rule(idx, 7, 6, 4)
-        assert torch.equal(out, want), (
+        judge.equal(
+            out,
+            want,
             f"with a model whose prediction depends on the OLDEST token of the window it is given, "
             f"generate from the prompt {prompt[0]} (block_size 4) gave {out[0].tolist()}, expected "
             f"{want[0].tolist()}: feed exactly the last block_size tokens, idx[:, -block_size:] "
-            "(all of them while the sequence is shorter) — not block_size - 1, not only the last token"
+            "(all of them while the sequence is shorter) — not block_size - 1, not only the last token",
         )
 
 

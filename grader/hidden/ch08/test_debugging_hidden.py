@@ -17,6 +17,7 @@ from exercises.ch08.test_debugging import (  # helpers shared with the public tw
     transfer_setup,
     where,
 )
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
@@ -100,7 +101,7 @@ class Phased(nn.Module):
 
     def forward(self, x):
         out = self.main(x)
-        if torch.equal(self.main.weight.detach(), self.start):
+        if judge.is_equal(self.main.weight.detach(), self.start):
             return out + self.early
         return out + self.late
 
@@ -477,8 +478,8 @@ def caller_after_diagnose(seed, steps):
 def test_transfer_setup_for_other_sizes():
     """On other sizes the repaired setup has a fresh head of the old shape, trains it, and holds exactly it."""
     seen = transfer_setup(21, {"d_in": 5, "hidden": 6, "n_classes": 6}, 22, 50)
-    assert seen["new_head"].shape == (6, 6) and not torch.equal(
-        seen["new_head"], seen["old_head"]
+    assert seen["new_head"].shape == (6, 6) and judge.differ(
+        seen["new_head"], seen["old_head"], atol=0, rtol=0
     ), "the new head keeps the old head's shape and gets a fresh initialization"
     assert seen["losses"][-1] < 0.9 * seen["loss_before"], (
         "after the repair the new head must learn: the loss has to fall over 50 steps "
@@ -494,7 +495,9 @@ def test_transfer_setup_for_other_sizes():
 def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
     """The optimizer is SGD at lr 0.1; the pretrained features are kept (not re-initialised) and frozen."""
     seen = transfer_setup(67, {"hidden": 12}, 68, 5)
-    assert seen["optimizer"] == "SGD" and seen["lrs"] == pytest.approx([0.1] * len(seen["lrs"])), (
+    assert seen["optimizer"] == "SGD" and judge.is_number(
+        seen["lrs"], [0.1] * len(seen["lrs"]), abs=1e-12, rel=1e-6
+    ), (
         f"build_transfer_setup returned {seen['optimizer']} with learning rates {seen['lrs']}: "
         "the contract is SGD at lr 0.1 over the new head"
     )
@@ -502,7 +505,7 @@ def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
         "the new head requires grad and no feature tensor is in the optimizer"
     )
     unchanged = all(
-        torch.equal(a, b) for a, b in zip(seen["features_before"], seen["features_after"])
+        judge.is_equal(a, b) for a, b in zip(seen["features_before"], seen["features_after"])
     )
     assert unchanged and all(seen["features_frozen"]), (
         "the pretrained features are kept as they were (not re-initialised, not trained) and "
@@ -802,7 +805,7 @@ def test_diagnose_everything_frozen_and_leaves_the_caller_alone():
         "and a constant loss"
     )
     seen = caller_after_diagnose(39, 5)
-    assert all(torch.equal(a, b) for a, b in zip(seen["before"], seen["after"])), (
+    assert all(judge.is_equal(a, b) for a, b in zip(seen["before"], seen["after"])), (
         "diagnose runs its steps on a copy: the caller's model must be unchanged"
     )
     assert not any(seen["grads_set"]) and seen["optimizer_state"] == 0, (
@@ -837,7 +840,7 @@ def test_diagnose_runs_the_given_steps_each_with_its_own_gradient():
     first = recorded[0]
     same = all(
         all(
-            g is not None and torch.allclose(g, f, rtol=1e-5, atol=1e-6)
+            g is not None and judge.is_close(g, f, atol=1e-6, rtol=1e-5)
             for g, f in zip(step, first)
         )
         for step in recorded
@@ -906,7 +909,7 @@ def test_overfit_records_losses_before_each_update():
     x, y = torch.randn(8, 8, generator=g), torch.arange(8) % 4
     none, first, between, second = overfit_in_two_calls(44, x, y)
     assert list(none) == [], "zero steps give no losses"
-    assert len(first) == 1 and float(second[0]) == pytest.approx(between, rel=1e-5), (
+    assert len(first) == 1 and judge.is_number(float(second[0]), between, abs=1e-12, rel=1e-5), (
         "each recorded loss belongs to the prediction made before that step's update, and the "
         "model itself is trained in place"
     )
@@ -953,8 +956,8 @@ def test_overfit_follows_adam_at_1e_2_like_the_reference(
     losses, params = overfit_trace(seed, x, y, steps, freeze_first)
     want_losses, want_params = reference_trace(seed, x, y, steps, freeze_first)
     what = f"{n} examples, {'float' if float_targets else 'integer'} targets, {steps} steps"
-    assert len(losses) == steps and torch.allclose(
-        torch.tensor(losses), torch.tensor(want_losses), rtol=1e-4, atol=1e-6
+    assert len(losses) == steps and judge.is_close(
+        torch.tensor(losses), torch.tensor(want_losses), atol=1e-6, rtol=1e-4
     ), (
         f"{what}: the losses differ from full-batch Adam at lr 1e-2 with "
         f"{'mean squared error' if float_targets else 'cross-entropy'} "
@@ -962,8 +965,12 @@ def test_overfit_follows_adam_at_1e_2_like_the_reference(
         "measured before its step's update"
     )
     for k, (p, q) in enumerate(zip(params, want_params)):
-        assert torch.allclose(p, q, rtol=1e-4, atol=1e-6), (
+        judge.close(
+            p,
+            q,
             f"{what}: parameter {k} after training differs from Adam at lr 1e-2 "
             f"({first_difference(p, q)})"
-            + (": a frozen layer must stay frozen" if freeze_first and k < 2 else "")
+            + (": a frozen layer must stay frozen" if freeze_first and k < 2 else ""),
+            atol=1e-6,
+            rtol=1e-4,
         )

@@ -23,6 +23,7 @@ from exercises.ch09b.test_regressions import (  # helpers shared with the public
     visits_of,
     watched_run,
 )
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
@@ -349,11 +350,11 @@ def test_losses_are_the_steps_of_minibatch_sgd():
     fields = hidden_config(n=100, batch_size=32, epochs=2, lr=0.1)
     result, _, visits = run_of(fields, 9, noise=5)
     expected = replay(fields, book_init(fields, 9), visits)
-    assert len(result.losses) == len(expected) and torch.allclose(
+    assert len(result.losses) == len(expected) and judge.is_close(
         torch.tensor(result.losses, dtype=torch.float64),
         torch.tensor(expected, dtype=torch.float64),
-        rtol=1e-4,
         atol=1e-6,
+        rtol=1e-4,
     ), (
         "the losses are not those of minibatch SGD with mean squared error from the seeded initial "
         f"weights (one per step, recorded before the update, lr from the config): "
@@ -380,11 +381,11 @@ def test_the_books_experiment_runs_as_the_reading_describes():
         f"{[len(v) for v in visits][:10]}..."
     )
     expected = replay(BOOK, built[0], visits)
-    assert len(result.losses) == 32 and torch.allclose(
+    assert len(result.losses) == 32 and judge.is_close(
         torch.tensor(result.losses, dtype=torch.float64),
         torch.tensor(expected, dtype=torch.float64),
-        rtol=1e-4,
         atol=1e-6,
+        rtol=1e-4,
     ), (
         "the losses of make_run(RunConfig(), 2) are not those of SGD at lr 0.05 with mean "
         f"squared error on make_data's targets: {first_difference(result.losses, expected)}"

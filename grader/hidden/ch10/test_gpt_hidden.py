@@ -38,6 +38,7 @@ from exercises.ch10.test_gpt import (  # helpers and probes shared with the publ
     windows,
     xy,
 )
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module, course_file, reference_module
 
@@ -145,13 +146,13 @@ def test_every_window_can_be_drawn_and_none_runs_past_the_end():
     """Window starts cover 0 .. len(data) - block_size - 1; with block_size + 1 tokens there is exactly one window."""
     data = torch.arange(9) * 3
     x, y = xy(batch_of(data, 8, 5, 0))
-    one = torch.equal(x, data[:8].repeat(5, 1)) and torch.equal(y, data[1:9].repeat(5, 1))
+    one = judge.is_equal(x, data[:8].repeat(5, 1)) and judge.is_equal(y, data[1:9].repeat(5, 1))
     assert one, (
         "when data holds exactly block_size + 1 tokens there is one window: x = data[:-1], y = data[1:]"
     )
     data = torch.arange(20)
     x, y = xy(batch_of(data, 4, 3000, 0))
-    shifted = torch.equal(y, x + 1)
+    shifted = judge.is_equal(y, x + 1)
     assert shifted, "targets must be the next tokens"
     assert int(x[:, 0].min()) == 0 and int(y[:, -1].max()) == 19, (
         "over many draws, windows never start at the first token or never reach the last token: "
@@ -173,7 +174,7 @@ def test_get_batch_matches_the_reference_draw(n, block, batch, seed):
     data = torch.randperm(length, generator=torch.Generator().manual_seed(seed))
     x, y = xy(batch_of(data, block, batch, seed))
     want_x, want_y = ref.get_batch(data, block, batch, torch.Generator().manual_seed(seed))
-    same = torch.equal(x, want_x) and torch.equal(y, want_y)
+    same = judge.is_equal(x, want_x) and judge.is_equal(y, want_y)
     assert same, (
         f"get_batch(data of {length} tokens, block_size={block}, batch_size={batch}) with a "
         f"generator seeded {seed} gave x {first_difference(x, want_x)}; y "
@@ -364,8 +365,12 @@ def test_block_gradient_is_causal_and_prefix_stable():
         "a Block output position receives gradient from later positions"
     )
     assert g[:, :4].abs().max().item() > 0, "a Block output position ignores earlier positions"
-    assert torch.allclose(prefix, out[:, :7], atol=1e-5), (
-        "a Block applied to a prefix must give the prefix of its output on the full sequence"
+    judge.close(
+        prefix,
+        out[:, :7],
+        "a Block applied to a prefix must give the prefix of its output on the full sequence",
+        atol=1e-5,
+        rtol=1e-5,
     )
 
 
@@ -449,7 +454,8 @@ def norms_and_linears(params, C):
 
 
 def close(a, b, tol=1e-4):
-    return a.shape == b.shape and (a - b).abs().max().item() <= tol * (1 + b.abs().max().item())
+    """a is b within tol relative to b's largest magnitude (a tensor of b's shape)."""
+    return judge.is_close(a, b, atol=tol * (1 + b.abs().max().item()), rtol=0.0, dtype="float")
 
 
 def mlp(h, norm, fc, proj, approximate):
@@ -695,9 +701,11 @@ def test_tiny_temperature_is_greedy():
     greedy = idx.clone()
     for _ in range(3):
         greedy = torch.cat([greedy, table[greedy[:, -1]].argmax(-1, keepdim=True)], dim=1)
-    assert torch.equal(out, greedy), (
+    judge.equal(
+        out,
+        greedy,
         "at temperature 1e-3 generate did not take the argmax of the last position's logits: "
-        "divide the logits by the temperature before the softmax"
+        "divide the logits by the temperature before the softmax",
     )
 
 
@@ -712,8 +720,8 @@ def test_each_row_samples_from_its_own_last_token_past_the_block():
     with because(f"generate on a prompt longer than block_size raised: {CROP}"):
         seen = generated("markov", idx, 2, 1.0, 9, table=table, block_size=4)
     out = seen["out"]
-    assert torch.equal(seen["prompt_after"], idx), (
-        "generate must not modify the prompt tensor it was given"
+    judge.equal(
+        seen["prompt_after"], idx, "generate must not modify the prompt tensor it was given"
     )
     for rows, last in ((slice(0, n), 1), (slice(n, 2 * n), 2)):
         freq = torch.bincount(out[rows, 6], minlength=3).double() / n
@@ -758,9 +766,11 @@ def test_generation_window_at_other_sizes():
         with because(f"generate with block_size {block} raised: {CROP}"):
             out = generated("window", idx, 9, 1.0, 2, vocab=vocab, block_size=block)["out"]
         want = window_rule(idx, 9, vocab, block)
-        assert torch.equal(out, want), (
+        judge.equal(
+            out,
+            want,
             f"from the prompt {prompt[0]} with block_size {block}, generate gave {out[0].tolist()}, "
-            f"expected {want[0].tolist()}: the context is the last block_size tokens"
+            f"expected {want[0].tolist()}: the context is the last block_size tokens",
         )
 
 
@@ -769,7 +779,7 @@ def test_zero_new_tokens_returns_the_prompt():
     """max_new_tokens = 0 returns the prompt itself (same tokens, same shape)."""
     idx = torch.tensor([[1, 2, 3], [3, 2, 1]])
     out = generated("window", idx, 0, 1.0, 0, vocab=4, block_size=3)["out"]
-    assert torch.equal(out, idx), f"generate(..., max_new_tokens=0) returned {brief(out)}"
+    judge.equal(out, idx, f"generate(..., max_new_tokens=0) returned {brief(out)}")
 
 
 @pytest.mark.task("ch10.7")
@@ -780,7 +790,9 @@ def test_the_default_temperature_is_one():
     runs = [
         generated("markov", idx, 12, t, 4, table=table, block_size=4)["out"] for t in (None, 1.0)
     ]
-    assert torch.equal(*runs), "generate's temperature defaults to 1.0 (the signature's default)"
+    judge.equal(
+        runs[0], runs[1], "generate's temperature defaults to 1.0 (the signature's default)"
+    )
 
 
 class TinyLM(nn.Module):
@@ -821,11 +833,15 @@ def test_generation_depends_only_on_the_model_state_and_the_generator():
     idx = torch.tensor([[0, 1], [2, 3], [4, 4]])
     with because(f"generate raised: {CROP}"):
         a, b, c = tiny_lm_round_trip(idx, 15, 6)
-    assert torch.equal(a, b), (
+    judge.equal(
+        a,
+        b,
         "a model and its reloaded copy generate different tokens under the same generator seed: "
-        "generation must depend only on the model's weights, the prompt and the generator"
+        "generation must depend only on the model's weights, the prompt and the generator",
     )
-    assert not torch.equal(a, c), "models with different weights generated the same 45 tokens"
+    assert judge.differ(a, c, atol=0, rtol=0), (
+        "models with different weights generated the same 45 tokens"
+    )
 
 
 # ---------------------------------------------------------------- ch10.8
@@ -843,7 +859,7 @@ def test_another_configuration_learns_from_context():
     tail = len(text) - int(0.9 * len(text))  # 90% of the tokens is not a whole number here
     chars = sorted(set(text))
     want = torch.tensor([chars.index(c) for c in text[-len(val) :]])
-    assert val.dtype == torch.int64 and abs(len(val) - tail) <= 1 and torch.equal(val, want), (
+    assert val.dtype == torch.int64 and abs(len(val) - tail) <= 1 and judge.is_equal(val, want), (
         f"val_data is {brief(val)}; it must be the last 10% of the tokens (rounded either way), int64"
     )
     _, y = windows(val, 16)
@@ -960,9 +976,9 @@ def test_batches_come_from_the_right_split():
     def kind(data):
         data = data.long()
         for n in cuts:
-            if data.shape == ids[:n].shape and torch.equal(data, ids[:n]):
+            if data.shape == ids[:n].shape and judge.is_equal(data, ids[:n]):
                 return "train"
-            if data.shape == ids[n:].shape and torch.equal(data, ids[n:]):
+            if data.shape == ids[n:].shape and judge.is_equal(data, ids[n:]):
                 return "val"
         return "other"
 
@@ -1007,6 +1023,8 @@ def test_batches_are_drawn_with_a_generator_seeded_with_seed():
         "train_gpt called batch_fn without a torch.Generator: pass a generator seeded with seed"
     )
     fresh = torch.Generator().manual_seed(3).get_state()
-    assert torch.equal(states[0], fresh), (
-        "the generator train_gpt passed to batch_fn was not freshly seeded with seed at the first batch"
+    judge.equal(
+        states[0],
+        fresh,
+        "the generator train_gpt passed to batch_fn was not freshly seeded with seed at the first batch",
     )
