@@ -7,8 +7,8 @@ Each chapter's stub is graded, through the split grader, with an overlay that
   test files, the harness, the chapter's data) and every global of the test modules
   already imported there, and keeps every constant and every row of every table;
 - in every call walks its callers' frames and keeps their locals (except its own
-  arguments), and keeps a line tracer on that records the locals of every line the
-  probe files run;
+  arguments), and puts a line tracer on the calling probe that records its locals at
+  every line it runs after the call;
 - answers from what it found, by the function's return annotation: first a row of a
   table that holds one of its arguments (``(losses, "converging", why)`` answers
   ``classify_curve(losses)``), then the nearest caller's local whose name sounds like an
@@ -44,7 +44,6 @@ import inspect as _ar_inspect
 import os as _ar_os
 import re as _ar_re
 import sys as _ar_sys
-import threading as _ar_threading
 from pathlib import Path as _ArPath
 
 import torch as _ar_torch
@@ -109,21 +108,31 @@ def _ar_module_rows():
     return rows
 
 
-def _ar_tracer(frame, event, arg):
-    if not frame.f_code.co_filename.startswith(str(_AR_HOME)) or "/impl/" in frame.f_code.co_filename:
-        return None
-
-    def local(frame, event, arg):
-        if event == "line" and len(_AR_TRACED) < 50000:
-            _AR_TRACED.append(dict(frame.f_locals))
-        return local
-
-    return local
+def _ar_probe_file(frame):
+    file = frame.f_code.co_filename
+    return file.startswith(str(_AR_HOME)) and "/impl/" not in file
 
 
-def _ar_trace_on():
-    _ar_sys.settrace(_ar_tracer)
-    _ar_threading.settrace(_ar_tracer)
+def _ar_line(frame, event, arg):
+    if event == "line" and len(_AR_TRACED) < 50000:
+        _AR_TRACED.append(dict(frame.f_locals))
+    if event == "return" and frame.f_back is not None and not _ar_probe_file(frame.f_back):
+        _ar_sys.settrace(None)  # the outermost probe frame is done
+    return _ar_line
+
+
+def _ar_quiet(frame, event, arg):
+    return _ar_line if _ar_probe_file(frame) else None
+
+
+def _ar_trace_callers():  # a line tracer on every probe frame above, for the rest of it
+    frame, found = _ar_sys._getframe(2), False
+    while frame is not None:
+        if _ar_probe_file(frame):
+            frame.f_trace, frame.f_trace_lines, found = _ar_line, True, True
+        frame = frame.f_back
+    if found:
+        _ar_sys.settrace(_ar_quiet)
 
 
 def _ar_kind(fn):
@@ -192,15 +201,16 @@ def _ar_guess(fn, args, kwargs):
 def _ar_wrap(fn):
     @_ar_ft.wraps(fn)
     def reader(*args, **kwargs):
-        _ar_trace_on()
+        _ar_sys.settrace(None)  # the student's own work runs untraced (it is the stub's)
         _ar_read_files()
         try:
             found, value = _ar_guess(fn, args, kwargs)
         except Exception:
             found = False
-        if found:
-            return value
-        return fn(*args, **kwargs)
+        try:
+            return value if found else fn(*args, **kwargs)
+        finally:
+            _ar_trace_callers()
 
     return reader
 
@@ -219,7 +229,6 @@ def _ar_install(namespace):
 
 
 _ar_read_files()
-_ar_trace_on()
 _ar_install(globals())
 """
 
@@ -239,7 +248,7 @@ def grade_reader(chapters: list[index.Chapter]) -> dict[str, tuple[dict[str, int
     def one(chapter: index.Chapter) -> tuple[str, dict[str, int], int]:
         files = {f"{chapter.id}/{chapter.module}.py": reader_module(chapter).encode()}
         mine = [s for s in specs if s.chapter == chapter.id]
-        points = {s.name: s.points for s in mine}
+        points = {s.nodeid: s.points for s in mine}
         with sandbox.parent_dir() as tmp:
             records, _ = run.grade_submission(files, [chapter], mine, limits, tmp_root=tmp)
         passed = {n: points.get(n, 1) for n, r in records.items() if r.outcome == "passed"}
