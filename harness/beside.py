@@ -144,7 +144,11 @@ def serve(rfd: int, wfd: int, root: Path, impl: Path) -> None:
         try:
             request = decode(frame)
             label = _label(request)
-            value = side.answer(label, lambda request=request: handle(request, files, impl))
+            value = side.answer(
+                label,
+                lambda request=request: handle(request, files, impl),
+                importing=isinstance(request, dict) and request.get("op") == "import",
+            )
             reply = encode({"ok": True, "value": value})
         except BaseException as exc:  # noqa: BLE001 - student code may raise anything
             report = report_of(exc, impl)
