@@ -694,7 +694,8 @@ def main(argv: list[str]) -> int:
     torch.set_num_threads(int(config.get("threads", 1)))
     for name in config.get("preload", []):  # paid once here, not in every student process
         importlib.import_module(name)
-    from harness import beside, probe, target, wire  # noqa: F401 - the spawner's children need them
+    # the spawner's children need them (the probe files import judge and evidence)
+    from harness import beside, evidence, judge, probe, target, wire  # noqa: F401
 
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     results_fd = int(config["fd"])

@@ -76,13 +76,21 @@ class ProbeFiles:
         parts = dotted.split(".")
         for k in range(1, len(parts)):  # namespace parents, pointing here only
             name = ".".join(parts[:k])
-            pkg = types.ModuleType(name)
-            pkg.__path__ = [str(self.root.joinpath(*parts[:k]))]
-            sys.modules[name] = pkg
+            here = [str(self.root.joinpath(*parts[:k]))]
+            if getattr(sys.modules.get(name), "__path__", None) != here:
+                pkg = types.ModuleType(name)
+                pkg.__path__ = here
+                sys.modules[name] = pkg
         spec = importlib.util.spec_from_file_location(dotted, path)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[dotted] = mod
-        spec.loader.exec_module(mod)
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            # a half-run file must not stay registered: the watch would take it for the
+            # tests' module, and the retry on first use for a replacement of it
+            del sys.modules[dotted]
+            raise
         self.loaded[rel] = mod
         return mod
 

@@ -85,14 +85,16 @@ def test_wait_and_compute_are_separated_when_both_are_present():
     """Fetch and consume times are summed separately, in seconds, over every batch."""
     got = best_of(
         lambda: fake_timing(5, 5, fetch_s=0.01, consume_s=0.03),
-        lambda r: r["timing"].wait_s < 0.11 and r["timing"].compute_s < 1.5,
+        lambda r: r["timing"].wait_s < 0.15 and r["timing"].compute_s < 1.5,
     )
     timing = got["timing"]
     assert timing.compute_s >= 0.15 and timing.wait_s >= 0.05, (
         f"5 batches of 10 ms fetch and 30 ms consume gave wait_s={timing.wait_s:.3f}, compute_s={timing.compute_s:.3f}: "
         "both durations are wall-clock time, each summed over every batch"
     )
-    assert timing.wait_s < 0.11, (
+    # the fetches sum to 0.05 s; a wait that books the consumer's 0.15 s too is >= 0.2 s,
+    # and 0.15 leaves a loaded machine room for slow wake-ups
+    assert timing.wait_s < 0.15, (
         f"5 batches of 10 ms fetch and 30 ms consume gave wait_s={timing.wait_s:.3f} s (the fetches sum to 0.05 s): "
         "the wait must not include the time spent consuming"
     )
@@ -163,9 +165,11 @@ def test_sleep_bound_loading_with_six_workers():
         assert got["timing"].batches == 6, "every batch of the worker loader must be counted"
         assert got["alive"] == 0, "no worker may still be running when time_loader returns"
         ratios.append(serial.wait_s / max(got["timing"].wait_s, 1e-9))
-        if ratios[-1] >= 2.5:
+        if ratios[-1] >= 1.5:
             break
-    assert max(ratios) >= 2.5, (
+    # about 5-fold on an idle machine, 1.7-fold seen at load 29 on 2 cores; a loader that
+    # fetches one sample after another stays near 1
+    assert max(ratios) >= 1.5, (
         f"6 workers on sleep-bound data cut the wait only {max(ratios):.2f}-fold: waiting samples load in parallel"
     )
 
