@@ -191,6 +191,7 @@ def run_chapter(
     show: bool,
     only: set[str] | None = None,
     keys: set[str] | None = None,
+    generated: list[Mutant] | None = None,
 ) -> dict:
     from harness import index
 
@@ -200,7 +201,7 @@ def run_chapter(
     source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
     stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text()
     given = given_lines(stub, source, {t.name for t in chapter.tasks})
-    mutants = mutants_of(source)
+    mutants = generated if generated is not None else mutants_of(source)
     if only:  # the mutants of these definitions only (after changing them, say)
         mutants = [m for m in mutants if m.key.split(":", 1)[0] in only]
     if keys is not None:  # exactly these mutants (a sample, say)
@@ -341,10 +342,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def changed_sample(chapters: list[str], budget: int) -> dict[str, set[str]]:
-    """Chapter -> keys of the mutants of its changed definitions; with a budget, a fixed
-    sample of at most ``budget`` of them in all (chosen by a hash of each key, so the same
-    change always draws the same mutants)."""
+def changed_sample(chapters: list[str], budget: int) -> dict[str, list[Mutant]]:
+    """Chapter -> the mutants of its changed definitions; with a budget, a fixed sample of
+    at most ``budget`` of them in all (chosen by a hash of each key, so the same change
+    always draws the same mutants)."""
     import hashlib
 
     import mutation_baseline
@@ -359,16 +360,17 @@ def changed_sample(chapters: list[str], budget: int) -> dict[str, set[str]]:
             continue
         source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
         found += [
-            (chapter_id, m.key)
+            (chapter_id, m)
             for m in mutants_of(source)
             if m.key.split(":", 1)[0].split(".")[0] in changed
         ]
     if budget and len(found) > budget:
-        found = sorted(found, key=lambda ck: hashlib.sha256("|".join(ck).encode()).digest())
-        found = found[:budget]
-    sample: dict[str, set[str]] = {}
-    for chapter_id, key in found:
-        sample.setdefault(chapter_id, set()).add(key)
+        found = sorted(
+            found, key=lambda cm: hashlib.sha256(f"{cm[0]}|{cm[1].key}".encode()).digest()
+        )[:budget]
+    sample: dict[str, list[Mutant]] = {}
+    for chapter_id, mutant in found:
+        sample.setdefault(chapter_id, []).append(mutant)
     return sample
 
 
@@ -388,8 +390,11 @@ def check_changed(args) -> int:
     print(f"{total} mutants of changed definitions in {len(sample)} chapters", flush=True)
     new, unmeasured = [], []
     baseline = mutation_baseline.load()
-    for chapter_id, keys in sample.items():
-        r = run_chapter(chapter_id, args.jobs, args.timeout, args.show, keys=keys)
+    for chapter_id, chosen_mutants in sample.items():
+        keys = {m.key for m in chosen_mutants}
+        r = run_chapter(
+            chapter_id, args.jobs, args.timeout, args.show, keys=keys, generated=chosen_mutants
+        )
         accepted = mutation_baseline.accepted_survivors(chapter_id)
         fresh = [f"{chapter_id}: {k}" for k in r["survivors"] if k not in accepted]
         print(f"  {chapter_id}: {len(keys)} run, {r['killed']} killed, {len(fresh)} new survivors")

@@ -157,13 +157,15 @@ def accepted_survivors(chapter_id: str) -> set[str]:
     return set(load().get(chapter_id, {}).get("survivors", []))
 
 
-def record(chapter, summary: dict) -> None:
-    """Keep ``summary`` (a complete run of ``chapter``) as its baseline."""
+def record(chapter, summary: dict, read=_read, commit: str | None = None) -> None:
+    """Keep ``summary`` (a complete run of ``chapter``) as its baseline; ``read`` and
+    ``commit`` when the run was made on the files of an earlier commit."""
     data = load()
     data[chapter.id] = {
-        "fingerprints": fingerprints(chapter),
+        "fingerprints": fingerprints(chapter, read),
         "survivors": sorted(summary["survivors"]),
         "score": summary["score"],
         "generated": summary["generated"],
+        "commit": commit,
     }
     BASELINE.write_text(json.dumps(dict(sorted(data.items())), indent=1) + "\n")
