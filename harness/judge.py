@@ -31,6 +31,7 @@ from harness.evidence import brief, first_difference
 __all__ = [
     "all_finite",
     "all_true",
+    "answer",
     "close",
     "differ",
     "equal",
@@ -242,6 +243,27 @@ def all_finite(x, message: str = "", *, empty_ok: bool = False) -> None:
                 f"{int(bad.sum())} of {x.numel()} values are not finite; first at {where}: {value}",
                 message,
             )
+        )
+
+
+def answer(got, shape, message: str = "", *, bound: float = 1e6) -> None:
+    """Assert ``got`` is a usable answer before a test reasons about it: a plain floating
+    tensor of ``shape``, every value finite and within ``bound`` in magnitude. Checks that
+    compare the student's values with each other (invariances, self-consistency) pass
+    vacuously on an empty, NaN or absurdly large answer; this gate comes first."""
+    if type(got) is not torch.Tensor:
+        raise AssertionError(_say(f"got {_kind(got)}, expected a tensor", message))
+    if tuple(got.shape) != tuple(shape):
+        raise AssertionError(
+            _say(f"got shape {tuple(got.shape)}, expected {tuple(shape)}", message)
+        )
+    if not got.is_floating_point():
+        raise AssertionError(_say(f"got dtype {got.dtype}, expected a floating dtype", message))
+    all_finite(got, message)
+    biggest = got.detach().abs().max().item() if got.numel() else 0.0
+    if biggest > bound:
+        raise AssertionError(
+            _say(f"a value of magnitude {biggest:.3g} (more than {bound:g})", message)
         )
 
 

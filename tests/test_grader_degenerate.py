@@ -57,6 +57,10 @@ GENUINE = {
     "ch06 public: test_nhwc_conv_takes_the_images_channels": "ChannelsLastConv's constructor",
     "ch06 hidden: test_nhwc_conv_parameters_are_its_convs": "ChannelsLastConv's constructor",
     "ch05 hidden: test_global_generators_stay_per_worker_and_reproducible": "PyTorch's seeding",
+    "ch07 hidden: test_the_projections_are_the_contracts_linears": "the module's constructor",
+    "ch07 hidden: test_an_indivisible_embedding_is_rejected": "the module's constructor",
+    # a meta tensor holds no values to corrupt: its device, dtype and shape are the solution's
+    "ch07 public: test_causal_mask_is_made_on_the_requested_device[meta]": "a meta tensor",
 }
 
 # Chapters whose tests a degenerate returner still takes points from, pending their

@@ -113,6 +113,29 @@ def test_number_and_exactly_accept_honest_values():
     assert "[1]: got 2.5" in refused(lambda: judge.number([1.0, 2.5], [1.0, 2.0]))
 
 
+@pytest.mark.parametrize(
+    "got, seen",
+    [
+        (EMPTY, "shape (0, 1, 1, 1, 1, 1, 1)"),
+        (torch.full((3, 4), math.nan), "not finite"),
+        (torch.full((3, 4), 1e30), "magnitude 1e+30"),
+        (torch.zeros(3, 4).as_subclass(LyingTensor), "tensor subclass"),
+        (torch.zeros(3, 4, dtype=torch.long), "floating dtype"),
+        (LyingFloat(1.0), "expected a tensor"),
+    ],
+    ids=["empty", "nan", "huge", "subclass", "integer", "float"],
+)
+def test_answer_refuses_what_a_self_comparison_would_pass(got, seen):
+    """judge.answer is the gate before invariance checks: each value here would compare
+    equal to itself under a changed input, yet is no answer of shape (3, 4)."""
+    assert seen in refused(lambda: judge.answer(got, (3, 4), "the module's output"))
+
+
+def test_answer_accepts_an_ordinary_output():
+    judge.answer(torch.randn(3, 4, generator=torch.Generator().manual_seed(0)), (3, 4))
+    judge.answer(torch.full((2,), -5e5, dtype=torch.float64), (2,))
+
+
 def test_all_finite_and_all_true_refuse_conditions_over_no_values():
     assert "empty" in refused(lambda: judge.all_finite(EMPTY, "teach"))
     judge.all_finite(EMPTY, empty_ok=True)

@@ -32,11 +32,41 @@ def pretrained(seed=0, **sizes):
 
 
 def codes(findings):
-    return {f.code for f in findings}
+    return {f.code for f in checked(findings)}
+
+
+CODES = {  # the codes diagnose documents
+    "not_in_optimizer",
+    "frozen",
+    "not_in_model",
+    "no_grad",
+    "nonfinite",
+    "not_moving",
+    "loss_constant",
+    "probabilities_as_logits",
+    "at_chance",
+}
+
+
+def checked(findings):
+    """``findings`` once shown to be diagnose's answer: a list of findings, each with a
+    documented code and a string ``where`` (so an empty tensor or a list of NaNs never
+    reads as "nothing found")."""
+    assert type(findings) is list, (
+        f"diagnose returned {type(findings).__name__}, expected a list of Finding"
+    )
+    for f in findings:
+        code, place = getattr(f, "code", None), getattr(f, "where", None)
+        assert type(code) is str and code in CODES and type(place) is str, (
+            f"diagnose returned the item {f!r}: each Finding has one of the codes "
+            f"{sorted(CODES)} and a where naming a parameter, 'loss', 'output' or 'optimizer'"
+        )
+    return findings
 
 
 def where(findings, code):
-    return sorted(f.where for f in findings if f.code == code)
+    """The sorted ``where`` of the findings with ``code`` (``findings`` checked first)."""
+    return sorted(f.where for f in checked(findings) if f.code == code)
 
 
 def mlp(seed, d_in=8, width=32, d_out=4):

@@ -99,7 +99,7 @@ def _hash_of_another_process(obj):
 @probe
 def digests_under_another_hash_salt(seed):
     """fingerprint of a tensor and a state dict, then again while builtins.hash answers
-    as it would in another process."""
+    as it would in another process; and the fingerprint of the tensor plus one."""
     g = torch.Generator().manual_seed(seed)
     t = torch.randn(6, generator=g)
     torch.manual_seed(seed)
@@ -110,7 +110,7 @@ def digests_under_another_hash_salt(seed):
         there = (rg.fingerprint(t), rg.fingerprint(sd))
     finally:
         builtins.hash = _REAL_HASH
-    return here, there
+    return here, there, rg.fingerprint(t + 1)
 
 
 @pytest.mark.task("ch09b.1")
@@ -163,7 +163,11 @@ def test_fingerprint_sees_every_value_dtype_and_shape():
 
 @pytest.mark.task("ch09b.1")
 def test_fingerprint_does_not_use_pythons_hash():
-    here, there = digests_under_another_hash_salt(1)
+    here, there, other = digests_under_another_hash_salt(1)
+    assert type(here[0]) is str and here[0] != other, (  # a constant is stable vacuously
+        f"fingerprint gave {brief(here[0])} for a tensor and {brief(other)} for the tensor plus "
+        "one: a fingerprint is a digest string that changes with the values"
+    )
     assert here == there, (
         "fingerprint changed when builtins.hash answered as it does in another process: Python's "
         "hash() of str and bytes is salted per process, so a digest built on it is not stable across "

@@ -489,9 +489,11 @@ def test_attention_keeps_the_shape():
     x = torch.randn(3, 5, 8)
     with because(f"CausalSelfAttention(8, 2, block_size=8) raised {SLICE}"):
         (out,) = attention_outputs(8, 2, 8, 0, [x])
-    assert out.shape == (3, 5, 8), (
-        f"CausalSelfAttention(8, 2, block_size=8) on (3, 5, 8) returned {tuple(out.shape)}; "
-        "expected (3, 5, 8) — a sequence shorter than block_size must work"
+    judge.answer(
+        out,
+        (3, 5, 8),
+        "CausalSelfAttention(8, 2, block_size=8) on x[3, 5, 8]: a sequence shorter than "
+        "block_size must work",
     )
 
 
@@ -529,6 +531,7 @@ def test_attention_on_a_prefix_equals_the_prefix_of_attention():
     x = torch.randn(2, 12, 12)
     with because(f"CausalSelfAttention(12, 3, block_size=12) raised {SLICE}"):
         full, *parts = attention_outputs(12, 3, 12, 2, [x] + [x[:, :t] for t in (1, 4, 9)])
+    judge.answer(full, (2, 12, 12), "CausalSelfAttention(12, 3, block_size=12) on x[2, 12, 12]")
     for t, part in zip((1, 4, 9), parts):
         judge.close(
             part,
@@ -614,7 +617,7 @@ def test_block_is_pre_norm_with_the_residual_stream_untouched():
 @probe
 def block_layer_calls(n_embd, n_head, block_size, seed, x):
     """One forward of a Block: how many times each of its submodules that holds parameters
-    of its own ran (by name)."""
+    of its own ran (by name), and the Block's output."""
     blk = seeded_block(n_embd, n_head, block_size, seed)
     counts, hooks = {}, []
     for name, m in blk.named_modules():  # a module registered twice is listed once
@@ -627,11 +630,11 @@ def block_layer_calls(n_embd, n_head, block_size, seed, x):
             hooks.append(m.register_forward_hook(count))
     try:
         with torch.no_grad():
-            blk(x)
+            out = blk(x)
     finally:
         for h in hooks:
             h.remove()
-    return counts
+    return counts, out
 
 
 @pytest.mark.task("ch10.5")
@@ -639,7 +642,10 @@ def block_layer_calls(n_embd, n_head, block_size, seed, x):
 def test_block_gives_each_branch_its_own_layers():
     x = torch.randn(2, 6, 16, generator=torch.Generator().manual_seed(11))
     with because(f"Block(16, 4, 8) raised {SLICE}"):
-        counts = block_layer_calls(16, 4, 8, 11, x)
+        counts, out = block_layer_calls(16, 4, 8, 11, x)
+    judge.answer(
+        out, (2, 6, 16), "Block(16, 4, 8) on x[2, 6, 16]"
+    )  # layers that ran, not a stand-in
     twice = {name: n for name, n in counts.items() if n > 1}
     assert not twice, (
         f"in one forward of Block(16, 4, 8) the layer(s) {twice} ran more than once (times per "

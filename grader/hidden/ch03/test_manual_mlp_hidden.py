@@ -125,6 +125,11 @@ def test_data_leaves_the_global_generator_alone():
         f"make_xor_data(64, 9) returned parts of shapes {shapes}: expected X_train, y_train, "
         "X_val, y_val with 64 rows in all"
     )
+    X_train, y_train, X_val, y_val = seen["data"]  # the draws count only beside real data
+    for X, name in ((X_train, "X_train"), (X_val, "X_val")):
+        judge.answer(X, X.shape, f"make_xor_data(64, 9)'s {name}", bound=1e3)
+    for y, name in ((y_train, "y_train"), (y_val, "y_val")):
+        judge.all_true((y == 0) | (y == 1), f"make_xor_data(64, 9)'s {name} holds 0/1 labels")
     judge.equal(
         seen["next_draws"],
         seen["untouched"],

@@ -105,7 +105,9 @@ def test_masked_mean_leaves_its_inputs_alone():
     """masked_mean changes neither x nor mask (no in-place zeroing of the padding)."""
     x = torch.randn(3, 4, 2, generator=gen(15))
     mask = lengths_mask([2, 4, 1], 4)
-    _, x_after, mask_after = masked_mean_leaves_inputs(padded_with(x, mask, 7.0), mask, 1)
+    out, x_after, mask_after = masked_mean_leaves_inputs(padded_with(x, mask, 7.0), mask, 1)
+    # leaving the inputs alone earns its point only beside a real result
+    judge.answer(out, (3, 2), "masked_mean(x[3, 4, 2], mask[3, 4], 1)")
     assert judge.is_equal(x_after, padded_with(x, mask, 7.0)) and judge.is_equal(
         mask_after, mask
     ), (
@@ -708,10 +710,10 @@ def test_svm_accepts_integer_labels_and_double_features():
 
 @probe
 def svm_inputs_after(X, y, C, steps):
-    """train_linear_svm on copies of X and y: X and y after the call."""
+    """train_linear_svm on copies of X and y: X and y after the call, and its (w, b)."""
     X, y = X.clone(), y.clone()
-    fs.train_linear_svm(X, y, C=C, steps=steps)
-    return X, y
+    w, b = fs.train_linear_svm(X, y, C=C, steps=steps)
+    return X, y, w, b
 
 
 @pytest.mark.task("ch06a.4")
@@ -719,7 +721,10 @@ def test_svm_leaves_its_inputs_alone():
     """train_linear_svm changes neither X nor y, also when they are already float64."""
     X, y, C = svm_problem(106, 16, 4, 1.0, 2.0)
     for labels in (y.double(), y.long()):
-        X_after, y_after = svm_inputs_after(X.double(), labels, C, 50)
+        X_after, y_after, w, b = svm_inputs_after(X.double(), labels, C, 50)
+        # leaving the inputs alone earns its point only beside a real result
+        judge.answer(w, (X.shape[1],), f"train_linear_svm(X float64, y {labels.dtype})'s w")
+        judge.all_finite(b, f"train_linear_svm(X float64, y {labels.dtype})'s b, a float")
         assert judge.is_equal(X_after, X.double()) and judge.is_equal(y_after, labels), (
             f"train_linear_svm(X float64, y {labels.dtype}) modified the tensors it was given: "
             "X.to(torch.float64) returns X itself when it is float64 already, so an in-place "

@@ -85,11 +85,12 @@ def weights_gradients(q, k, mask, w_grad):
 
 @probe
 def inputs_after_calls(q, k, v, mask):
-    """Call attention_weights and attention on these tensors; return them afterwards."""
+    """Call attention_weights and attention on these tensors; return them afterwards, and
+    the two results."""
     args = [t.clone() for t in (q, k, v, mask)]
-    at.attention_weights(args[0], args[1], args[3])
-    at.attention(*args)
-    return args
+    weights = at.attention_weights(args[0], args[1], args[3])
+    out = at.attention(*args)
+    return args, weights, out
 
 
 @probe
@@ -442,7 +443,10 @@ def test_the_inputs_are_left_unchanged():
     """attention_weights and attention leave q, k, v and the mask as they were."""
     q, k, v = (torch.randn(2, 4, 5, generator=gen(s)) for s in (130, 131, 132))
     mask = random_mask(4, 4, 133)
-    after = inputs_after_calls(q, k, v, mask)
+    after, weights, out = inputs_after_calls(q, k, v, mask)
+    # leaving the inputs alone earns its point only beside real results
+    judge.answer(weights, (2, 4, 4), "attention_weights(q[2, 4, 5], k[2, 4, 5], mask)")
+    judge.answer(out, (2, 4, 5), "attention(q, k, v[2, 4, 5], mask)")
     changed = [
         n
         for n, a, b in zip("q k v mask".split(), after, (q, k, v, mask))
@@ -721,6 +725,10 @@ def test_causal_outputs_ignore_any_future_change(E, H, T):
         x2[:, cut:] = torch.randn(2, T - cut, E, generator=gen(104 + cut)) * 3
         xs.append(x2)
     outs = mhsa_forwards(E, H, True, xs, make_params(E, 102))["outs"]
+    for y in outs:  # an empty or NaN output is "unchanged" vacuously
+        judge.answer(
+            y, (2, T, E), f"MultiHeadSelfAttention({E}, {H}, causal=True) on x[2, {T}, {E}]"
+        )
     for cut in range(1, T):
         same = judge.is_equal(outs[0][:, :cut], outs[cut][:, :cut])
         assert same, (

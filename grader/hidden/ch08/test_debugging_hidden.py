@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from exercises.ch08.test_debugging import (  # helpers shared with the public twin
+    CODES,
     codes,
     mlp,
     overfitted,
@@ -37,18 +38,6 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
     "zero_grad_before_step zero_lr zero_lr_head_only"
 )
-
-CODES = {
-    "not_in_optimizer",
-    "frozen",
-    "not_in_model",
-    "no_grad",
-    "nonfinite",
-    "not_moving",
-    "loss_constant",
-    "probabilities_as_logits",
-    "at_chance",
-}
 
 
 def well_formed(findings):
@@ -449,8 +438,8 @@ def diagnosed_scripted(values, labels, float_targets=False):
 def recorded_steps(setup, steps):
     """diagnose with a RecordingSGD: the gradients each of its step() calls saw."""
     RECORDED.clear()
-    dbg.diagnose(*SETUPS[setup](), steps)
-    return list(RECORDED)
+    findings = dbg.diagnose(*SETUPS[setup](), steps)
+    return list(RECORDED), findings
 
 
 @probe
@@ -693,7 +682,12 @@ def test_diagnose_unreachable_and_nonfinite():
 
 @pytest.mark.task("ch08.2")
 def test_no_grad_means_never_reached_on_any_step():
-    """A parameter reached only on the first step, or only on later steps, is not no_grad."""
+    """A parameter reached only on the first step, or only on later steps, is not no_grad
+    (while one never reached is: silence counts only from a diagnose that can speak)."""
+    assert where(diagnosed("detached layer", 5), "no_grad") == ["body.bias", "body.weight"], (
+        "trainable parameters that backward never reaches (their .grad stays None) are reported "
+        "as no_grad"
+    )
     findings = diagnosed("phased", 5)
     assert where(findings, "no_grad") == [], (
         f"'early' is reached on the first step only and 'late' on every later step, yet "
@@ -833,7 +827,8 @@ def test_zero_steps_still_check_what_the_optimizer_holds():
 @pytest.mark.task("ch08.2")
 def test_diagnose_runs_the_given_steps_each_with_its_own_gradient():
     """diagnose takes exactly `steps` optimizer steps, zeroing the gradients before each backward."""
-    recorded = recorded_steps("constant gradient", 7)
+    recorded, findings = recorded_steps("constant gradient", 7)
+    where(findings, "no_grad")  # the steps count only beside a real answer
     assert len(recorded) == 7, (
         f"diagnose(..., steps=7) called the optimizer's step() {len(recorded)} times"
     )
@@ -876,6 +871,20 @@ def test_overfit_regression_targets():
     g = torch.Generator().manual_seed(42)
     x, y = torch.randn(8, 4, generator=g), torch.randn(8, 3, generator=g)
     losses, out = overfitted(41, x, y, 150)
+    assert type(losses) is list and len(losses) == 150, (
+        f"overfit_one_batch(model, batch, 150) returned {type(losses).__name__} "
+        f"{len(losses) if hasattr(losses, '__len__') else ''}: a list of one loss per step"
+    )
+    with torch.no_grad():
+        start = F.mse_loss(mlp(41, d_in=4, d_out=3)(x), y).item()
+    judge.number(
+        float(losses[0]),
+        start,
+        "losses[0] is the untrained model's mean squared error, measured before the first update",
+        abs=1e-12,
+        rel=1e-5,
+    )
+    judge.answer(out, (8, 3), "the trained model's predictions", bound=1e4)
     final = F.mse_loss(out, y).item()
     grew = (
         " The loss ended above where it started: each step must follow that step's gradient "

@@ -28,7 +28,7 @@ from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
 try:  # trusted-side helpers; a graded run's student process has only harness.probe/target
-    from harness.evidence import first_difference
+    from harness.evidence import brief, first_difference
     from harness.generated import examples, given, st
 except ImportError:  # there the probes below never need them
     pass
@@ -60,6 +60,7 @@ def digests_of_autograd_tensors(seed):
         "a Parameter": (fp(p), fp(p.detach().clone())),
         "a list of a model's parameters": (fp(params), fp([q.detach().clone() for q in params])),
         "a non-leaf tensor": (fp(product), fp(product.detach().clone())),
+        "other values": (fp(p.detach() + 1), fp(product.detach() + 1)),
     }
 
 
@@ -70,6 +71,12 @@ def test_fingerprint_ignores_layout_and_autograd_flags():
         "fingerprint raised on a tensor that requires grad: detach it before reading its bytes"
     ):
         pairs = digests_of_autograd_tensors(4)
+    other = pairs.pop("other values")
+    digest = pairs["a Parameter"][0]
+    assert type(digest) is str and digest not in other, (  # a constant is stable vacuously
+        f"fingerprint gave {brief(digest)} for a Parameter and {brief(other[0])} for other "
+        "values: a fingerprint is a digest string that changes with the values"
+    )
     for what, (a, b) in pairs.items():
         assert a == b, (
             f"{what} and a detached copy of it got different fingerprints: requires_grad is not "

@@ -306,6 +306,7 @@ def test_attention_scale_on_other_head_sizes(C, H, T):
     x = torch.randn(2, T, C, generator=torch.Generator().manual_seed(C))
     with because(f"CausalSelfAttention({C}, {H}, block_size=12) raised {SLICE}"):
         params, out = attention_with_random_weights(C, H, 12, 1, x)
+    judge.answer(out, (2, T, C), f"CausalSelfAttention({C}, {H}, block_size=12) on x[2, {T}, {C}]")
     s = implied_scale(x, out, params, C, H)
     right = 1 / math.sqrt(C // H)
     assert s is None or abs(s / right - 1) < 1e-3, (
@@ -471,6 +472,7 @@ def test_block_computes_the_pre_norm_residual_branches(C, H, T):
     x = torch.randn(2, T, C, generator=torch.Generator().manual_seed(T))
     with because(f"Block({C}, {H}, 12) raised {SLICE}"):
         seen = block_dissected(C, H, 12, 1, x)
+    judge.answer(seen["out"], (2, T, C), f"Block({C}, {H}, 12) on x[2, {T}, {C}]")
     parts = norms_and_linears(seen["rest"], C)
     if len(seen["attention_calls"]) != 1 or parts is None:
         return  # no CausalSelfAttention inside, or unusual parameters: not observable this way
@@ -516,6 +518,7 @@ def test_block_holds_a_layer_norm_per_branch_and_a_4x_mlp(C, H):
     x = torch.randn(2, 5, C, generator=torch.Generator().manual_seed(C))
     with because(f"Block({C}, {H}, 8) raised {SLICE}"):
         seen = block_dissected(C, H, 8, 2, x)
+    judge.answer(seen["out"], (2, 5, C), f"Block({C}, {H}, 8) on x[2, 5, {C}]")  # a Block that runs
     parts = norms_and_linears(seen["rest"], C)
     if len(seen["attention_calls"]) != 1 or parts is None:
         return  # no CausalSelfAttention inside, or unusual parameters: not observable this way
@@ -790,6 +793,14 @@ def test_the_default_temperature_is_one():
     runs = [
         generated("markov", idx, 12, t, 4, table=table, block_size=4)["out"] for t in (None, 1.0)
     ]
+    for out in runs:  # two equal non-answers are not "the same sampling"
+        judge.all_true(
+            (out >= 0) & (out < 5)
+            if type(out) is torch.Tensor and out.dtype == torch.long
+            else out,
+            "generate(model, idx[2, 2], 12) returns the prompt and 12 new token ids below vocab 5",
+            shape=(2, 14),
+        )
     judge.equal(
         runs[0], runs[1], "generate's temperature defaults to 1.0 (the signature's default)"
     )
