@@ -2,6 +2,7 @@
 see the reference pass)."""
 
 import io
+import math
 import struct
 import tempfile
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from harness import judge
 from harness.probe import probe
 from harness.target import chapter_module
 
@@ -27,9 +29,13 @@ def test_gradient_at_the_books_point():
     assert isinstance(g, float), (
         f"gradient_at should return a Python float, got {type(g).__name__} (use .item())"
     )
-    assert g == pytest.approx(-16.0), (
-        f"gradient_at(w=1, x=2, target=6) returned {g}, expected -16: the loss is (x*w - target)**2, "
-        "so the chain rule gives 2*x*(x*w - target); check the square and the sign of the residual"
+    judge.number(
+        g,
+        -16.0,
+        "gradient_at(w=1, x=2, target=6) should be -16: the loss is (x*w - target)**2, so the "
+        "chain rule gives 2*x*(x*w - target); check the square and the sign of the residual",
+        rel=1e-6,
+        abs=1e-12,
     )
 
 
@@ -38,8 +44,12 @@ def test_gradient_at_follows_the_chain_rule():
     for w, x, t in [(0.5, 3.0, 1.0), (-2.0, 1.5, 4.0), (3.0, -2.0, -7.0)]:
         g = tl.gradient_at(w, x, t)
         expected = 2 * x * (x * w - t)
-        assert g == pytest.approx(expected, rel=1e-5), (
-            f"gradient_at(w={w}, x={x}, target={t}) returned {g}, expected {expected} = 2*x*(x*w - target)"
+        judge.number(
+            g,
+            expected,
+            f"gradient_at(w={w}, x={x}, target={t}) should be {expected} = 2*x*(x*w - target)",
+            rel=1e-5,
+            abs=1e-12,
         )
 
 
@@ -47,16 +57,19 @@ def test_gradient_at_follows_the_chain_rule():
 @pytest.mark.points(2)
 def test_one_step_from_the_book():
     result = tl.train_scalar([2.0], [6.0], w0=1.0, lr=0.1, steps=1)
-    assert result.w == pytest.approx(2.6, abs=1e-5), (
-        f"one step from w0=1 on x=2, target=6, lr=0.1 ended at w={result.w}, expected 2.6 "
-        "(w - lr * gradient, with gradient -16)"
+    judge.number(
+        result.w,
+        2.6,
+        "one step from w0=1 on x=2, target=6, lr=0.1 should end at w=2.6 "
+        "(w - lr * gradient, with gradient -16)",
+        abs=1e-5,
     )
-    assert list(result.ws) == pytest.approx([1.0]) and list(result.losses) == pytest.approx(
-        [16.0]
-    ), (
-        f"after one step ws={list(result.ws)} losses={list(result.losses)}; expected ws=[1.0], losses=[16.0]: "
-        "row 0 records the w that made the first prediction and that prediction's loss, before the update"
+    row = (
+        "after one step, expected ws=[1.0] and losses=[16.0] (lists of floats): row 0 records "
+        "the w that made the first prediction and that prediction's loss, before the update"
     )
+    judge.number(result.ws, [1.0], f"ws: {row}", rel=1e-6, abs=1e-12)
+    judge.number(result.losses, [16.0], f"losses: {row}", rel=1e-6, abs=1e-12)
 
 
 @pytest.mark.task("ch00.2")
@@ -67,9 +80,18 @@ def test_rows_describe_one_coherent_state():
         f"6 steps should give 6 rows, got {len(result.ws)} ws and {len(result.losses)} losses"
     )
     for k, (w, loss) in enumerate(zip(result.ws, result.losses)):
-        assert loss == pytest.approx(mse(w, BOOK_XS, BOOK_YS), rel=1e-4), (
-            f"row {k}: ws[{k}]={w} gives a mean squared error of {mse(w, BOOK_XS, BOOK_YS):.4f}, but losses[{k}]={loss:.4f}: "
-            "record w and the loss of the prediction it made before the update changes w"
+        # a row agrees with itself only if it holds numbers: NaN rows would agree vacuously
+        for name, v in (("ws", w), ("losses", loss)):
+            assert type(v) is float and math.isfinite(v), (
+                f"{name}[{k}] is {v!r}: each row holds finite Python floats (use .item())"
+            )
+        judge.number(
+            loss,
+            mse(w, BOOK_XS, BOOK_YS),
+            f"row {k}: ws[{k}]={w} gives a mean squared error of {mse(w, BOOK_XS, BOOK_YS):.4f}: "
+            "record w and the loss of the prediction it made before the update changes w",
+            rel=1e-4,
+            abs=1e-12,
         )
 
 
@@ -80,9 +102,13 @@ def test_every_step_uses_only_its_own_gradient():
     result = tl.train_scalar(xs, ys, w0=w, lr=lr, steps=5)
     for _ in range(5):
         w -= lr * sum(2 * x * (w * x - y) for x, y in zip(xs, ys)) / len(xs)
-    assert result.w == pytest.approx(w, rel=1e-4), (
-        f"after 5 steps w={result.w}, but gradient descent on the mean squared error gives {w:.5f}: "
-        "if the gradient is not zeroed each step, .grad accumulates the sum of all previous gradients"
+    judge.number(
+        result.w,
+        w,
+        f"after 5 steps gradient descent on the mean squared error gives w={w:.5f}: "
+        "if the gradient is not zeroed each step, .grad accumulates the sum of all previous gradients",
+        rel=1e-4,
+        abs=1e-12,
     )
 
 

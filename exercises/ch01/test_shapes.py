@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -165,14 +166,16 @@ def loop_sq_dists(x, y):
 def dists_problem(x, y, got):
     """Why ``got`` is not the (N, M) matrix of squared distances (None when it is)."""
     n, m = x.shape[0], y.shape[0]
-    if not isinstance(got, torch.Tensor):
-        return f"returned {brief(got)}, not a tensor"
+    if type(got) is not torch.Tensor:
+        return f"returned {brief(got)}, not a plain tensor"
     if tuple(got.shape) != (n, m):
         return (
             f"returned shape {tuple(got.shape)}, expected ({n}, {m}): x - y pairs row i with "
             "row i only; to pair every row with every row, give x and y different broadcast "
             "axes (x[:, None] - y[None]); one entry per (row of x, row of y) pair"
         )
+    if not got.is_floating_point():
+        return f"returned dtype {got.dtype}: squared distances are floating-point values"
     want = loop_sq_dists(x, y)
     # matmul-form answers (|x|^2 + |y|^2 - 2 x.y) lose a little to cancellation: allow it
     scale = float(want.abs().max()) if want.numel() else 0.0
@@ -220,13 +223,14 @@ def test_batch_linear_square_sizes_match_f_linear():
     b = torch.randn(4, generator=gen(7))
     got = sh.batch_linear(x, W, b)
     want = F.linear(x, W, b)
-    assert isinstance(got, torch.Tensor) and tuple(got.shape) == (4, 4), (
-        f"batch_linear(x[4, 4], W[4, 4], b[4]) returned {brief(got)}, expected shape (4, 4)"
-    )
-    assert torch.allclose(got, want, atol=1e-5), (
-        f"batch_linear(x[4, 4], W[4, 4], b[4]) differs from F.linear ({first_difference(got, want)}): "
+    judge.close(
+        got,
+        want,
+        "batch_linear(x[4, 4], W[4, 4], b[4]) must equal F.linear, of shape (4, 4): "
         "the weight is stored [out, in] (one row per output), so the product is x @ W.T; check "
-        "also that b is added per output column, not per example row"
+        "also that b is added per output column, not per example row",
+        atol=1e-5,
+        rtol=1e-5,
     )
 
 
@@ -255,9 +259,13 @@ def test_batch_linear_uses_an_nn_linear_layer_s_parameters():
         got = linear_layer_output(0, 3, 2, x)
     with torch.no_grad():
         want = seeded_layer(0, 3, 2)(x)
-    assert tuple(got.shape) == (5, 2) and torch.allclose(got, want, atol=1e-5), (
-        f"batch_linear(x[5, 3], layer.weight[2, 3], layer.bias[2]) gave {brief(got)}; "
-        "it must equal layer(x) of shape (5, 2): out[k, o] = x[k] . W[o] + b[o]"
+    judge.close(
+        got,
+        want,
+        "batch_linear(x[5, 3], layer.weight[2, 3], layer.bias[2]) must equal layer(x) of "
+        "shape (5, 2): out[k, o] = x[k] . W[o] + b[o]",
+        atol=1e-5,
+        rtol=1e-5,
     )
 
 
@@ -511,7 +519,7 @@ def changes(name, t, before):
     notes = []
     if t.shape != shape or t.stride() != stride:
         notes.append(f"{name}'s shape or strides")
-    elif not torch.equal(snapshot(t)[0], bits):
+    elif not judge.is_equal(snapshot(t)[0], bits):
         notes.append(f"{name}'s values")
     if t._version != version:
         notes.append(f"{name}'s version counter (an in-place write)")
@@ -600,12 +608,14 @@ def test_standardize_channels_matches_batch_norm():
     want = F.batch_norm(x, None, None, training=True, eps=1e-5)
     with because(VIEW_FAILED):
         got = standardized(x)["returned"]
-    ok = isinstance(got, torch.Tensor) and got.shape == want.shape
-    assert ok and torch.allclose(got, want, atol=1e-4), (
-        f"standardize_channels_(x[4, 4, 3, 3]) does not equal F.batch_norm(x, training=True) "
-        f"({first_difference(got, want) if ok else brief(got)}): each channel c must be "
-        "standardized over x[:, c] (all examples and pixels); viewing x as (C, -1) without the "
-        "transpose groups by example instead, which runs when B == C"
+    judge.close(
+        got,
+        want,
+        "standardize_channels_(x[4, 4, 3, 3]) must equal F.batch_norm(x, training=True): "
+        "each channel c must be standardized over x[:, c] (all examples and pixels); viewing x "
+        "as (C, -1) without the transpose groups by example instead, which runs when B == C",
+        atol=1e-4,
+        rtol=1e-5,
     )
 
 
@@ -616,10 +626,14 @@ def test_standardize_channels_works_in_place():
     want = F.batch_norm(x, None, None, training=True, eps=1e-5)
     with because(VIEW_FAILED):
         seen = standardized(x)
-    assert torch.allclose(seen["x"], want, atol=1e-4), (
+    judge.close(
+        seen["x"],
+        want,
         "after standardize_channels_(x), x itself is not standardized: reshape (or .contiguous()) "
         "of a transposed tensor makes a copy, so in-place writes into it never reach x; compute "
-        "the statistics, then write into x itself (broadcasting with keepdim, or x.copy_)"
+        "the statistics, then write into x itself (broadcasting with keepdim, or x.copy_)",
+        atol=1e-4,
+        rtol=1e-5,
     )
     assert seen["same_memory"], (
         "standardize_channels_(x) gave x new memory (x.data = ... or x.set_ swaps its storage): "

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from exercises.ch00.test_training_loop import format_problem, plotted, png_problem
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -62,8 +63,12 @@ def test_gradient_at_random_points():
     for _ in range(20):
         w, x, t = (rng.uniform(-3, 3) for _ in range(3))
         g = tl.gradient_at(w, x, t)
-        assert g == pytest.approx(2 * x * (x * w - t), rel=1e-4, abs=1e-5), (
-            "gradient_at must equal d/dw (x*w - target)**2 = 2*x*(x*w - target) at any point"
+        judge.number(
+            g,
+            2 * x * (x * w - t),
+            "gradient_at must equal d/dw (x*w - target)**2 = 2*x*(x*w - target) at any point",
+            rel=1e-4,
+            abs=1e-5,
         )
 
 
@@ -71,8 +76,12 @@ def test_gradient_at_random_points():
 def test_gradient_at_comes_from_autograd():
     """gradient_at obtains the derivative from autograd, not from a hand-written formula."""
     g, runs = with_autograd_watched("gradient_at", 0.25, -1.5, 2.0)
-    assert g == pytest.approx(2 * -1.5 * (-1.5 * 0.25 - 2.0), rel=1e-4), (
-        "gradient_at must equal 2*x*(x*w - target)"
+    judge.number(
+        g,
+        2 * -1.5 * (-1.5 * 0.25 - 2.0),
+        "gradient_at must equal 2*x*(x*w - target)",
+        rel=1e-4,
+        abs=1e-12,
     )
     assert runs is None or runs >= 1, (
         "gradient_at returned the right number without autograd ever running a backward pass: "
@@ -87,15 +96,23 @@ def test_trajectory_matches_gradient_descent_on_the_mean():
     xs, ys = [0.5, -1.0, 2.0], [1.0, -3.0, 3.5]
     w, ws, losses = gd(xs, ys, w=0.3, lr=0.05, steps=12)
     result = tl.train_scalar(xs, ys, w0=0.3, lr=0.05, steps=12)
-    assert list(result.ws) == pytest.approx(ws, rel=1e-4, abs=1e-6), (
+    judge.number(
+        result.ws,
+        ws,
         "the recorded weights differ from gradient descent on the *mean* squared error; "
-        "check the mean (not the sum), the zeroing of .grad each step, and recording before the update"
+        "check the mean (not the sum), the zeroing of .grad each step, and recording before the update",
+        rel=1e-4,
+        abs=1e-6,
     )
-    assert list(result.losses) == pytest.approx(losses, rel=1e-4, abs=1e-6), (
-        "the recorded losses differ from the mean squared error of the recorded weights' predictions"
+    judge.number(
+        result.losses,
+        losses,
+        "the recorded losses differ from the mean squared error of the recorded weights' predictions",
+        rel=1e-4,
+        abs=1e-6,
     )
-    assert result.w == pytest.approx(w, rel=1e-4), (
-        "the final weight is not the one after the last update"
+    judge.number(
+        result.w, w, "the final weight is not the one after the last update", rel=1e-4, abs=1e-12
     )
 
 
@@ -103,9 +120,10 @@ def test_trajectory_matches_gradient_descent_on_the_mean():
 def test_zero_steps_changes_nothing():
     """Zero steps return w0 unchanged and empty histories."""
     result = tl.train_scalar([1.0, 2.0], [2.0, 4.0], w0=0.7, lr=0.1, steps=0)
-    assert result.w == pytest.approx(0.7) and len(result.ws) == 0 and len(result.losses) == 0, (
-        "zero training steps must return w0 unchanged and empty histories"
-    )
+    unchanged = "zero training steps must return w0 unchanged and empty histories"
+    judge.number(result.w, 0.7, unchanged, rel=1e-6, abs=1e-12)
+    judge.exactly(result.ws, [], f"ws: {unchanged} (an empty list)")
+    judge.exactly(result.losses, [], f"losses: {unchanged} (an empty list)")
 
 
 @pytest.mark.task("ch00.2")
@@ -114,9 +132,13 @@ def test_training_reaches_the_least_squares_weight():
     xs, ys = [1.0, 2.0, 3.0], [2.0, 4.5, 5.5]
     best = sum(x * y for x, y in zip(xs, ys)) / sum(x * x for x in xs)
     result = tl.train_scalar(xs, ys, w0=-1.0, lr=0.05, steps=200)
-    assert result.w == pytest.approx(best, rel=1e-3), (
-        f"200 stable steps should reach the least-squares weight {best:.4f}, got {result.w:.4f}: "
-        "the update must move w against the gradient of the mean squared error"
+    judge.number(
+        result.w,
+        best,
+        f"200 stable steps should reach the least-squares weight {best:.4f}: "
+        "the update must move w against the gradient of the mean squared error",
+        rel=1e-3,
+        abs=1e-12,
     )
 
 
@@ -133,6 +155,11 @@ def test_train_scalar_returns_python_floats_and_uses_autograd_each_step():
         "TrainResult must hold Python floats (use .item()), got "
         f"{sorted({type(v).__name__ for v in values})}"
     )
+    w, ws, losses = gd([1.0, -2.0], [0.5, 1.0], w=0.2, lr=0.1, steps=4)
+    run = "TrainResult's floats must be the run's own values (.item() of w and of the loss)"
+    judge.number(result.ws, ws, f"ws: {run}, each w recorded before its update", rel=1e-4, abs=1e-6)
+    judge.number(result.losses, losses, f"losses: {run}, one per step", rel=1e-4, abs=1e-6)
+    judge.number(result.w, w, f"w: {run}, after the last update", rel=1e-4, abs=1e-6)
     assert runs is None or runs >= 4, (
         f"4 training steps ran autograd's backward pass {runs} time(s): each step's gradient "
         "must come from loss.backward() on that step's loss"
