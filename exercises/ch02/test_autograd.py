@@ -15,11 +15,12 @@ import pytest
 import torch
 from torch import nn
 
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
-    from harness.evidence import brief, first_difference
+    from harness.evidence import brief
 except ImportError:  # (probes never use it)
     pass
 
@@ -215,11 +216,7 @@ def earlier_backward(seen, build) -> bool:
         g = got[name]
         if (g is None) != (w is None):
             return True
-        if w is not None and not (
-            isinstance(g, torch.Tensor)
-            and g.shape == w.shape
-            and torch.allclose(g, w, rtol=1e-6, atol=1e-7)
-        ):
+        if w is not None and not judge.is_close(g, w, atol=1e-7, rtol=1e-6):
             return True
     return False
 
@@ -420,9 +417,24 @@ def describe(found) -> str:
     return "[" + ", ".join(f"({c.op!r}, {c.location!r})" for c in found) + "]"
 
 
+def cut_list(found, call: str):
+    """``found`` once shown to be find_graph_cuts's kind of answer: a list whose items each
+    carry an ``op`` and a ``location`` (so an empty tensor, or a list of NaN, never reads as
+    "no cut found")."""
+    assert type(found) is list, (
+        f"{call} returned {brief(found)}, expected a list of Cut(op, location)"
+    )
+    for cut in found:
+        assert hasattr(cut, "op") and hasattr(cut, "location"), (
+            f"{call} returned the item {brief(cut)}: each cut is a Cut(op, location)"
+        )
+    return found
+
+
 def check_cuts(found, fn, expected, why: str):
     """``found`` names the kinds of ``expected`` ((kind, a piece of code) pairs) in order,
     each at the line of ``fn`` that holds its piece of code."""
+    cut_list(found, f"find_graph_cuts({fn.__name__}, ...)")
     kinds = [kind for kind, _ in expected]
     lines = {kind: code_line(fn, code) for kind, code in expected}
     ops = [str(c.op) for c in found]
@@ -441,10 +453,7 @@ def check_cuts(found, fn, expected, why: str):
         )
 
 
-@pytest.mark.task("ch02.2")
-@pytest.mark.points(2)
-def test_find_graph_cuts_finds_the_books_detach():
-    found, _ = cuts("book")
+def check_books_detach(found):
     check_cuts(
         found,
         book_forward,
@@ -452,6 +461,13 @@ def test_find_graph_cuts_finds_the_books_detach():
         "record every torch call (a TorchFunctionMode) and keep those whose input required "
         "grad while the output does not",
     )
+
+
+@pytest.mark.task("ch02.2")
+@pytest.mark.points(2)
+def test_find_graph_cuts_finds_the_books_detach():
+    found, _ = cuts("book")
+    check_books_detach(found)
 
 
 @pytest.mark.task("ch02.2")
@@ -484,23 +500,29 @@ def test_find_graph_cuts_looks_at_every_argument():
 @pytest.mark.task("ch02.2")
 def test_find_graph_cuts_is_silent_on_a_clean_function():
     found, _ = cuts("clean")
-    assert list(found) == [], (
+    cut_list(found, "find_graph_cuts(clean_forward, ...)")
+    assert found == [], (
         f"find_graph_cuts on a function whose gradient path is intact reported {describe(found)}: "
         "a cut needs an input that required grad; bool results and zeros_like only read shapes"
     )
+    book, _ = cuts("book")  # silence counts beside a diagnosis that speaks where it must
+    check_books_detach(book)
 
 
 @pytest.mark.task("ch02.2")
 @pytest.mark.points(2)
 def test_find_graph_cuts_is_silent_on_a_healthy_training_step():
     found, filled = cuts("step")
-    assert list(found) == [], (
+    cut_list(found, "find_graph_cuts(training_step, ...)")
+    assert found == [], (
         f"find_graph_cuts on a healthy training step reported {describe(found)}: integer results "
         "(argmax, the indices of max), shapes, shape-only constructors (new_zeros, ones_like), "
         "reading .grad and an in-place update of a leaf under no_grad are not cuts; a call "
         "with several outputs cuts nothing while one of them stays on the graph"
     )
     assert filled[0], "find_graph_cuts must run the function it is given, with its arguments"
+    book, _ = cuts("book")  # silence counts beside a diagnosis that speaks where it must
+    check_books_detach(book)
 
 
 # ---------------------------------------------------------------- ch02.3 two_stage_train
@@ -537,22 +559,34 @@ def first_stage_once(w1_value, x):
 BOOK_TABLE = {0: (46.875000, 1.3750), 9: (11.521060, 3.7071), 99: (0.000009, 5.9979)}
 
 
+def plain_float(value, what: str) -> float:
+    """``value`` once shown to be what TwoStageResult's fields hold: a finite Python float
+    (the tests compute with it, so a NaN or a float subclass never gets that far)."""
+    assert type(value) is float and math.isfinite(value), (
+        f"{what} is {brief(value)}, expected a finite Python float (tensor.item())"
+    )
+    return value
+
+
 @pytest.mark.task("ch02.3")
 @pytest.mark.points(2)
 def test_the_books_table_and_the_repair():
     book = books_run(400, 0.02)
     for step, (loss, w2) in BOOK_TABLE.items():
-        assert book.losses[step] == pytest.approx(loss, abs=5e-7), (
-            f"the book's run: step {step} loss {book.losses[step]:.6f}, the table says {loss:.6f}"
+        judge.number(
+            book.losses[step], loss, f"the book's run: step {step} loss, from the table", abs=5e-7
         )
-        assert book.w2s[step + 1] == pytest.approx(w2, abs=5e-5), (
-            f"the book's run: w2 after step {step} is {book.w2s[step + 1]:.4f}, the table says {w2}"
+        judge.number(
+            book.w2s[step + 1],
+            w2,
+            f"the book's run: w2 after step {step}, from the table",
+            abs=5e-5,
         )
-    assert book.w2s[400] == pytest.approx(6.0, abs=5e-5) and set(book.w1s) == {0.5}, (
-        "the book's run should end with w2 6.0000 and w1 frozen at 0.5 throughout"
-    )
+    judge.number(book.w2s[400], 6.0, "the book's run should end with w2 6.0000", abs=5e-5)
+    judge.number(book.w1s, [0.5] * 401, "the book's run keeps w1 frozen at 0.5 throughout")
     fixed = ag.two_stage_train(400, 0.02)
-    assert fixed.w1s[1] != 0.5, (
+    moved = plain_float(fixed.w1s[1], "two_stage_train(400, 0.02).w1s[1]")
+    assert moved != 0.5, (
         f"two_stage_train(400, 0.02) still reproduces the book's table: w1 stays at {fixed.w1s[-1]} "
         f"and w2 ends at {fixed.w2s[-1]:.4f} alone. The first stage's output is detached, so no "
         "gradient path leads back to w1; log a detached copy, but return the graph-connected tensor"
@@ -563,37 +597,56 @@ def test_the_books_table_and_the_repair():
 @pytest.mark.points(2)
 def test_repaired_two_stage_moves_both_weights():
     r = ag.two_stage_train(400, 0.02)
-    assert r.w1s[1] == pytest.approx(1.25, abs=1e-5), (
-        f"after step 0, w1 = {r.w1s[1]}; with both stages connected its gradient is "
+    judge.number(
+        r.w1s[1],
+        1.25,
+        "after step 0, w1 (w1s[1]); with both stages connected its gradient is "
         "mean(2*(w2*w1*x - y)*w2*x) = -37.5, so w1 should be 0.5 + 0.02*37.5 = 1.25"
-        + (": w1 never moved, the first stage's output is still cut off" if r.w1s[1] == 0.5 else "")
+        + (
+            ": w1 never moved, the first stage's output is still cut off"
+            if judge.is_number(r.w1s[1], 0.5)
+            else ""
+        ),
+        abs=1e-5,
     )
-    assert r.w1 * r.w2 == pytest.approx(3.0, abs=1e-4) and r.losses[-1] < 1e-9, (
-        f"after 400 steps w1*w2 = {r.w1 * r.w2:.5f} and loss {r.losses[-1]:.3g}; expected w1*w2 -> 3 "
-        "and a loss near 0 when both weights learn"
-    )
-    assert r.w1 == pytest.approx(1.6931, abs=2e-4) and r.w2 == pytest.approx(1.7719, abs=2e-4), (
-        f"after 400 steps w1={r.w1:.4f}, w2={r.w2:.4f}; the measured run ends at w1 1.6931, w2 1.7719"
+    w1 = plain_float(r.w1, "two_stage_train(400, 0.02).w1")
+    w2 = plain_float(r.w2, "two_stage_train(400, 0.02).w2")
+    learned = "expected w1*w2 -> 3 and a loss near 0 (below 1e-9) when both weights learn"
+    judge.number(w1 * w2, 3.0, f"after 400 steps w1*w2; {learned}", abs=1e-4)
+    judge.number(r.losses[-1], 0.0, f"after 400 steps the loss; {learned}", abs=1e-9)
+    judge.number(
+        (w1, w2),
+        (1.6931, 1.7719),
+        "after 400 steps (w1, w2); the measured run ends at w1 1.6931, w2 1.7719",
+        abs=2e-4,
     )
 
 
 @pytest.mark.task("ch02.3")
 def test_feature_log_holds_each_steps_features():
     r = ag.two_stage_train(5, 0.02)
-    assert len(r.features) == 5, f"5 steps should log 5 feature tensors, got {len(r.features)}"
+    assert type(r.features) is list and len(r.features) == 5, (
+        f"5 steps should log 5 feature tensors, got {brief(r.features)}"
+    )
     for k, f in enumerate(r.features):
-        close_enough = torch.allclose(f, r.w1s[k] * X, atol=1e-5)
-        assert close_enough, (
-            f"features[{k}] = {f.tolist()}, expected w1s[{k}] * X = {(r.w1s[k] * X).tolist()}: "
-            "log the first stage's output of every step"
+        w1 = plain_float(r.w1s[k], f"two_stage_train(5, 0.02).w1s[{k}]")
+        judge.close(
+            f,
+            w1 * X,
+            f"features[{k}], expected w1s[{k}] * X: log the first stage's output of every step",
+            atol=1e-5,
+            rtol=1e-5,
         )
         assert not f.requires_grad, (
             f"features[{k}] requires grad: the log should hold a detached copy, or every step's "
             "graph stays alive in memory"
         )
-    assert r.features[1][0].item() == pytest.approx(1.25, abs=1e-5), (
+    judge.number(
+        r.features[1][0].item(),
+        1.25,
         f"features[1] = {r.features[1].tolist()}: w1 never moved, so the first stage keeps producing "
-        "0.5*x; the returned features must stay on the graph (detach only the logged copy)"
+        "0.5*x; the returned features must stay on the graph (detach only the logged copy)",
+        abs=1e-5,
     )
 
 
@@ -606,20 +659,26 @@ def test_first_stage_returns_a_connected_output_and_logs_a_copy():
         f"(requires_grad={seen['requires_grad']}): detaching (or .data, or re-wrapping) the "
         "output cuts the graph; detach only the copy that goes into the log"
     )
-    assert seen["grad"] == pytest.approx(float(X.sum()), rel=1e-5), (
-        f"d sum(first_stage(w1, x)) / d w1 = {seen['grad']}, expected sum(x) = {float(X.sum())}: "
-        "the output is w1 * x, connected to w1 itself (a re-wrapped copy is a new leaf)"
+    judge.number(
+        seen["grad"],
+        float(X.sum()),
+        "d sum(first_stage(w1, x)) / d w1, expected sum(x): the output is w1 * x, connected to "
+        "w1 itself (a re-wrapped copy is a new leaf)",
+        rel=1e-5,
     )
-    close_enough = torch.allclose(seen["out"], 0.5 * X)
-    assert close_enough, f"first_stage(0.5, x) returned {brief(seen['out'])}, expected w1 * x"
+    judge.close(
+        seen["out"], 0.5 * X, "first_stage(0.5, x) should return w1 * x", atol=1e-8, rtol=1e-5
+    )
     assert len(seen["log"]) == 1, (
         f"one call should log one tensor, the log holds {len(seen['log'])}"
     )
     grad_flag, logged = seen["log"][0]
-    assert not grad_flag and torch.allclose(logged, 0.5 * X), (
+    logged_copy = (
         f"the log holds {brief(logged)} (requires_grad={grad_flag}); expected a detached copy "
         "of w1 * x, which keeps no graph alive"
     )
+    assert not grad_flag, logged_copy
+    judge.close(logged, 0.5 * X, logged_copy, atol=1e-8, rtol=1e-5)
 
 
 # ---------------------------------------------------------------- ch02.4 accumulated_grad
@@ -664,15 +723,17 @@ def accumulate(
     grads = {
         name: None if p.grad is None else p.grad.clone() for name, p in model.named_parameters()
     }
-    moved = sorted(n for n, p in model.named_parameters() if not torch.equal(p, values[n]))
-    batch_changed = any(not torch.equal(a, b) for a, b in zip(batch, batch_before))
+    moved = sorted(
+        n for n, p in model.named_parameters() if not judge.is_equal(p.detach(), values[n])
+    )
+    batch_changed = any(not judge.is_equal(a, b) for a, b in zip(batch, batch_before))
     last = results[-1]
     snapshot = {k: v.clone() for k, v in last.items() if isinstance(v, torch.Tensor)}
     with torch.no_grad():
         for p in model.parameters():
             if p.grad is not None:
                 p.grad.add_(1.0)
-    aliased = sorted(k for k, v in snapshot.items() if not torch.equal(last[k], v))
+    aliased = sorted(k for k, v in snapshot.items() if not judge.is_equal(last[k], v))
     return {
         "results": results,
         "grads": grads,
@@ -741,15 +802,27 @@ def wrong_accumulations(
 
 def close(got, want) -> bool:
     return isinstance(got, dict) and all(
-        isinstance(got.get(k), torch.Tensor)
-        and got[k].shape == v.shape
-        and torch.allclose(got[k], v, rtol=1e-5, atol=1e-6)
-        for k, v in want.items()
+        judge.is_close(got.get(k), v, atol=1e-6, rtol=1e-5) for k, v in want.items()
     )
 
 
-def check_accumulation(call: str, seen, *case, **options):
-    """Every call's result and the .grad left behind equal the full-batch gradient."""
+def check_real(call: str, seen, *case, **options):
+    """Every call returned real gradients: a dict with one tensor per parameter, each of
+    the parameter's shape, finite and bounded (their values are other tests' business)."""
+    model_seed, n, n_micro, data_seed = case
+    keep = {k: v for k, v in options.items() if k in ("width", "kind", "loss")}
+    want = full_batch_grad(model_seed, n, data_seed, **keep)
+    for got in seen["results"]:
+        assert type(got) is dict and sorted(got) == sorted(want), (
+            f"{call} returned {brief(got)}: a dict of one gradient per parameter, {sorted(want)}"
+        )
+        for name, w in want.items():
+            judge.answer(got[name], tuple(w.shape), f"{call}: the gradient of {name}")
+
+
+def check_returned(call: str, seen, *case, **options):
+    """Every call's returned gradients equal the full-batch gradient (computed here);
+    returns that gradient."""
     model_seed, n, n_micro, data_seed = case
     keep = {k: v for k, v in options.items() if k in ("width", "kind", "loss")}
     want = full_batch_grad(model_seed, n, data_seed, **keep)
@@ -766,23 +839,35 @@ def check_accumulation(call: str, seen, *case, **options):
             ),
             None,
         )
+        if named is None and seen["aliased"]:
+            named = (
+                f"changing .grad after accumulated_grad returned also changed the returned "
+                f"{seen['aliased']}: return copies (p.grad.clone()), not the .grad tensors themselves"
+            )
         if named is None and k > 0:
             named = (
                 "the first call was right: a later call must start from zero, not add onto "
                 "what the previous call left in .grad"
             )
         name = next(name for name in want if not close({name: got[name]}, {name: want[name]}))
-        ratio = (got[name].norm() / want[name].norm()).item()
+        problem = judge.mismatch(got[name], want[name], atol=1e-6, rtol=1e-5)
+        g, w = got[name], want[name]
+        if type(g) is torch.Tensor and (g.shape, g.dtype) == (w.shape, w.dtype):
+            problem += f"; norm ratio {(g.norm() / w.norm()).item():.3f}"
         raise AssertionError(
-            f"{call}: the gradient of {name} differs from the full-batch gradient ("
-            f"{first_difference(got[name], want[name], atol=1e-6, rtol=1e-5)}; norm ratio "
-            f"{ratio:.3f}): "
+            f"{call}: the gradient of {name} differs from the full-batch gradient ({problem}): "
             + (
                 named
                 or "scale each micro-batch's mean loss by its share of the batch, zero .grad "
                 "once before accumulating, and keep every micro-batch's contribution"
             )
         )
+    return want
+
+
+def check_accumulation(call: str, seen, *case, **options):
+    """Every call's result and the .grad left behind equal the full-batch gradient."""
+    want = check_returned(call, seen, *case, **options)
     assert close(seen["grads"], want), (
         f"after {call}, the parameters' .grad does not hold the full-batch gradient: leave the "
         "accumulated gradient in .grad, ready for optimizer.step()"
@@ -824,13 +909,16 @@ def test_accumulated_grad_with_uneven_micro_batches():
 
 @pytest.mark.task("ch02.4")
 def test_accumulated_grad_runs_micro_batches():
-    seen = accumulate(0, 12, 4, 1)
+    case = (0, 12, 4, 1)
+    seen = accumulate(*case)
     sizes = seen["sizes"]
     assert sum(sizes) == 12 and max(sizes, default=0) <= math.ceil(12 / 4), (
         f"accumulated_grad(model, loss, 12 examples, n_micro=4) called the model on batches of "
         f"{sizes}; expected 4 micro-batches of 3 (torch.tensor_split(inputs, n_micro)) that "
         "together cover the batch once"
     )
+    # the model's calls count beside real gradients (their values are checked elsewhere)
+    check_real("accumulated_grad(model, mse_loss, 12 examples, n_micro=4)", seen, *case)
 
 
 def split_sizes(n: int, n_micro: int) -> list[int]:
@@ -866,6 +954,8 @@ def micro_batch_problem(n: int, n_micro: int, sizes: list[int]) -> str | None:
 @pytest.mark.points(2)
 def test_accumulated_grad_micro_batches_follow_tensor_split():
     for n, n_micro in [(10, 4), (5, 4)]:
-        seen = accumulate(7, n, n_micro, 8)
+        case = (7, n, n_micro, 8)
+        seen = accumulate(*case)
         problem = micro_batch_problem(n, n_micro, seen["sizes"])
         assert problem is None, f"accumulated_grad(model, mse_loss, batch, {n_micro}): {problem}"
+        check_real(f"accumulated_grad(model, mse_loss, {n} examples, {n_micro})", seen, *case)

@@ -15,18 +15,20 @@ import torch
 import torch._dynamo
 from torch._dynamo.utils import counters
 
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
 try:  # trusted-side helpers; a graded run's student process has only harness.probe/target
-    from harness.evidence import brief, first_difference
+    from harness.evidence import brief
 except ImportError:  # there the probes below never need them
     pass
 
 comp = chapter_module("ch09a", "compilation")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "BOOK_LENGTHS FUNCTIONS GraphLog INDUCTOR MODELS _subject book_requests clip_or_shift "
-    "fresh_dynamo ignores_n scale scale_by skip_compile_bookkeeping tagger_with_vocab"
+    "fresh_dynamo ignores_n reason_triples scale scale_by skip_compile_bookkeeping "
+    "tagger_with_vocab"
 )
 
 
@@ -270,14 +272,14 @@ def check_served(seen, reference, what):
         f"serve returned {len(outputs)} outputs for {len(requests)} requests"
     )
     for k, (idx, out) in enumerate(zip(requests, outputs)):
-        expected = reference(weights, idx)
-        assert tuple(out.shape) == tuple(expected.shape) and torch.allclose(
-            out, expected, atol=1e-5, rtol=1e-5
-        ), (
-            f"serve output {k} (T={idx.shape[1]}) differs from the eager model: "
-            f"{first_difference(out, expected)}. Outputs keep request order, and a repair may "
-            "change how the model is compiled (or pad on the right and slice back), never what "
-            "it computes"
+        judge.close(
+            out,
+            reference(weights, idx),
+            f"serve output {k} (T={idx.shape[1]}) differs from the eager model. Outputs keep "
+            "request order, and a repair may change how the model is compiled (or pad on the "
+            "right and slice back), never what it computes",
+            atol=1e-5,
+            rtol=1e-5,
         )
 
 
@@ -370,19 +372,24 @@ def check_gate(seen, what):
         "batches of one shape: the others ran outside the compiled graph"
     )
     out, grads = gate_maths(seen["weights"], seen["x"], seen["mix"])
-    assert torch.allclose(seen["out"], out, atol=1e-6, rtol=1e-5), (
-        f"NormalizedGate(x) ({what}) differs from the gate's maths: "
-        f"{first_difference(seen['out'], out)}. The branch must depend on the sign of the batch's "
-        "mean (one number for the whole batch), and the division on the largest |activation| of "
-        "the whole batch"
+    judge.close(
+        seen["out"],
+        out,
+        f"NormalizedGate(x) ({what}) differs from the gate's maths. The branch must depend on "
+        "the sign of the batch's mean (one number for the whole batch), and the division on the "
+        "largest |activation| of the whole batch",
+        atol=1e-6,
+        rtol=1e-5,
     )
     for name, expected in grads.items():
-        got = seen["grads"][name]
-        assert got is not None and torch.allclose(got, expected, atol=1e-5, rtol=1e-4), (
-            f"the gradient with respect to {name} ({what}) differs from the gate's maths: "
-            f"{first_difference(got, expected) if got is not None else 'it is None'}. The peak "
-            "stays in the graph as a 0-d tensor, so the gradient flows through the division "
-            "by it (a detached or Python-float peak gives the right output, the wrong gradient)"
+        judge.close(
+            seen["grads"][name],
+            expected,
+            f"the gradient with respect to {name} ({what}) differs from the gate's maths. The "
+            "peak stays in the graph as a 0-d tensor, so the gradient flows through the division "
+            "by it (a detached or Python-float peak gives the right output, the wrong gradient)",
+            atol=1e-5,
+            rtol=1e-4,
         )
 
 
@@ -411,12 +418,40 @@ def reasons_of(name, first, second, kwargs, runs=1, warm=False):
     answers = []
     for _ in range(runs):
         got = comp.guard_reasons(fn, tuple(first), tuple(second), **{"backend": "eager", **kwargs})
-        answers.append([(r.argument, r.kind, r.text) for r in got])
+        answers.append(reason_triples(got))
     return answers
 
 
-def pairs(answer):
-    return [(argument, kind) for argument, kind, _ in answer]
+def reason_triples(got):
+    """The (argument, kind, text) of each item of guard_reasons's answer ``got`` when it is
+    a list; otherwise the name of the type it is (not an answer)."""
+    if type(got) is not list:
+        return type(got).__name__
+    return [tuple(getattr(r, field, None) for field in ("argument", "kind", "text")) for r in got]
+
+
+KINDS = ("shape", "dtype", "value", "other")
+
+
+def checked(answer, call: str):
+    """``answer`` (a probe's reason_triples) once shown to be guard_reasons's kind of
+    answer: a list of GuardReason, each with a string argument, one of KINDS and Dynamo's
+    text (so an empty tensor, or a list of NaN, never reads as "no guard failed")."""
+    assert type(answer) is list, (
+        f"{call} returned a {answer}, expected a list of GuardReason(argument, kind, text)"
+    )
+    for argument, kind, text in answer:
+        assert (
+            type(argument) is str and type(kind) is str and kind in KINDS and type(text) is str
+        ), (
+            f"{call} returned the item {(argument, kind, text)!r}: each GuardReason names an "
+            f"argument (a str), a kind among {KINDS} and Dynamo's failure text (a str)"
+        )
+    return answer
+
+
+def pairs(answer, call: str = "guard_reasons"):
+    return [(argument, kind) for argument, kind, _ in checked(answer, call)]
 
 
 @pytest.mark.task("ch09a.4")
@@ -457,8 +492,18 @@ def test_guard_reasons_reads_the_guards_not_the_inputs():
         "guard_reasons given no backend compiled with inductor: the backend defaults to "
         '"eager" (compile_kwargs.pop("backend", "eager"))'
     )
-    assert [pairs(a) for a in answers] == [[], []], (
-        f"guard_reasons(fn that never reads n, n=1 then n=7) gave {[pairs(a) for a in answers]}; "
+    got = [pairs(a, "guard_reasons(x * 2 ignoring n, ...)") for a in answers]
+    assert got == [[], []], (
+        f"guard_reasons(fn that never reads n, n=1 then n=7) gave {got}; "
         "expected [] each time: the trace never used n, so Dynamo installed no guard on it and "
         "the compiled code is reused — report the guards that failed, not the inputs that changed"
+    )
+    with because("guard_reasons(x * n + 1, ...) raised"):  # silence counts beside speech
+        (reads_n,) = reasons_of(
+            "scale_by", (torch.ones(3, 3), 1), (torch.ones(3, 3), 7), {"dynamic": False}
+        )
+    assert pairs(reads_n, "guard_reasons(x * n + 1, ...)") == [("n", "value")], (
+        f"guard_reasons(x * n + 1, n=1 then n=7) gave {pairs(reads_n)}, expected "
+        "[('n', 'value')]: a function that does read n is guarded on its value, and that guard "
+        "fails on the second call"
     )

@@ -17,20 +17,24 @@ from exercises.ch02.test_autograd import (  # helpers shared with the public twi
     accumulate,
     backward_truth,
     check_accumulation,
+    check_real,
     code_line,
+    cut_list,
     earlier_backward,
     judge_reachability,
     micro_batch_problem,
     observe_reachability,
+    plain_float,
     points_at,
 )
+from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
     from hypothesis import Phase, settings
 
-    from harness.evidence import brief, first_difference
+    from harness.evidence import brief
     from harness.generated import examples, given, st
 except ImportError:  # (probes never use them)
     pass
@@ -364,6 +368,7 @@ def hidden_cut_cases():
         ),
         "preprocess": (preprocess, (torch.randn(16, generator=g),)),
         "dtypes": (other_dtypes_and_outputs, (torch.ones(4, requires_grad=True),)),
+        "preprocess_grad": (preprocess, (torch.randn(16, generator=g).requires_grad_(),)),
     }
 
 
@@ -380,6 +385,7 @@ def hidden_cuts(case):
 
 
 def expect_cuts(found, fn, expected, why):
+    cut_list(found, f"find_graph_cuts({fn.__name__}, ...)")
     kinds = [kind for kind, _ in expected]
     lines = {kind: code_line(fn, code) for kind, code in expected}
     ops = [str(c.op) for c in found]
@@ -428,26 +434,42 @@ def test_find_graph_cuts_points_into_user_code_inside_a_module():
     )
 
 
+def check_preprocess_speaks():
+    """find_graph_cuts on preprocess given an input that requires grad: the cuts are there."""
+    found, _ = hidden_cuts("preprocess_grad")
+    expect_cuts(
+        found,
+        preprocess,
+        [("mean", "x.mean()"), ("sub", "x.mean()"), ("std", "x.std()")],
+        "the same preprocessing on an input that requires grad cuts at each op under no_grad "
+        "that took it (mean, the subtraction, std), and nowhere after",
+    )
+
+
 @pytest.mark.task("ch02.2")
 def test_find_graph_cuts_is_silent_on_a_healthy_step():
     """Integer results, shapes, shape-only constructors, .grad reads and in-place updates are not cuts."""
     found, filled = hidden_cuts("healthy")
-    assert list(found) == [], (
+    cut_list(found, "find_graph_cuts(healthy_step, ...)")
+    assert found == [], (
         "integer and bool results (argmax, comparisons, sort's indices), shapes, shape-only "
         "constructors, reading .grad and an in-place update of a leaf under no_grad are not "
         f"cuts; got {[c.op for c in found]}"
     )
     assert filled[0], "find_graph_cuts must run the function it is given, with its arguments"
+    check_preprocess_speaks()  # silence counts beside cuts where there are some
 
 
 @pytest.mark.task("ch02.2")
 def test_find_graph_cuts_ignores_tensors_that_never_required_grad():
     """Nothing is a cut when no input ever required grad."""
     found, _ = hidden_cuts("preprocess")
-    assert list(found) == [], (
+    cut_list(found, "find_graph_cuts(preprocess, ...)")
+    assert found == [], (
         "detach, no_grad and numpy on tensors that never required grad cut nothing: a cut needs "
         f"an input that required grad; got {[c.op for c in found]}"
     )
+    check_preprocess_speaks()  # silence counts beside cuts where there are some
 
 
 @pytest.mark.task("ch02.2")
@@ -661,11 +683,14 @@ def test_two_stage_follows_both_gradients():
         else f"the first {off[0] - 1} update(s) match, update {off[0]} does not: each update "
         "must use that step's gradient alone (clear .grad after every update, or it accumulates)"
     )
-    assert r.w1s == pytest.approx(w1s, abs=1e-4) and r.w2s == pytest.approx(w2s, abs=1e-4), (
-        f"w1 and w2 must follow gradient descent on both weights: {why}"
-    )
-    assert r.losses == pytest.approx(losses, rel=1e-4, abs=1e-6), (
-        "losses[k] must be the loss of the prediction made by w1s[k], w2s[k]"
+    judge.number(r.w1s, w1s, f"w1 must follow gradient descent on both weights: {why}", abs=1e-4)
+    judge.number(r.w2s, w2s, f"w2 must follow gradient descent on both weights: {why}", abs=1e-4)
+    judge.number(
+        r.losses,
+        losses,
+        "losses[k] must be the loss of the prediction made by w1s[k], w2s[k]",
+        abs=1e-6,
+        rel=1e-4,
     )
 
 
@@ -678,24 +703,35 @@ def test_two_stage_log_is_detached_and_complete():
         "step's whole graph alive)"
     )
     for k in (0, 7, 29):
-        assert torch.allclose(r.features[k], r.w1s[k] * X, atol=1e-5), (
-            "features[k] must be the first stage's output at step k, w1s[k] * x"
+        w1 = plain_float(r.w1s[k], f"two_stage_train(30, 0.03).w1s[{k}]")
+        judge.close(
+            r.features[k],
+            w1 * X,
+            f"features[{k}] must be the first stage's output at step {k}, w1s[{k}] * x",
+            atol=1e-5,
+            rtol=1e-5,
         )
-    assert r.w1s[-1] > 1.0, "w1 must learn when the first stage stays on the graph"
+    last = plain_float(r.w1s[-1], "two_stage_train(30, 0.03).w1s[-1]")
+    assert last > 1.0, "w1 must learn when the first stage stays on the graph"
 
 
 @pytest.mark.task("ch02.3")
 def test_two_stage_zero_and_one_step():
     """Zero steps change nothing; one step moves both weights against their own gradients."""
     r = ag.two_stage_train(0, 0.02)
-    assert r.losses == [] and r.features == [] and r.w1s == [0.5] and r.w2s == [1.0], (
-        "zero steps record no loss and no features, and leave the starting weights 0.5 and 1.0"
+    judge.exactly(
+        (r.losses, r.features, r.w1s, r.w2s),
+        ([], [], [0.5], [1.0]),
+        "zero steps record no loss and no features, and leave the starting weights 0.5 and 1.0 "
+        "((losses, features, w1s, w2s))",
     )
     r = ag.two_stage_train(1, 0.1)
-    assert r.w1s == pytest.approx([0.5, 4.25]) and r.w2s == pytest.approx([1.0, 2.875]), (
+    one_step = (
         "one step from w1=0.5, w2=1.0 must move both weights against their own gradients "
         "(-37.5 for w1, -18.75 for w2)"
     )
+    judge.number(r.w1s, [0.5, 4.25], f"w1s: {one_step}", abs=1e-12, rel=1e-6)
+    judge.number(r.w2s, [1.0, 2.875], f"w2s: {one_step}", abs=1e-12, rel=1e-6)
 
 
 @pytest.mark.task("ch02.3")
@@ -705,22 +741,33 @@ def test_two_stage_agrees_with_the_reference(steps, lr):
     """two_stage_train's weights, losses and features equal the reference run for any steps and lr."""
     got = ag.two_stage_train(steps, lr)
     want = ref.two_stage_train(steps, lr)
-    assert got.w1s == pytest.approx(want.w1s, rel=1e-5, abs=1e-6) and got.w2s == pytest.approx(
-        want.w2s, rel=1e-5, abs=1e-6
-    ), (
+    descent = (
         f"two_stage_train({steps}, {lr:.4g}): the weights differ from gradient descent on both "
         "w1 and w2 (first stage on the graph, .grad cleared after every update)"
     )
-    assert got.losses == pytest.approx(want.losses, rel=1e-5, abs=1e-6), (
-        "losses[k] must be the loss of step k's prediction"
+    judge.number(got.w1s, want.w1s, f"w1s: {descent}", abs=1e-6, rel=1e-5)
+    judge.number(got.w2s, want.w2s, f"w2s: {descent}", abs=1e-6, rel=1e-5)
+    judge.number(
+        got.losses,
+        want.losses,
+        "losses[k] must be the loss of step k's prediction",
+        abs=1e-6,
+        rel=1e-5,
     )
-    assert (got.w1, got.w2) == pytest.approx((want.w1, want.w2), rel=1e-5, abs=1e-6), (
-        "w1 and w2 are the values after the last update"
+    judge.number(
+        (got.w1, got.w2),
+        (want.w1, want.w2),
+        "(w1, w2) are the values after the last update",
+        abs=1e-6,
+        rel=1e-5,
     )
-    assert len(got.features) == steps and all(
-        torch.allclose(f, g, atol=1e-5) and not f.requires_grad
-        for f, g in zip(got.features, want.features)
-    ), "features[k] is a detached copy of step k's first-stage output"
+    copies = "features[k] is a detached copy of step k's first-stage output"
+    assert type(got.features) is list and len(got.features) == steps, (
+        f"{copies}: {steps} steps log {steps} tensors, got {brief(got.features)}"
+    )
+    for k, (f, g) in enumerate(zip(got.features, want.features)):
+        judge.close(f, g, f"features[{k}]: {copies}", atol=1e-5, rtol=1e-5)
+        assert not f.requires_grad, f"features[{k}] requires grad: {copies}"
 
 
 @probe
@@ -745,19 +792,28 @@ def test_first_stage_on_other_inputs():
     """first_stage returns w1 * x on the graph for any x shape, and appends one detached copy to the log."""
     x = torch.tensor([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]])
     out, grad, entries = first_stage_on(-1.5, x)
-    assert (
-        isinstance(out, torch.Tensor) and out.shape == x.shape and torch.allclose(out, -1.5 * x)
-    ), f"first_stage(w1, x, log) must return w1 * x with the shape of x; got {brief(out)}"
-    weights = torch.arange(1.0, 7.0).reshape(2, 3)
-    assert grad is not None and grad == pytest.approx(float((weights * x).sum()), rel=1e-5), (
-        "the returned features must stay on the graph, connected to w1 itself"
+    judge.close(
+        out,
+        -1.5 * x,
+        "first_stage(w1, x, log) must return w1 * x with the shape of x",
+        atol=1e-8,
+        rtol=1e-5,
     )
-    assert len(entries) == 2 and entries[0] == "earlier entry", (
+    weights = torch.arange(1.0, 7.0).reshape(2, 3)
+    judge.number(
+        grad,
+        float((weights * x).sum()),
+        "the returned features must stay on the graph, connected to w1 itself",
+        abs=1e-12,
+        rel=1e-5,
+    )
+    assert len(entries) == 2 and type(entries[0]) is str and entries[0] == "earlier entry", (
         "first_stage appends one entry to the log it is given (and keeps what was there)"
     )
     flag, logged = entries[1]
-    assert not flag and torch.allclose(logged, -1.5 * x), (
-        f"the logged entry must be a detached copy of w1 * x; {first_difference(logged, -1.5 * x)}"
+    assert not flag, "the logged entry must be a detached copy of w1 * x (it requires grad)"
+    judge.close(
+        logged, -1.5 * x, "the logged entry must be a detached copy of w1 * x", atol=1e-8, rtol=1e-5
     )
 
 
@@ -859,22 +915,26 @@ def test_accumulated_grad_with_more_micro_batches_than_examples(n_micro):
 @pytest.mark.task("ch02.4")
 def test_accumulated_grad_splits_into_n_micro_batches():
     """The model sees n_micro micro-batches that cover the batch once, none larger than ceil(n / n_micro)."""
-    seen = accumulate(2, 11, 4, 3, width=3)
+    case = (2, 11, 4, 3)
+    seen = accumulate(*case, width=3)
     sizes = seen["sizes"]
     assert sum(sizes) == 11 and len(sizes) == 4 and max(sizes) <= math.ceil(11 / 4), (
         f"11 examples in n_micro=4 micro-batches were run as batches of {sizes}: split into "
         "n_micro pieces (torch.tensor_split), not pieces of n_micro examples, and run each once"
     )
-    assert seen["aliased"] == [], "the returned gradients must be copies, not the .grad tensors"
+    # the model's calls count beside real gradients (their values are checked elsewhere)
+    check_real("accumulated_grad on 11 examples in 4 micro-batches", seen, *case, width=3)
 
 
 @pytest.mark.task("ch02.4")
 @pytest.mark.parametrize("n, n_micro", [(6, 4), (7, 3), (13, 5), (9, 6)])
 def test_accumulated_grad_micro_batch_sizes_where_chunk_differs(n, n_micro):
     """Micro-batches are tensor_split's n_micro pieces (sizes differ by at most one), also where torch.chunk would cut fewer or lopsided pieces."""
-    seen = accumulate(n + n_micro, n, n_micro, n * n_micro, width=3)
+    case = (n + n_micro, n, n_micro, n * n_micro)
+    seen = accumulate(*case, width=3)
     problem = micro_batch_problem(n, n_micro, seen["sizes"])
     assert problem is None, f"accumulated_grad: {problem}"
+    check_real(f"accumulated_grad on {n} examples in {n_micro} micro-batches", seen, *case, width=3)
 
 
 @pytest.mark.task("ch02.4")
