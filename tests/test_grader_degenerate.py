@@ -63,11 +63,6 @@ GENUINE = {
     "ch07 public: test_causal_mask_is_made_on_the_requested_device[meta]": "a meta tensor",
 }
 
-# Chapters whose tests a degenerate returner still takes points from, pending their
-# conversion to harness.judge (tests/test_judging.py lists the same four). Their points are
-# shown, not failed; once a chapter scores nothing it must leave this set.
-PENDING = {"ch00", "ch01", "ch02", "ch09a"}
-
 OVERLAY = r"""
 
 # ---- degenerate returner (tests/test_grader_degenerate.py) ----
@@ -261,12 +256,4 @@ def test_a_degenerate_returner_scores_nothing(graded, student):
     for names in passed.values():
         for name in names:
             print(f"    {student} passed {name}")
-    earned = {ch: names for ch, names in passed.items() if ch not in PENDING}
-    assert not earned, f"{student} earned points with degenerate values: {earned}"
-
-
-def test_pending_chapters_still_give_points_away(graded):
-    """PENDING never outlives its reason: a chapter that gives nothing away leaves it."""
-    still = set().union(*(passed_by_chapter(graded, s) for s in STUDENTS))
-    cleared = sorted(PENDING - still)
-    assert not cleared, f"{cleared} give a degenerate returner nothing now: drop them from PENDING"
+    assert not passed, f"{student} earned points with degenerate values: {passed}"

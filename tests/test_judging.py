@@ -154,10 +154,6 @@ def test_all_finite_and_all_true_refuse_conditions_over_no_values():
 # ``torch.allclose``/``x.allclose``, ``torch.equal``/``x.equal`` and ``pytest.approx``.
 CARELESS = {"all", "allclose", "equal", "approx"}
 
-# Chapters whose tests still use the careless forms, pending conversion (owned by other
-# work at the time of writing). Remove a chapter from here once its files are converted.
-PENDING = {"ch00", "ch01", "ch02", "ch09a"}
-
 
 def chapter_test_files() -> list[Path]:
     files = sorted(REPO.glob("exercises/ch*/test_*.py"))
@@ -188,8 +184,6 @@ def test_the_finder_sees_every_careless_form():
 
 @pytest.mark.parametrize("path", chapter_test_files(), ids=lambda p: str(p.relative_to(REPO)))
 def test_chapter_tests_judge_with_the_vocabulary(path):
-    if path.parent.name in PENDING:
-        pytest.skip(f"{path.parent.name} is pending conversion to harness.judge")
     found = careless_calls(path.read_text())
     assert not found, (
         f"{path.relative_to(REPO)} compares with forms an empty tensor, a tensor subclass or a "
