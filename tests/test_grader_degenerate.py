@@ -23,8 +23,11 @@ exception of the solution is swallowed: a degenerate returner never raises the e
 test may expect. A stub scores 0 in every chapter (``tests/test_chapters.py`` proves that
 each stub fails every test, repair stubs included), so "no more than the stub" is 0.
 
-One grading run (all fifteen chapters, two students, two jobs) serves every assertion:
-about 3 minutes of CPU beside the grader's own proof run, longer on a loaded machine.
+A ``control`` student carries the same overlay passing every call through and must score
+full marks, so a zero above is the degenerate values' doing, not a broken overlay's.
+
+One grading run (all fifteen chapters, three students, two jobs) serves every assertion:
+about 4 minutes of CPU beside the grader's own proof run, longer on a loaded machine.
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ pytestmark = pytest.mark.timeout(1800)
 
 CHAPTERS = list(index.chapters().values())
 STUDENTS = {"empty": ("empty", 0), "mixed": ("mixed", 0)}
+# The same overlay passing every call through: it must score full marks, or the zeros
+# above could come from an overlay or a grading run that broke every test for everyone.
+CONTROL = {"control": ("identity", 0)}
 
 # Tests whose point the overlay cannot take away, because the behaviour they check is not a
 # returned value: the solution's constructors are kept (a degenerate value cannot build a
@@ -155,6 +161,8 @@ def _dg_wrap(fn, start):
 
     @_dg_ft.wraps(fn)
     def degenerate(*args, **kwargs):
+        if _DG_MODE == "identity":
+            return fn(*args, **kwargs)
         if _DG_MODE == "empty":
             return _dg_torch.empty(0, 1, 1, 1, 1, 1, 1)
         kind = _DG_KINDS[calls[0] % len(_DG_KINDS)]
@@ -214,7 +222,7 @@ def degenerate_module(chapter: index.Chapter, mode: str, offset: int) -> str:
 def graded(tmp_path_factory):
     subs = tmp_path_factory.mktemp("subs")
     out = tmp_path_factory.mktemp("out")
-    for student, (mode, offset) in STUDENTS.items():
+    for student, (mode, offset) in {**STUDENTS, **CONTROL}.items():
         for chapter in CHAPTERS:
             folder = subs / student / chapter.id
             folder.mkdir(parents=True)
@@ -257,3 +265,12 @@ def test_a_degenerate_returner_scores_nothing(graded, student):
         for name in names:
             print(f"    {student} passed {name}")
     assert not passed, f"{student} earned points with degenerate values: {passed}"
+
+
+def test_the_overlay_itself_costs_nothing(graded):
+    """The control (every wrapped call passed through) earns every point graded here."""
+    tests = results(graded, "control")["tests"]
+    lost = [t["name"] for t in tests if t["score"] < t["max_score"]]
+    assert tests and not lost, (
+        f"the pass-through overlay lost points, so zeros prove nothing: {lost}"
+    )
