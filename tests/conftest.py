@@ -2,20 +2,47 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from harness.target import REPO
 
 SELFCHECK_TIMEOUT_S = 1500
-# The grader's sandbox uids for this test session: a range of its own, so the checks
-# for processes left behind never see another grader running on the same machine.
-os.environ.setdefault("GRADER_UID_BASE", "63000")
+_HELD_RANGE = []  # the lock on this session's uid range, kept open until the process ends
+
+
+def claim_uid_range(first: int = 63000, slots: int = 8, width: int = 1000) -> str:
+    """The grader's sandbox uids for this test session: a range no other session on this
+    machine holds (an flock per range, held while this process lives), so the checks for
+    processes left behind never see another test run's sandboxes. An explicit
+    GRADER_UID_BASE wins; when every slot is taken the first is shared."""
+    if "GRADER_UID_BASE" in os.environ:
+        return os.environ["GRADER_UID_BASE"]
+    for base in range(first, first + slots * width, width):
+        path = Path(tempfile.gettempdir()) / f"pytorch-course-test-uids-{base}.lock"
+        try:
+            handle = open(path, "a")  # noqa: SIM115 - held for the session on purpose
+        except OSError:
+            continue  # another user's lock file
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        _HELD_RANGE.append(handle)
+        return str(base)
+    return str(first)
+
+
+os.environ["GRADER_UID_BASE"] = claim_uid_range()
 
 
 def pytest_configure(config) -> None:
