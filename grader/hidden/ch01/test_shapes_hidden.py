@@ -197,13 +197,16 @@ def test_broadcast_shape_agrees_with_torch_on_generated_pairs(pairs):
     ],
 )
 def test_broadcast_shape_edge_cases(a, b):
-    """A size-1 dimension takes the other size, including 0; missing leading dims count as 1."""
-    want = tuple(torch.broadcast_shapes(a, b))
-    got = sh.broadcast_shape(a, b)
-    assert got == want and is_int_tuple(got), (
-        f"broadcast_shape{(a, b)} returned {got!r}, expected {want}: a size-1 dimension takes "
-        "the other size, including 0, and missing leading dimensions count as 1"
-    )
+    """A size-1 dimension takes the other size, including 0; missing leading dims count as 1.
+    Each case is asked three ways (swapped, and under a new leading dimension), so a shape
+    guessed from what the process saw earlier does not pass by coincidence."""
+    for x, y in ((a, b), (b, a), ((3, *a), b)):
+        want = tuple(torch.broadcast_shapes(x, y))
+        got = sh.broadcast_shape(x, y)
+        assert got == want and is_int_tuple(got), (
+            f"broadcast_shape{(x, y)} returned {got!r}, expected {want}: a size-1 dimension "
+            "takes the other size, including 0, and missing leading dimensions count as 1"
+        )
 
 
 CLASHES = [((2,), (0,)), ((0,), (3,)), ((3, 2), (2, 3)), ((2, 1), (8, 4, 3)), ((4, 2, 5), (3, 5))]
