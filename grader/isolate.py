@@ -373,14 +373,29 @@ def _student_env(home: str) -> None:
     tempfile.tempdir = None
 
 
+def _installed_packages(entry: str) -> bool:
+    """Whether a ``sys.path`` entry stays in the student's process: the Python installation,
+    and folders of installed packages that a ``.pth`` adds from elsewhere (``_host_paths``
+    binds those in); never the repository or a folder above it, nor the current folder."""
+    from harness.target import REPO
+
+    if not entry:
+        return False
+    if entry.startswith((sys.prefix, sys.base_prefix)):
+        return True
+    path, repo = Path(entry).resolve(), REPO.resolve()
+    if path.is_relative_to(repo) or repo.is_relative_to(path):
+        return False
+    return path.is_dir()
+
+
 def _serve(folder: str, settings: dict) -> None:
     """The last step in every mode: a clean sys.path, then answer probe calls."""
     import torch
 
     from harness import beside, target
 
-    prefixes = (sys.prefix, sys.base_prefix)
-    sys.path[:] = [folder] + [p for p in sys.path if p and p.startswith(prefixes)]
+    sys.path[:] = [folder] + [p for p in sys.path if _installed_packages(p)]
     # Worker processes started with "spawn" or "forkserver" rebuild __main__ from it: here
     # it would be the grader's own module, which this process cannot and must not see.
     sys.modules["__main__"] = types.ModuleType("__main__")
