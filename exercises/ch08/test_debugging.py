@@ -48,19 +48,29 @@ CODES = {  # the codes diagnose documents
 }
 
 
-def checked(findings):
-    """``findings`` once shown to be diagnose's answer: a list of findings, each with a
-    documented code and a string ``where`` (so an empty tensor or a list of NaNs never
-    reads as "nothing found")."""
-    assert type(findings) is list, (
-        f"diagnose returned {type(findings).__name__}, expected a list of Finding"
-    )
+def finding_problem(findings, *, with_detail: bool = False) -> str | None:
+    """Why ``findings`` is not diagnose's answer (None if it is): a list of findings, each
+    with a documented code and a string ``where`` (and, ``with_detail``, a non-empty
+    ``detail``), so an empty tensor or a list of NaNs never reads as "nothing found"."""
+    if type(findings) is not list:
+        return f"diagnose returned {type(findings).__name__}, expected a list of Finding"
     for f in findings:
-        code, place = getattr(f, "code", None), getattr(f, "where", None)
-        assert type(code) is str and code in CODES and type(place) is str, (
-            f"diagnose returned the item {f!r}: each Finding has one of the codes "
-            f"{sorted(CODES)} and a where naming a parameter, 'loss', 'output' or 'optimizer'"
-        )
+        code, place, detail = (getattr(f, n, None) for n in ("code", "where", "detail"))
+        if type(code) is not str or code not in CODES:
+            return f"the item {f!r} has no code among {sorted(CODES)}"
+        if type(place) is not str:
+            return f"the item {f!r}: where names a parameter, 'loss', 'output' or 'optimizer'"
+        if with_detail and (type(detail) is not str or not detail.strip()):
+            return f"the item {f!r}: detail is a non-empty sentence with the evidence"
+    return None
+
+
+def checked(findings):
+    """``findings``, once ``finding_problem`` finds nothing wrong with them."""
+    problem = finding_problem(findings)
+    assert problem is None, (
+        f"diagnose must return a list of Finding(code, where, detail): {problem}"
+    )
     return findings
 
 

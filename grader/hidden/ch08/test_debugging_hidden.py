@@ -10,8 +10,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from exercises.ch08.test_debugging import (  # helpers shared with the public twin
-    CODES,
     codes,
+    finding_problem,
     mlp,
     overfitted,
     pretrained,
@@ -38,18 +38,6 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
     "zero_grad_before_step zero_lr zero_lr_head_only"
 )
-
-
-def well_formed(findings):
-    """Why ``findings`` is not a list of Finding(code, where, detail) (None if it is)."""
-    for f in findings:
-        if not (hasattr(f, "code") and hasattr(f, "where") and hasattr(f, "detail")):
-            return f"{f!r} is not a Finding(code, where, detail)"
-        if f.code not in CODES:
-            return f"{f.code!r} is not one of the documented codes"
-        if not isinstance(f.where, str) or not isinstance(f.detail, str) or not f.detail.strip():
-            return f"{f!r}: where must be a str and detail a non-empty sentence"
-    return None
 
 
 def linear_probe(seed, d_in=8, n_classes=4):
@@ -510,7 +498,7 @@ def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
 def test_diagnose_the_books_setup_in_full():
     """The book's setup: frozen for held frozen features, not_in_model, not_in_optimizer by identity."""
     findings = diagnosed("book's setup in full", 5)
-    problem = well_formed(findings)
+    problem = finding_problem(findings, with_detail=True)
     assert problem is None, f"diagnose must return Finding(code, where, detail) rows: {problem}"
     assert where(findings, "frozen") == ["features.0.bias", "features.0.weight"], (
         "parameters the optimizer holds although they do not require grad are reported as frozen"
