@@ -47,7 +47,9 @@ from grader import seccomp
 # Sandbox uids: GRADER_UID_BASE moves the range (the project's tests use their own).
 UID_BASE = int(os.environ.get("GRADER_UID_BASE", "61000"))
 UID_COUNT = 1000
-LOCK_DIR = Path(tempfile.gettempdir()) / "grader-uids"
+# One folder for every grader on the machine, whatever TMPDIR each has (a cluster sets one
+# per job): a lock another grader cannot see would let two of them share a uid.
+LOCK_DIR = Path("/run" if os.access("/run", os.W_OK) else "/tmp") / "grader-uids"
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
@@ -402,7 +404,7 @@ def _serve(folder: str, settings: dict) -> None:
     target.set_course_root(Path(folder) / "course")
     torch.set_num_threads(int(settings.get("threads", 1)))
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # already set where a uid was dropped to
-    seccomp.install()  # no keyrings, no file locks: kernel state other sandboxes could see
+    seccomp.install()  # no keyrings, file locks or watches: kernel state others could see
     _report_status(b"ok")  # the last line the grader trusts: student code runs after it
     os.close(STATUS_FD)
     beside.serve(3, 4, Path(folder), Path(folder) / "impl")

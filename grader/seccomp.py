@@ -8,7 +8,10 @@ Refused (``EPERM``), by class:
   not separated by any namespace the grader uses and outlives every process of the uid;
 - **file locks** (``flock``, and ``fcntl``'s record-lock commands): a lock on a file
   every sandbox can read (Python's own files, mounted read-only) is visible to all of
-  them, a channel that needs no write access.
+  them, a channel that needs no write access;
+- **file watches** (``inotify_*``, ``fanotify_*``, and ``fcntl``'s ``F_NOTIFY``): a watch
+  is kept on the file itself, not on a mount, so one sandbox sees every time another,
+  running at the same time, opens or reads a file both can read.
 
 Every call of another architecture's ABI (32-bit ``int 0x80``, x32) is refused too, so
 the numbers above cannot be reached under other names. Written as classic BPF through
@@ -27,14 +30,26 @@ PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
 BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 X32_SYSCALL_BIT = 0x40000000
-FCNTL_LOCKS = (5, 6, 7, 36, 37, 38)  # F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK/SETLK/SETLKW
+# F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK/SETLK/SETLKW, and F_NOTIFY (directory watches)
+FCNTL_REFUSED = (5, 6, 7, 36, 37, 38, 1026)
 
 # arch -> (AUDIT_ARCH value, refused syscall numbers, fcntl's number)
 ARCHES = {
-    "x86_64": (0xC000003E, {"add_key": 248, "request_key": 249, "keyctl": 250, "flock": 73}, 72),
-    "aarch64": (0xC00000B7, {"add_key": 217, "request_key": 218, "keyctl": 219, "flock": 32}, 25),
-}
-REFUSED = ("add_key", "request_key", "keyctl", "flock", "fcntl locks")
+    "x86_64": (
+        0xC000003E,
+        {"add_key": 248, "request_key": 249, "keyctl": 250, "flock": 73, "inotify_init": 253,
+         "inotify_add_watch": 254, "inotify_init1": 294, "fanotify_init": 300,
+         "fanotify_mark": 301},
+        72,
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {"add_key": 217, "request_key": 218, "keyctl": 219, "flock": 32, "inotify_init1": 26,
+         "inotify_add_watch": 27, "fanotify_init": 262, "fanotify_mark": 263},
+        25,
+    ),
+}  # fmt: skip
+REFUSED = ("keyrings", "flock", "fcntl locks and F_NOTIFY", "inotify", "fanotify")
 
 
 def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
@@ -59,9 +74,9 @@ def program(machine: str | None = None) -> bytes | None:
     ]
     for nr in sorted(calls.values()):
         body += [(BPF_JEQ_K, 0, 1, nr), ("deny",)]
-    body += [(BPF_JEQ_K, 0, 1 + 2 * len(FCNTL_LOCKS), fcntl_nr)]
+    body += [(BPF_JEQ_K, 0, 1 + 2 * len(FCNTL_REFUSED), fcntl_nr)]
     body += [(BPF_LD_W_ABS, 0, 0, 24)]  # low half of args[1]: fcntl's command
-    for cmd in FCNTL_LOCKS:
+    for cmd in FCNTL_REFUSED:
         body += [(BPF_JEQ_K, 0, 1, cmd), ("deny",)]
     out = b""
     for insn in body:

@@ -18,6 +18,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ from tests.grader_data.helpers import STUB, readable_python_prefix, write_submis
 pytestmark = pytest.mark.timeout(900)
 KEYS = {"x86_64": (248, 250), "aarch64": (217, 219)}.get(platform.machine(), (-1, -1))
 CHANNELS = ("keyring", "tmp", "var_tmp", "dev_shm", "sysv_shm", "abstract_socket", "flock")
+CHANNELS += ("inotify", "dnotify", "proc", "loopback_socket")  # between live sandboxes
 SHARED_FILE = os.__file__  # part of Python: readable by every sandbox in every mode
 
 COMMON = f"""
@@ -140,6 +142,14 @@ def found_channels(value: float) -> list[str]:
     return [name for bit, name in enumerate(CHANNELS) if int(value) >> bit & 1]
 
 
+def returned(said: str) -> float:
+    """The value a failed probe's message reports the student's function gave."""
+    import re
+
+    found = re.search(r"(?:returned|got) (-?[0-9.]+(?:e[-+]?[0-9]+)?)", said)
+    return float(found.group(1)) if found else 0.0
+
+
 def grade_pair(tmp_path: Path, env: dict, prefix: list[str]) -> dict:
     subs, out = tmp_path / "subs", tmp_path / "out"
     write_submission(subs, "a_writer", WRITER)
@@ -180,8 +190,7 @@ def test_nothing_a_submission_leaves_reaches_the_next_one(tmp_path, mode):
     probe = tests["ch00 public: test_gradient_at_the_books_point"]
     if probe["status"] != "passed":
         said = probe["output"]
-        value = float(said.split("returned ")[1].split(",")[0]) if "returned " in said else 0
-        pytest.fail(f"{mode} mode: the reader found {found_channels(value)}: {said}")
+        pytest.fail(f"{mode} mode: the reader found {found_channels(returned(said))}: {said}")
     own = tests["self"]
     assert own["status"] == "passed", (
         f"{mode} mode: a student's hidden phase found what its public phase left: "
@@ -271,3 +280,176 @@ def test_the_uid_mode_hides_the_hidden_phase_and_other_sandboxes_by_path(tmp_pat
     assert not value & 2, "a sandbox read a classmate's module through /proc"
     if value & 4:
         pytest.skip("the two sandboxes did not overlap: the classmate case was not tried")
+
+
+# ---- two graders at the same time -----------------------------------------------------
+
+LIVE = """
+import signal as _sig
+from pathlib import Path as _Path
+
+_BEACON = _o.path.join(_o.path.dirname(_o.__file__), "this.py")  # nothing else opens it
+_PORT = 47321
+"""
+
+# Leaves every marker, then holds them live (a listening socket, a lock, a file it keeps
+# reading) until the test ends its grader; renames itself so the test sees it is holding.
+HOLDER = (
+    WRITER.replace("\n_leave()\n", "\n")
+    + LIVE
+    + """
+def gradient_at(w, x, target):
+    _leave()
+    held = []
+    for family, address in ((_s.AF_UNIX, _SOCKET), (_s.AF_INET, ("127.0.0.1", _PORT))):
+        try:
+            server = _s.socket(family, _s.SOCK_STREAM)
+            server.bind(address)
+            server.listen(4)
+            held.append(server)
+        except OSError:
+            pass
+    try:
+        lock = open(_SHARED, "rb")
+        _f.flock(lock, _f.LOCK_SH)
+        held.append(lock)
+    except OSError:
+        pass
+    _libc.prctl(15, b"course-holder", 0, 0, 0)  # PR_SET_NAME
+    while True:
+        with open(_BEACON, "rb") as beacon:
+            beacon.read(1)
+        _t.sleep(0.02)
+"""
+)
+
+# Looks for everything the holder keeps live, besides what it left.
+LIVE_READER = (
+    READER.rsplit("def gradient_at", 1)[0]
+    + LIVE
+    + """
+def _watched():
+    mask = 0
+    fd = _libc.inotify_init1(0o4000)  # IN_NONBLOCK
+    if fd >= 0 and _libc.inotify_add_watch(fd, _BEACON.encode(), 0x21) >= 0:  # OPEN|ACCESS
+        _t.sleep(2)
+        try:
+            mask |= 128 if _o.read(fd, 4096) else 0
+        except BlockingIOError:
+            pass
+    hits = []
+    _sig.signal(_sig.SIGIO, lambda *_: hits.append(1))
+    folder = _o.open(_o.path.dirname(_BEACON), _o.O_RDONLY)
+    if _libc.fcntl(folder, 1026, _c.c_int(-0x7FFFFFFF)) == 0:  # F_NOTIFY, ACCESS|MULTISHOT
+        _t.sleep(2)
+        mask |= 256 if hits else 0
+    for comm in _Path("/proc").glob("[0-9]*/comm"):
+        try:
+            mask |= 512 if comm.read_text().strip() == "course-holder" else 0
+        except OSError:
+            pass
+    try:
+        _s.create_connection(("127.0.0.1", _PORT), timeout=2).close()
+        mask |= 1024
+    except OSError:
+        pass
+    return mask
+
+
+def gradient_at(w, x, target):
+    found = _found() | _watched()
+    return -16.0 if not found else float(found)
+"""
+)
+
+
+def _holding(grader: subprocess.Popen, wait_s: float) -> int:
+    """The pid of the holder's process once it holds its markers (renamed itself)."""
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end and grader.poll() is None:
+        for comm in Path("/proc").glob("[0-9]*/comm"):
+            try:
+                if comm.read_text().strip() == "course-holder":
+                    return int(comm.parent.name)
+            except (OSError, ValueError):
+                continue
+        time.sleep(0.5)
+    pytest.fail(f"the holder never started holding (grader exit {grader.poll()})")
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or isolate.mode() != "namespace", reason="namespaces need root"
+)
+def test_nothing_passes_between_sandboxes_of_two_graders_running_at_once(tmp_path):
+    """A second grader on the same machine, with the same sandbox uids and its own
+    TMPDIR (two jobs of a cluster), grades a reader while the first grader's student
+    holds every channel live: the reader finds none, and neither grader ends the other's
+    sandbox."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "GRADER_UID_BASE")}
+    env |= {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    runs = {}
+    for name, module in (("a", HOLDER), ("b", LIVE_READER)):
+        (tmp_path / f"tmp-{name}").mkdir()
+        write_submission(tmp_path / f"subs-{name}", f"{name}_student", module)
+        runs[name] = (
+            [sys.executable, "-m", "grader", "grade", str(tmp_path / f"subs-{name}"),
+             "--out", str(tmp_path / f"out-{name}"), "--chapters", "ch00", "--jobs", "1",
+             "--no-gradebook", "--test-timeout", "600"],
+            env | {"TMPDIR": str(tmp_path / f"tmp-{name}")},
+        )  # fmt: skip
+    with open(tmp_path / "a.log", "w") as log:
+        first = subprocess.Popen(
+            runs["a"][0], cwd=REPO, env=runs["a"][1], stdout=log, stderr=log,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        holder = _holding(first, 600)
+        done = subprocess.run(
+            runs["b"][0], cwd=REPO, env=runs["b"][1], capture_output=True, text=True,
+            timeout=800,
+        )  # fmt: skip
+        still_holding = Path(f"/proc/{holder}/comm").exists()
+    finally:
+        os.killpg(first.pid, 9)
+        first.wait()
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert still_holding, "the first grader's sandbox ended while the second one ran"
+    import json
+
+    data = json.loads((tmp_path / "out-b" / "b_student" / "results.json").read_text())
+    probe = next(t for t in data["tests"] if t["name"].endswith("test_gradient_at_the_books_point"))
+    if probe["status"] != "passed":
+        said = probe["output"]
+        pytest.fail(f"the reader found {found_channels(returned(said))} of a live sandbox: {said}")
+
+
+HOLD_A_UID = """
+import os, sys, time
+from grader import isolate
+slot = isolate.UidSlot()
+print(slot.uid, flush=True)
+sys.stdin.read()  # hold the uid until the test closes our stdin
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="sandbox uids need root")
+def test_two_graders_with_their_own_tmpdir_never_share_a_sandbox_uid(tmp_path):
+    """The lock that makes a uid one grader's must be found by every grader on the
+    machine, whatever TMPDIR each was given (a cluster sets one per job): two graders on
+    one uid would clear each other's live sandboxes."""
+    held = []
+    try:
+        for name in ("a", "b"):
+            (tmp_path / name).mkdir()
+            env = os.environ | {"TMPDIR": str(tmp_path / name)}
+            holder = subprocess.Popen(
+                [sys.executable, "-c", HOLD_A_UID], cwd=REPO, env=env, text=True,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            )  # fmt: skip
+            held.append((holder, holder.stdout.readline().strip()))
+    finally:
+        for holder, _ in held:
+            holder.stdin.close()
+            holder.wait(timeout=60)
+    (_, first), (_, second) = held
+    assert first and second and first != second, f"both graders took uid {first}"
