@@ -85,3 +85,22 @@ def test_the_students_side_keeps_setup_code_and_what_it_calls(tmp_path):
     assert "def configure" in text and "configure()" in text and "def observe" in text
     assert "EXPECTED" not in text and "def test_x" not in text
     assert len(text.splitlines()) == len(path.read_text().splitlines()), "line numbers are kept"
+
+
+def test_a_broken_chapters_error_does_not_grow_with_every_test(tmp_path):
+    """Every call into a chapter whose import failed gets the same error; its traceback
+    is that call's, not one that grows by a call's frames for every test of the chapter."""
+    from grader.verdict import SplitTransport
+    from harness.probe import StudentCrashed
+
+    config = {"students": {}, "modules": {}, "test_timeout": 1, "log": tmp_path / "log",
+              "work": tmp_path}  # fmt: skip
+    transport = SplitTransport(client=None, config=config)
+    transport.broken["ch00"] = StudentCrashed("ImportCrash", "importing ch00 ended its process")
+    depths = []
+    for _ in range(20):
+        transport.begin_test("exercises/ch00/test_training_loop.py::test_x", None)
+        with pytest.raises(StudentCrashed) as info:
+            transport._ask({"op": "call"})
+        depths.append(len(info.traceback))
+    assert depths[-1] == depths[0], f"traceback frames per call: {depths}"
