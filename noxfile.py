@@ -6,6 +6,8 @@ Every install goes through constraints.txt, which pins the CPU build of torch th
 course is measured on (an unpinned torch pulls a multi-GB CUDA build).
 """
 
+import os
+
 import nox
 
 nox.options.sessions = ["lint", "tests", "mutants_changed"]
@@ -15,9 +17,21 @@ INSTALL = ("-c", "constraints.txt", "-e", ".[dev]")
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The project's own tests: every chapter proven against stubs, solutions, bug zoo; the grader."""
+    """The project's own tests: every chapter proven against stubs, solutions, bug zoo; the grader.
+
+    Test files run side by side, a whole file per worker (its module fixtures, such as a
+    graded class, are built once); tests marked ``serial`` load or measure the whole
+    machine, so they run afterwards, alone. Arguments after ``--`` replace all of this."""
     session.install(*INSTALL)
-    session.run("python", "-m", "pytest", *session.posargs)
+    if session.posargs:
+        session.run("python", "-m", "pytest", *session.posargs)
+        return
+    workers = str(max(2, min(4, os.cpu_count() or 1)))
+    session.run(
+        "python", "-m", "pytest", "-m", "not serial", "-n", workers, "--dist", "loadfile",
+        "--no-loadscope-reorder", "--durations=25",
+    )  # fmt: skip
+    session.run("python", "-m", "pytest", "-m", "serial", success_codes=[0, 5])
 
 
 @nox.session
