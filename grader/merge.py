@@ -3,7 +3,9 @@
 ``--shard K/N`` grades the K-th of N slices of the submissions (sorted by student id,
 every N-th one from the K-th), so any batch scheduler can run the N slices anywhere;
 ``python -m grader merge OUT1 OUT2 ... --out OUT`` joins their journals and writes the
-outputs from them, exactly as one run over all submissions writes them.
+outputs from them, exactly as one run over all submissions writes them. Merging again
+into an OUT that holds an earlier merge writes ``_instructor/regrade.md`` as a rerun of
+``grade`` does: whose scores moved since that merge, and which tests changed verdict.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader import journal, report, score, similarity
+from grader import journal, regrade, report, score, similarity
 from harness import index
 
 
@@ -58,6 +60,9 @@ def write_outputs(
 def main(parts: list[Path], out: Path, gradebook: bool = True) -> int:
     out = Path(out)
     merged = journal.Journal(out / ".journal")
+    # An OUT that is itself one of the parts is not an earlier merge: only its own slice.
+    is_part = any(Path(part).resolve() == out.resolve() for part in parts)
+    before = None if is_part else regrade.snapshot(merged)
     chapters_ids, expected, entries = None, None, {}
     for part in parts:
         jr = journal.Journal(Path(part) / ".journal")
@@ -92,5 +97,8 @@ def main(parts: list[Path], out: Path, gradebook: bool = True) -> int:
     chapters = [known[c] for c in chapters_ids if c in known]
     specs = [score.TestSpec(**t) for t in expected["tests"]]
     results = write_outputs(out, chapters, specs, entries, gradebook=gradebook)
+    if before is not None:
+        changes = regrade.diff(before, expected["key"], specs, entries, results)
+        regrade.write(out / report.INSTRUCTOR, changes)
     print(f"merged {len(parts)} parts: {len(results)} students into {out}", file=sys.stderr)
     return 0

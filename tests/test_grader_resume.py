@@ -4,7 +4,9 @@ merged equal one run."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -156,6 +158,22 @@ def test_merged_shards_equal_one_run(subs, uninterrupted, tmp_path):
     assert students == [["s1", "s3", "s5"], ["s2", "s4"]]
     assert merge.main(parts, tmp_path / "merged", gradebook=False) == 0
     assert output_files(tmp_path / "merged") == output_files(uninterrupted)
+    assert not (tmp_path / "merged" / "_instructor" / "regrade.md").exists()
+
+    # One shard regraded (here: one passed test of s4 now fails), merged again into the
+    # same folder: the report names s4 alone and the test that moved.
+    regraded = tmp_path / "part2-again"
+    shutil.copytree(parts[1], regraded)
+    entry_path = regraded / ".journal" / "s4.json"
+    entry = json.loads(entry_path.read_text())
+    nodeid = next(n for n, r in sorted(entry["records"].items()) if r["outcome"] == "passed")
+    entry["records"][nodeid] = {"outcome": "failed", "message": "a regraded failure"}
+    entry_path.write_text(json.dumps(entry))
+    assert merge.main([parts[0], regraded], tmp_path / "merged", gradebook=False) == 0
+    report = (tmp_path / "merged" / "_instructor" / "regrade.md").read_text()
+    moved = (tmp_path / "merged" / "_instructor" / "regrade.csv").read_text()
+    assert "s4" in moved and not any(f"s{k}" in moved for k in (1, 2, 3, 5)), moved
+    assert nodeid.split("::")[1] in report, report
 
 
 def test_shards_are_deterministic_slices():
