@@ -25,7 +25,6 @@ from harness.target import REPO
 TOP_FILES = ("pyproject.toml", "constraints.txt", "conftest.py", ".gitignore")
 # The bundle's front page is the students' guide, not the developers' README.
 STUDENT_README = REPO / "course" / "README.md"
-GRADER_EXCLUDE = ("hidden", "bugzoo", "demo")
 
 
 def release_files() -> list[Path]:
@@ -115,6 +114,7 @@ def leaks(out: Path) -> list[str]:
         if rel.parts[0] == "solutions" or rel.parts[:2] in (
             ("grader", "hidden"),
             ("grader", "bugzoo"),
+            ("grader", "alternatives"),
         ):
             found.append(f"{rel}: a solution or hidden-test location")
         data = path.read_bytes()

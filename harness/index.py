@@ -71,6 +71,11 @@ class Chapter:
         return REPO / "grader" / "bugzoo" / self.id
 
     @property
+    def alternatives(self) -> Path:
+        """Correct answers written differently from the reference: every test must pass."""
+        return REPO / "grader" / "alternatives" / self.id
+
+    @property
     def max_points(self) -> int:
         return sum(t.points for t in self.tasks)
 

@@ -6,13 +6,18 @@ For one chapter, runs the public and hidden tests against
   - the stubs in ``exercises/``      (every test must fail),
   - the reference ``solutions/``     (every test must pass),
   - each bug-zoo variant in ``grader/bugzoo/chNN/`` (at least one test must fail with a
-    message naming the mechanism).
+    message naming the mechanism),
+  - each correct alternative in ``grader/alternatives/chNN/`` (every test must pass: a
+    right answer the reference does not happen to write is not punished).
 
 A variant is a small Python file appended to the solution module, so it overrides just
 the definitions it gets wrong. It declares ``EXPECT``, a regular expression that a
 failure message must match (case-insensitive), and may declare ``SELECT``, a pytest
 ``-k`` expression narrowing the run to the tests that should catch it (for speed), and
 ``TASK``, the task whose tests must catch it (so blame lands where the mistake is).
+
+An alternative is built the same way (appended, ``EDITS`` allowed) and declares nothing
+else: its docstring says what it does differently and why that is still right.
 
 A mistake inside a long function is written as ``EDITS = [(old, new), ...]``: each
 ``old`` text must occur exactly once in the solution and is replaced by ``new`` before
@@ -87,6 +92,7 @@ def check_chapter(chapter_id: str) -> dict:
         "stubs": [o.to_dict() for o in run_tests(paths, "exercises")],
         "solutions": [o.to_dict() for o in run_tests(paths, "solutions")],
         "variants": {},
+        "alternatives": {},
     }
     with tempfile.TemporaryDirectory(prefix=f"bugzoo-{chapter_id}-") as tmp:
         for variant in sorted(chapter.bugzoo.glob("*.py")):
@@ -99,6 +105,10 @@ def check_chapter(chapter_id: str) -> dict:
                 "task": settings["TASK"],
                 "outcomes": [o.to_dict() for o in outcomes],
             }
+        for alternative in sorted(chapter.alternatives.glob("*.py")):
+            impl = build_variant(chapter, alternative, Path(tmp) / "alternatives")
+            outcomes = run_tests(paths, impl)
+            report["alternatives"][alternative.stem] = [o.to_dict() for o in outcomes]
     return report
 
 

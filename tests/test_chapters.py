@@ -1,9 +1,10 @@
 """The course's tests can tell right from wrong: per chapter, every public and hidden
-test fails on the stubs, passes on the solutions, and every bug-zoo variant is rejected
-with a message that names its mechanism."""
+test fails on the stubs, passes on the solutions and on every correct alternative, and
+every bug-zoo variant is rejected with a message that names its mechanism."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import defaultdict
 
@@ -19,7 +20,13 @@ VARIANTS = [
     for ch in CHAPTERS
     for path in sorted(index.chapter(ch).bugzoo.glob("*.py"))
 ]
+ALTERNATIVES = [
+    pytest.param(ch, path.stem, id=f"{ch}/{path.stem}")
+    for ch in CHAPTERS
+    for path in sorted(index.chapter(ch).alternatives.glob("*.py"))
+]
 MIN_VARIANTS = 4
+MIN_ALTERNATIVES = 2
 slow = pytest.mark.timeout(1800)  # waits on a chapter's selfcheck subprocess
 
 
@@ -92,6 +99,32 @@ def test_bugzoo_variant_is_rejected_naming_its_mechanism(selfcheck, chapter, var
             f"{chapter}/{variant}: the mistake is in {result['task']}, but only tests of "
             f"{sorted({o['task'] for o in naming})} name it:\n{_describe(naming)}"
         )
+
+
+@slow
+@pytest.mark.parametrize("chapter, alternative", ALTERNATIVES)
+def test_a_correct_alternative_passes_every_test(selfcheck, chapter, alternative):
+    outcomes = selfcheck(chapter)["alternatives"][alternative]
+    wrong = [o for o in outcomes if o["outcome"] != "passed" and not _not_graded_here(o)]
+    assert outcomes and not wrong, (
+        f"{chapter}/{alternative}: a correct answer the reference does not happen to write "
+        f"fails these tests (a test checks one implementation, not the contract):\n"
+        f"{_describe(wrong)}"
+    )
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_each_chapter_keeps_correct_alternatives(chapter):
+    found = sorted(index.chapter(chapter).alternatives.glob("*.py"))
+    assert len(found) >= MIN_ALTERNATIVES, (
+        f"{chapter}: {len(found)} correct alternatives in grader/alternatives/{chapter}/; keep at "
+        f"least {MIN_ALTERNATIVES} right answers the reference does not write (CONTRIBUTING.md)"
+    )
+    for path in found:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        assert ast.get_docstring(tree), f"{path}: say what differs and why it is still right"
+        settings = variant_settings(path)
+        assert not settings["EXPECT"], f"{path}: an alternative passes every test: no EXPECT"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
