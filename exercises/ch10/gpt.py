@@ -49,7 +49,8 @@ class TargetCheck(NamedTuple):
 
 def check_targets(x: torch.Tensor, y: torch.Tensor) -> TargetCheck:
     """Is (x, y) a next-token batch? x, y: (B, T) token ids. Finds the offset s (smallest |s|,
-    |s| < max(2, T/2)) with y[:, t] == x[:, t+s] wherever both exist, in every row; ok iff s == 1."""
+    +s before -s on a tie, |s| < max(2, T/2)) with y[:, t] == x[:, t+s] wherever both exist,
+    in every row; ok iff s == 1."""
     raise NotImplementedError("ch10.3 check_targets — see course/ch10.md#checking-the-targets")
 
 

@@ -53,12 +53,13 @@ class TargetCheck(NamedTuple):
 
 def check_targets(x: torch.Tensor, y: torch.Tensor) -> TargetCheck:
     """Is (x, y) a next-token batch? x, y: (B, T) token ids. Finds the offset s (smallest |s|,
-    |s| < max(2, T/2)) with y[:, t] == x[:, t+s] wherever both exist, in every row; ok iff s == 1."""
+    +s before -s on a tie, |s| < max(2, T/2)) with y[:, t] == x[:, t+s] wherever both exist,
+    in every row; ok iff s == 1."""
     if x.shape != y.shape or x.dim() != 2:
         return TargetCheck(False, None, f"x {tuple(x.shape)} and y {tuple(y.shape)} differ")
     T = x.shape[1]
     offsets = [s for s in range(-T + 1, T) if abs(s) < max(2, T / 2)]  # some t overlaps
-    for s in sorted(offsets, key=abs):
+    for s in sorted(offsets, key=lambda s: (abs(s), -s)):  # a tie: the next-token reading
         if s >= 0:
             same = torch.equal(y[:, : T - s], x[:, s:])
         else:

@@ -218,6 +218,17 @@ def test_check_targets_on_short_windows_real_text_and_the_reach():
     """Shifts are found in windows of 2 and of real text; offsets with |s| >= max(2, T/2) are not tried."""
     r = gpt.check_targets(torch.tensor([[3, 9], [4, 2]]), torch.tensor([[9, 7], [2, 2]]))
     assert r.ok and r.shift == 1, "a correct next-token batch with block_size 2 must be recognised"
+    alternating = torch.tensor([[0, 1, 0, 1, 0, 1], [5, 6, 5, 6, 5, 6]])
+    for x, y in (
+        (alternating, alternating.roll(-1, 1)),
+        (torch.tensor([[3, 9]]), torch.tensor([[9, 3]])),
+    ):
+        r = gpt.check_targets(x, y)
+        assert r.ok and r.shift == 1, (
+            f"x={x.tolist()}, y={y.tolist()}: y is x shifted by +1 and also by -1; on such a tie "
+            f"the next-token reading wins (+s before -s), so ok=True, shift=1 (got ok={r.ok}, "
+            f"shift={r.shift})"
+        )
     data = torch.tensor([ord(c) for c in corpus()])
     starts = [10, 1000, 5000, 9000, 12000]
     x = windows_at(data, starts, 40, [0] * 5)
