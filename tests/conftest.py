@@ -19,7 +19,7 @@ SELFCHECK_TIMEOUT_S = 1500
 _HELD_RANGE = []  # the lock on this session's uid range, kept open until the process ends
 
 
-def claim_uid_range(first: int = 63000, slots: int = 8, width: int = 1000) -> str:
+def claim_uid_range(first: int = 63000, slots: int = 12, width: int = 1000) -> str:
     """The grader's sandbox uids for this test session: a range no other session on this
     machine holds (an flock per range, held while this process lives), so the checks for
     processes left behind never see another test run's sandboxes. An explicit
@@ -42,7 +42,16 @@ def claim_uid_range(first: int = 63000, slots: int = 8, width: int = 1000) -> st
     return str(first)
 
 
-os.environ["GRADER_UID_BASE"] = claim_uid_range()
+# An xdist worker inherits the range its controller's import of this file claimed: that
+# one range is not the worker's own (two workers would see each other's sandboxes as
+# leftovers), so a worker claims another. A base the user set is kept everywhere.
+CLAIMED_BY_CONFTEST = "PYTORCH_COURSE_TEST_UID_CLAIM"
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("GRADER_UID_BASE") == os.environ.get(
+    CLAIMED_BY_CONFTEST
+):
+    del os.environ["GRADER_UID_BASE"]
+if "GRADER_UID_BASE" not in os.environ:
+    os.environ["GRADER_UID_BASE"] = os.environ[CLAIMED_BY_CONFTEST] = claim_uid_range()
 
 
 # With pytest-xdist (`nox -s tests`) whole files go to workers in collection order: the

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from harness.target import REPO
+from tests.conftest import CLAIMED_BY_CONFTEST as CLAIM
 
 SESSION = (
     "import sys, tests.conftest as c; print(c.os.environ['GRADER_UID_BASE'], flush=True); "
@@ -16,7 +17,7 @@ SESSION = (
 
 
 def session_env(tmp_path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "GRADER_UID_BASE"}
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADER_UID_BASE", CLAIM)}
     env["TMPDIR"] = str(tmp_path)  # lock files of this test's own
     return env
 
@@ -58,3 +59,24 @@ def test_a_second_session_takes_the_next_range_and_a_freed_one_is_reused(tmp_pat
 def test_an_explicit_base_wins(tmp_path):
     env = {**session_env(tmp_path), "GRADER_UID_BASE": "70000"}
     assert base_of_a_short_session(env) == "70000"
+
+
+def test_each_xdist_worker_claims_a_range_of_its_own(tmp_path):
+    """A worker inherits the controller's claimed base (the controller imports this file
+    too): it claims its own range; a base the user gave is still kept."""
+    env = session_env(tmp_path)
+    controller = subprocess.Popen(
+        [sys.executable, "-c", SESSION], cwd=REPO, env=env, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        held = controller.stdout.readline().strip()
+        inherited = {**env, "GRADER_UID_BASE": held, CLAIM: held}
+        worker = base_of_a_short_session({**inherited, "PYTEST_XDIST_WORKER": "gw0"})
+        not_a_worker = base_of_a_short_session(inherited)
+        chosen = {**env, "GRADER_UID_BASE": "70000", "PYTEST_XDIST_WORKER": "gw1"}
+        users = base_of_a_short_session(chosen)
+    finally:
+        controller.stdin.close()
+        controller.wait(timeout=60)
+    assert (held, worker, not_a_worker, users) == ("63000", "64000", "63000", "70000")
