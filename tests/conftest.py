@@ -46,10 +46,9 @@ def claim_uid_range(first: int = 63000, slots: int = 12, width: int = 1000) -> s
 # one range is not the worker's own (two workers would see each other's sandboxes as
 # leftovers), so a worker claims another. A base the user set is kept everywhere.
 CLAIMED_BY_CONFTEST = "PYTORCH_COURSE_TEST_UID_CLAIM"
-if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("GRADER_UID_BASE") == os.environ.get(
-    CLAIMED_BY_CONFTEST
-):
-    del os.environ["GRADER_UID_BASE"]
+_inherited = os.environ.get("GRADER_UID_BASE")
+if os.environ.get("PYTEST_XDIST_WORKER") and _inherited == os.environ.get(CLAIMED_BY_CONFTEST):
+    os.environ.pop("GRADER_UID_BASE", None)
 if "GRADER_UID_BASE" not in os.environ:
     os.environ["GRADER_UID_BASE"] = os.environ[CLAIMED_BY_CONFTEST] = claim_uid_range()
 

@@ -17,7 +17,8 @@ SESSION = (
 
 
 def session_env(tmp_path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GRADER_UID_BASE", CLAIM)}
+    dropped = ("GRADER_UID_BASE", CLAIM, "PYTEST_XDIST_WORKER")  # as a session started by hand
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["TMPDIR"] = str(tmp_path)  # lock files of this test's own
     return env
 
