@@ -174,14 +174,19 @@ def grade_pair(tmp_path: Path, env: dict, prefix: list[str]) -> dict:
     return tests
 
 
+def grader_env(tmp_path: Path) -> dict[str, str]:
+    """A grader's environment: the session's sandbox uids, a home of the test's own."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "GRADER_UID_BASE")}
+    return env | {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+
 MODES = ["namespace", "uid"] if isolate.mode() == "namespace" else [isolate.mode()]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="sandbox uids need root")
 @pytest.mark.parametrize("mode", MODES)
 def test_nothing_a_submission_leaves_reaches_the_next_one(tmp_path, mode):
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "GRADER_UID_BASE")}
-    env |= {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = grader_env(tmp_path)
     prefix = []
     if mode == "uid":
         env["GRADER_ISOLATION"] = "uid"
@@ -256,8 +261,7 @@ def test_the_uid_mode_hides_the_hidden_phase_and_other_sandboxes_by_path(tmp_pat
     known relative path, nor a classmate's module found through /proc (two jobs)."""
     from tests.grader_data.helpers import SOLUTION
 
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "GRADER_UID_BASE")}
-    env |= {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = grader_env(tmp_path)
     env["GRADER_ISOLATION"] = "uid"
     subs, out = tmp_path / "subs", tmp_path / "out"
     write_submission(subs, "a_prober", PROBER)
@@ -385,8 +389,7 @@ def test_nothing_passes_between_sandboxes_of_two_graders_running_at_once(tmp_pat
     TMPDIR (two jobs of a cluster), grades a reader while the first grader's student
     holds every channel live: the reader finds none, and neither grader ends the other's
     sandbox."""
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "GRADER_UID_BASE")}
-    env |= {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = grader_env(tmp_path)
     runs = {}
     for name, module in (("a", HOLDER), ("b", LIVE_READER)):
         (tmp_path / f"tmp-{name}").mkdir()
