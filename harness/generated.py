@@ -7,22 +7,29 @@
     def test_...(n, m): ...
 
 Every run draws the same examples (``derandomize``), keeps no database, and has no
-per-example deadline (a loaded 2-core machine must not fail a test). Hypothesis is a
-grader and developer dependency: only hidden tests use it, never public ones.
+per-example deadline (a loaded 2-core machine must not fail a test). The first failing
+example is reported as drawn, alone: shrinking it reruns the submission dozens of times
+(a wrong answer's failure could take longer than the test's time limit and reach the
+student as a timeout instead of its message), and several failures would reach the
+student as one ExceptionGroup. Hypothesis is a grader and developer dependency: only
+hidden tests use it, never public ones.
 """
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 __all__ = ["examples", "given", "st"]
 
 
 def examples(n: int = 30):
-    """Settings for a hidden property test: ``n`` examples, the same ones every run."""
+    """Settings for a hidden property test: ``n`` examples, the same ones every run, and
+    the first failing one reported as drawn."""
     return settings(
         max_examples=n,
+        phases=[Phase.explicit, Phase.generate],
+        report_multiple_bugs=False,
         derandomize=True,
         database=None,
         deadline=None,

@@ -255,3 +255,33 @@ def test_the_lock_pins_everything_the_grader_installs():
     assert {"torch", "numpy", "pytest", "hypothesis", "matplotlib"} <= needed
     loose = sorted(n for n in needed if not pins.get(n))
     assert not loose, f"constraints.txt does not pin {loose}: run `nox -s lock`"
+
+
+def test_generated_examples_report_the_first_failure_as_drawn():
+    """harness.generated.examples: a failing example is not shrunk (a wrong answer's
+    shrinking could outlast the test's time limit) and is reported alone."""
+    from harness.generated import examples, given, st
+
+    calls = []
+
+    @examples(20)
+    @given(n=st.integers(0, 10_000), m=st.integers(0, 10_000))
+    def fails_everywhere(n, m):
+        calls.append((n, m))
+        raise ValueError("wrong")
+
+    with pytest.raises(ValueError):
+        fails_everywhere()
+    assert len(calls) <= 2, f"{len(calls)} runs: the failing example was shrunk"
+
+
+def test_hidden_property_tests_take_their_settings_from_one_place():
+    """Every @given test in grader/hidden is configured by harness.generated.examples,
+    not by settings of its own (one mechanism: the same limits everywhere)."""
+    local = [
+        f"{path.relative_to(REPO)}:{node.lineno}"
+        for path in sorted((REPO / "grader" / "hidden").glob("ch*/test_*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "settings"
+    ]
+    assert not local, f"hypothesis settings outside harness/generated.py: {local}"

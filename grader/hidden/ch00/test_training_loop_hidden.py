@@ -12,8 +12,6 @@ from harness.probe import because, probe
 from harness.target import chapter_module
 
 try:  # test bodies only: the student's process of a split run cannot import these
-    from hypothesis import Phase, settings
-
     from harness.generated import examples, given, st
 except ImportError:
     pass
@@ -411,11 +409,6 @@ def test_classify_on_both_sides_of_each_boundary(boundary):
         )
 
 
-def drawn(n):
-    """``examples(n)`` without shrinking: a student sees only the property."""
-    return settings(examples(n), phases=[Phase.explicit, Phase.generate])
-
-
 def clear_cut_curve(kind, start, ratio, steps):
     """A curve whose name the reading fixes: (losses, expected name)."""
     if kind == "decay":
@@ -432,7 +425,7 @@ def clear_cut_curve(kind, start, ratio, steps):
 
 @pytest.mark.task("ch00.3")
 @pytest.mark.points(2)
-@drawn(60)
+@examples(60)
 @given(
     kind=st.sampled_from(["decay", "crawl", "growth", "zigzag", "overflow"]),
     log_start=st.floats(-4, 4),

@@ -23,8 +23,6 @@ from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: the student's process of a split run cannot import these
-    from hypothesis import Phase, settings
-
     from harness.evidence import brief, first_difference
     from harness.generated import examples, given, st
 except ImportError:
@@ -40,12 +38,6 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
 
 def gen(seed):
     return torch.Generator().manual_seed(seed)
-
-
-def drawn(n):
-    """``examples(n)`` without shrinking: a student sees only the property, and a wrong
-    answer (or a stub) should fail fast."""
-    return settings(examples(n), phases=[Phase.explicit, Phase.generate])
 
 
 # ---- ch01.1 broadcast_shape -------------------------------------------------------
@@ -162,7 +154,7 @@ shapes = st.lists(sizes, max_size=5).map(tuple)
 
 @pytest.mark.task("ch01.1")
 @pytest.mark.points(2)
-@drawn(40)
+@examples(40)
 @given(pairs=st.lists(st.tuples(shapes, shapes), min_size=1, max_size=12))
 def test_broadcast_shape_agrees_with_torch_on_generated_pairs(pairs):
     """broadcast_shape agrees with torch.broadcast_shapes on generated pairs, in either order."""
@@ -301,7 +293,7 @@ def test_pairwise_sq_dists_other_sizes(n, m, d):
 
 @pytest.mark.task("ch01.2")
 @pytest.mark.points(2)
-@drawn(25)
+@examples(25)
 @given(
     n=st.integers(1, 7),
     m=st.integers(1, 7),
@@ -415,7 +407,7 @@ def test_batch_linear_matches_f_linear(bsz, i, o):
 
 
 @pytest.mark.task("ch01.3")
-@drawn(20)
+@examples(20)
 @given(n=st.integers(1, 6), seed=st.integers(0, 10_000), rect=st.booleans())
 def test_batch_linear_agrees_with_f_linear_on_generated_sizes(n, seed, rect):
     """batch_linear equals F.linear on generated sizes, mostly B == I == O."""
@@ -726,7 +718,7 @@ op_shapes = st.lists(st.integers(1, 3), max_size=3).map(tuple)
 
 @pytest.mark.task("ch01.5")
 @pytest.mark.points(2)
-@drawn(60)
+@examples(60)
 @given(
     shapes_run=st.lists(op_shapes, max_size=6),
     edits=st.lists(st.tuples(st.integers(0, 5), op_shapes), max_size=2),

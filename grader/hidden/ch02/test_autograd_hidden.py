@@ -32,8 +32,6 @@ from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
-    from hypothesis import Phase, settings
-
     from harness.evidence import brief
     from harness.generated import examples, given, st
 except ImportError:  # (probes never use them)
@@ -49,15 +47,6 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
 )
 
 HERE = os.path.basename(__file__)
-
-
-def drawn(n: int):
-    """``examples(n)`` that reports the first failing example as drawn: no shrinking, no
-    explaining, one error (a wrong answer fails every example, and a stub must still
-    report its one-line TODO quickly)."""
-    return settings(
-        examples(n), phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False
-    )
 
 
 # ---------------------------------------------------------------- ch02.1 reachable_params
@@ -740,7 +729,7 @@ def test_two_stage_zero_and_one_step():
 
 
 @pytest.mark.task("ch02.3")
-@drawn(12)
+@examples(12)
 @given(steps=st.integers(0, 40), lr=st.floats(0.001, 0.03))
 def test_two_stage_agrees_with_the_reference(steps, lr):
     """two_stage_train's weights, losses and features equal the reference run for any steps and lr."""
@@ -874,7 +863,7 @@ def test_accumulated_grad_for_a_classifier_called_twice():
 
 @pytest.mark.task("ch02.4")
 @pytest.mark.points(3)
-@drawn(25)
+@examples(25)
 @given(
     n=st.integers(1, 13),
     share=st.floats(0.0, 1.0),

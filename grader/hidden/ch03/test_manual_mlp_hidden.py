@@ -25,8 +25,6 @@ from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
-    from hypothesis import Phase, settings
-
     from harness.evidence import brief, first_difference
     from harness.generated import examples, given, st
 except ImportError:  # (probes never use them)
@@ -37,14 +35,6 @@ ref = reference_module("ch03", "manual_mlp")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "apply_random_step linear_mlp random_step recipe_params relu_mlp"
 )
-
-
-def drawn(n: int):
-    """``examples(n)`` that reports the first failing example as drawn: no shrinking, no
-    explaining, one error (a wrong answer fails every example quickly)."""
-    return settings(
-        examples(n), phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False
-    )
 
 
 def recipe_params(d_in, hidden, n_classes, seed):
@@ -141,7 +131,7 @@ def test_data_leaves_the_global_generator_alone():
 
 
 @pytest.mark.task("ch03.1")
-@drawn(20)
+@examples(20)
 @given(n=st.integers(1, 120), seed=st.integers(0, 10_000))
 def test_data_agrees_with_the_reference(n, seed):
     """make_xor_data equals the documented recipe for tiny and odd n (int(0.8 * n) rounds down)."""
@@ -225,7 +215,7 @@ def test_init_gradients_reach_every_tensor():
 
 
 @pytest.mark.task("ch03.2")
-@drawn(15)
+@examples(15)
 @given(
     d_in=st.integers(1, 9),
     hidden=st.integers(1, 9),
@@ -301,7 +291,7 @@ def test_forward_other_shapes_and_dtypes():
 
 
 @pytest.mark.task("ch03.3")
-@drawn(15)
+@examples(15)
 @given(
     n=st.integers(1, 6),
     d_in=st.integers(1, 5),
@@ -412,7 +402,7 @@ def test_cross_entropy_by_hand_in_float64_and_one_class():
 
 @pytest.mark.task("ch03.4")
 @pytest.mark.points(2)
-@drawn(25)
+@examples(25)
 @given(
     n=st.integers(1, 8),
     c=st.integers(1, 8),
@@ -525,7 +515,7 @@ def test_the_students_chain_reproduces_the_books_first_step():
 
 
 @pytest.mark.task("ch03.5")
-@drawn(15)
+@examples(15)
 @given(
     shapes=st.lists(st.sampled_from([(), (1,), (3,), (2, 3), (4, 4)]), min_size=1, max_size=4),
     missing=st.lists(st.booleans(), min_size=4, max_size=4),

@@ -35,14 +35,6 @@ at = chapter_module("ch07", "attention")
 PROBES_USE = "PARAM_NAMES"  # what the probes use besides themselves (harness/strip.py)
 
 
-def examples_one_failure(n: int):
-    """``examples(n)`` reporting one failing example, not an ExceptionGroup of several
-    (whose text would be all a student sees)."""
-    from hypothesis import settings
-
-    return settings(examples(n), report_multiple_bugs=False)
-
-
 def gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
@@ -124,7 +116,7 @@ def mhsa_on_gpu(E, H, causal, x, params):
 
 @pytest.mark.task("ch07.1")
 @pytest.mark.points(3)
-@examples_one_failure(40)
+@examples(40)
 @given(B=st.integers(1, 3), T=st.integers(1, 6), H=st.integers(1, 5), Dh=st.integers(1, 5))
 def test_split_gives_each_head_a_slice_of_every_position(B, T, H, Dh):
     """Head h of split_heads holds features h*Dh..(h+1)*Dh-1 of every position, for any sizes."""
@@ -164,7 +156,7 @@ def test_split_keeps_random_values_and_rejects_indivisible_sizes():
 
 @pytest.mark.task("ch07.2")
 @pytest.mark.points(2)
-@examples_one_failure(30)
+@examples(30)
 @given(
     B=st.integers(1, 3),
     H=st.integers(1, 5),
@@ -309,7 +301,7 @@ def tolerance(dtype):
 
 @pytest.mark.task("ch07.4")
 @pytest.mark.points(3)
-@examples_one_failure(40)
+@examples(40)
 @given(
     lead=LEADING,
     tq=st.integers(1, 6),
@@ -464,7 +456,7 @@ def test_the_inputs_are_left_unchanged():
 
 @pytest.mark.task("ch07.5")
 @pytest.mark.points(3)
-@examples_one_failure(40)
+@examples(40)
 @given(
     lead=LEADING,
     tq=st.integers(1, 6),

@@ -33,14 +33,6 @@ ref = reference_module("ch09", "performance")
 PROBES_USE = "FakeGPU"  # what the probes use besides themselves (harness/strip.py)
 
 
-def examples_one_failure(n: int):
-    """``examples(n)`` reporting one failing example, not an ExceptionGroup of several
-    (whose text would be all a student sees)."""
-    from hypothesis import settings
-
-    return settings(examples(n), report_multiple_bugs=False)
-
-
 # ---------------------------------------------------------------- probes
 
 
@@ -93,7 +85,7 @@ def cuda_pinned_copy(mb):
 
 @pytest.mark.task("ch09.1")
 @pytest.mark.points(3)
-@examples_one_failure(40)
+@examples(40)
 @given(
     warmup=st.integers(0, 3),
     kernels=st.lists(st.integers(1, 60), min_size=1, max_size=24),
@@ -277,7 +269,7 @@ def test_ms_per_step_drains_earlier_work_first():
 
 @pytest.mark.task("ch09.2")
 @pytest.mark.points(2)
-@examples_one_failure(40)
+@examples(40)
 @given(
     kernel_ms=st.sampled_from([1.0, 16.0, 40.0]),
     launch_ms=st.sampled_from([0.5, 4.9, 10.0]),
@@ -408,7 +400,7 @@ def test_profile_rows_are_op_stats():
 
 @pytest.mark.task("ch09.4")
 @pytest.mark.points(2)
-@examples_one_failure(25)
+@examples(25)
 @given(
     widths=st.lists(st.integers(1, 64), min_size=2, max_size=5),
     batch=st.integers(1, 200),
@@ -471,7 +463,7 @@ def replayed_peak(script):
 
 @pytest.mark.task("ch09.5")
 @pytest.mark.points(2)
-@examples_one_failure(30)
+@examples(30)
 @given(
     resident=st.integers(0, 4000),
     old_peak=st.integers(0, 8000),
