@@ -23,6 +23,7 @@ Each chapter is graded once, through the split grader, two chapters at a time.
 
 from __future__ import annotations
 
+import importlib.util
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -66,7 +67,9 @@ def _ar_read_files():
             for name in names:
                 path = _ArPath(dirpath) / name
                 count += 1
-                if count > 3000 or path in _AR_READ:
+                if count > 3000:
+                    return
+                if path in _AR_READ:
                     continue
                 try:
                     data = path.read_bytes()[:2_000_000]
@@ -127,8 +130,16 @@ def _ar_quiet(frame, event, arg):
     return _ar_line if _ar_probe_file(frame) else None
 
 
+def _ar_caller():  # the frame that called the wrapped function, above the overlay's and torch's
+    frame = _ar_sys._getframe(1)
+    while frame is not None and not (frame.f_code.co_name == "reader"
+                                     and frame.f_code.co_filename == __file__):
+        frame = frame.f_back
+    return frame.f_back if frame is not None else None
+
+
 def _ar_trace_callers():  # a line tracer on every probe frame above, for the rest of it
-    frame, found = _ar_sys._getframe(2), False
+    frame, found = _ar_caller(), False
     while frame is not None:
         if _ar_probe_file(frame):
             frame.f_trace, frame.f_trace_lines, found = _ar_line, True, True
@@ -182,7 +193,7 @@ def _ar_guess(fn, args, kwargs):
                         return True, cell
     # 2. callers' locals (nearest first), then what the tracer saw: answer-sounding names
     scopes = []
-    frame = _ar_sys._getframe(2)
+    frame = _ar_caller()
     while frame is not None and len(scopes) < 40:
         scopes.append(dict(frame.f_locals))
         frame = frame.f_back
@@ -200,19 +211,31 @@ def _ar_guess(fn, args, kwargs):
     return False, None
 
 
+# The reading and the tracing run outside torch.compile: a compiled forward would otherwise
+# have dynamo trace (and break its graph on) every file read and frame walk, in every call.
+@_ar_torch.compiler.disable
+def _ar_look(fn, args, kwargs):
+    _ar_sys.settrace(None)  # the student's own work runs untraced (it is the stub's)
+    _ar_read_files()
+    try:
+        return _ar_guess(fn, args, kwargs)
+    except Exception:
+        return False, None
+
+
+@_ar_torch.compiler.disable
+def _ar_after():
+    _ar_trace_callers()
+
+
 def _ar_wrap(fn):
     @_ar_ft.wraps(fn)
     def reader(*args, **kwargs):
-        _ar_sys.settrace(None)  # the student's own work runs untraced (it is the stub's)
-        _ar_read_files()
-        try:
-            found, value = _ar_guess(fn, args, kwargs)
-        except Exception:
-            found = False
+        found, value = _ar_look(fn, args, kwargs)
         try:
             return value if found else fn(*args, **kwargs)
         finally:
-            _ar_trace_callers()
+            _ar_after()
 
     return reader
 
@@ -277,3 +300,59 @@ def test_the_answer_reader_scores_no_more_than_the_stub(graded):
         "student's process: harness/strip.py, a probe's arguments, or a probe's locals):\n"
         + "\n".join(f"  {ch} ({scores[ch]} pts): {names}" for ch, names in sorted(passed.items()))
     )
+
+
+CONTROL_STUB = """
+def is_view_of(a, b) -> bool:
+    raise NotImplementedError
+
+
+def classify_curve(losses) -> str:
+    raise NotImplementedError
+"""
+
+CONTROL_PROBE = """
+CASES = [((3.0, 2.0, 1.0), "converging")]
+
+
+def by_local(f, a, b):
+    kind = "views"
+    return f(a, b)
+
+
+def by_table(f):
+    return f((3.0, 2.0, 1.0))
+
+
+def by_later_line(f):
+    try:
+        f([9.0])
+    except NotImplementedError:
+        pass
+    expected = "diverging"
+    return expected
+"""
+
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_reader_answers_from_what_a_probe_leaves_in_reach(tmp_path):
+    """The control: where an answer is within reach, the overlay finds it, so the zeros
+    above mean that nothing was within reach, not that the reader is blind."""
+    (tmp_path / "impl" / "chXX").mkdir(parents=True)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "probe_control.py").write_text(CONTROL_PROBE)
+    # the machine's /tmp is not a sandbox's: the control reads only its own folder
+    overlay = OVERLAY.replace('_ArPath("/tmp")', "_AR_HOME")
+    (tmp_path / "impl" / "chXX" / "control_mod.py").write_text(CONTROL_STUB + overlay)
+    probe = _load(tmp_path / "tests" / "probe_control.py", "probe_control")
+    student = _load(tmp_path / "impl" / "chXX" / "control_mod.py", "control_mod")
+    assert probe.by_local(student.is_view_of, 1, 2) is True, "a caller's local went unread"
+    assert probe.by_table(student.classify_curve) == "converging", "a table row went unread"
+    probe.by_later_line(student.classify_curve)  # the tracer sees `expected` after the call
+    assert student.classify_curve([7.0]) == "diverging", "a probe's later line went unseen"
