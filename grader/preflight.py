@@ -78,16 +78,16 @@ def environment() -> dict:
 # ---- what is known to break grading -------------------------------------------------
 
 
-def _blocked_for_others(path: Path) -> tuple[Path, str] | None:
+def _blocked_for_others(path: Path, read: bool = True) -> tuple[Path, str] | None:
     """The first folder from ``/`` down to ``path`` that other users cannot enter (or
-    ``path`` itself if they cannot read it), with its permission bits."""
+    ``path`` itself if ``read`` and they cannot read it), with its permission bits."""
     path = path.resolve()
     for folder in [*reversed(path.parents), path]:
         try:
             mode = folder.stat().st_mode
         except OSError:
             return folder, "missing"
-        if not mode & stat.S_IXOTH or (folder == path and not mode & stat.S_IROTH):
+        if not mode & stat.S_IXOTH or (read and folder == path and not mode & stat.S_IROTH):
             return folder, stat.filemode(mode)
     return None
 
@@ -126,6 +126,13 @@ def environment_problems(
     tmp = Path(tempfile.gettempdir())
     if not os.access(tmp, os.W_OK | os.X_OK):
         problems.append(f"the temporary folder {tmp} cannot be written: set TMPDIR")
+    elif mode == "uid" and (blocked := _blocked_for_others(tmp, read=False)):
+        folder, bits = blocked
+        problems.append(
+            f"in the `uid` isolation mode each sandbox is a folder under the temporary folder "
+            f"{tmp}, entered by another user, who cannot pass {folder} ({bits}). Set TMPDIR to "
+            f"a folder other users may enter, or `chmod o+x {folder}` (enter, not list)"
+        )
     if gradebook and not (
         shutil.which("alembic") or (Path(sys.executable).parent / "alembic").exists()
     ):

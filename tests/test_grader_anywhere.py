@@ -276,6 +276,27 @@ def test_uid_mode_names_a_python_other_users_cannot_read(monkeypatch):
         assert preflight.environment_problems([index.chapter("ch00")], "uid") == []
 
 
+def test_uid_mode_names_a_temporary_folder_other_users_cannot_enter(monkeypatch):
+    """Without namespaces, each sandbox is a folder under TMPDIR that another user
+    enters: a private TMPDIR (a pytest or cluster job's own folder) is named with its fix,
+    before any grading, instead of the reference failing to import."""
+    monkeypatch.setattr(isolate, "_host_paths", lambda: [Path("/usr")])
+    with tempfile.TemporaryDirectory() as tmp:  # directly under /tmp: others may enter
+        os.chmod(tmp, 0o711)
+        private = Path(tmp) / "job"
+        (private / "tmp").mkdir(parents=True)
+        private.chmod(0o700)
+        monkeypatch.setenv("TMPDIR", str(private / "tmp"))
+        monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+        problems = preflight.environment_problems([index.chapter("ch00")], "uid")
+        assert len(problems) == 1 and "TMPDIR" in problems[0], problems
+        assert f"chmod o+x {private}" in problems[0] and "drwx------" in problems[0]
+        assert preflight.environment_problems([index.chapter("ch00")], "namespace") == []
+        private.chmod(0o711)
+        assert preflight.environment_problems([index.chapter("ch00")], "uid") == []
+    tempfile.tempdir = None
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another, unprivileged user")
 def test_check_as_a_normal_user_from_a_clone_in_their_home(tmp_path):
     """A self-learner who is not root: the grader runs in its weakest mode (their own
