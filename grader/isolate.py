@@ -75,9 +75,13 @@ def _mount(src: str | None, dst: str, fstype: str | None, flags: int, data: str 
     )
 
 
-def die_with_parent() -> None:
-    """SIGKILL this process when the thread that started it ends."""
+def die_with_parent(parent: int | None = None) -> None:
+    """SIGKILL this process when the thread that started it ends. Given ``parent`` (the
+    pid that forked it), end at once if that has already happened: no signal would come,
+    and the process would outlive its grader."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
 
 
 @functools.cache
@@ -238,12 +242,12 @@ def _limit(settings: dict, nproc: int) -> None:
         resource.setrlimit(res, (value, value))
 
 
-def _drop_to(uid: int) -> None:
+def _drop_to(uid: int, parent: int | None) -> None:
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    die_with_parent()  # a change of credentials clears it
+    die_with_parent(parent)  # a change of credentials clears it
 
 
 def _keep_fds(keep: dict[int, int]) -> None:
@@ -410,9 +414,9 @@ def _serve(folder: str, settings: dict) -> None:
     beside.serve(3, 4, Path(folder), Path(folder) / "impl")
 
 
-def _namespaced_child(folder: Path, work: Path, settings: dict, uid: int) -> None:
+def _namespaced_child(folder: Path, work: Path, settings: dict, uid: int, parent: int) -> None:
     """In the forked child: namespaces, root, then the student process as PID 1."""
-    die_with_parent()
+    die_with_parent(parent)
     _check(
         _libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
         "unshare",
@@ -421,12 +425,12 @@ def _namespaced_child(folder: Path, work: Path, settings: dict, uid: int) -> Non
     _build_root(newroot, folder, settings | {"uid": uid})
     pid = os.fork()
     if pid == 0:
-        die_with_parent()
+        die_with_parent()  # PID 1 of its namespace: its parent's pid is not visible here
         _mount("proc", str(newroot / "proc"), "proc", MS_NOSUID | MS_NODEV)
         os.chroot(newroot)
         os.chdir("/tmp")
         _limit(settings, settings["nproc"])
-        _drop_to(uid)
+        _drop_to(uid, None)
         _student_env("/tmp")
         _serve("/sandbox", settings)
         os._exit(0)
@@ -441,8 +445,8 @@ def _namespaced_child(folder: Path, work: Path, settings: dict, uid: int) -> Non
     os._exit(code if code >= 0 else 128 - code)
 
 
-def _plain_child(folder: Path, work: Path, settings: dict, uid: int | None) -> None:
-    die_with_parent()
+def _plain_child(folder: Path, work: Path, settings: dict, uid: int | None, parent: int) -> None:
+    die_with_parent(parent)
     os.setsid()
     work.mkdir(mode=0o700)
     if uid is not None:
@@ -451,7 +455,7 @@ def _plain_child(folder: Path, work: Path, settings: dict, uid: int | None) -> N
     nproc = settings["nproc"] if uid is not None else _session_nproc(settings["nproc"])
     _limit(settings, nproc)
     if uid is not None:
-        _drop_to(uid)
+        _drop_to(uid, parent)
     _student_env(str(work))
     _serve(str(folder), settings)
     os._exit(0)
@@ -506,7 +510,7 @@ def _await_setup(fd: int, pid: int) -> tuple[int | None, str]:
     return None, errors[-1] if errors else "it ended before it was ready"
 
 
-def run_spawner(sock: socket.socket, settings: dict) -> None:
+def run_spawner(sock: socket.socket, settings: dict, parent: int | None = None) -> None:
     """Serve spawn requests on ``sock`` until it closes; report every child's end.
 
     Request: ``{"op": "spawn", "folder": ..., "work": ...}`` with three descriptors
@@ -516,8 +520,9 @@ def run_spawner(sock: socket.socket, settings: dict) -> None:
     when its setup failed (the grader's failure, never the student's); later
     ``{"exited": pid, "code": ...}`` (negative: the signal).
     """
-    die_with_parent()
+    die_with_parent(parent)
     kind = settings["mode"]
+    me = os.getpid()
     children: dict[int, UidSlot | None] = {}
     while True:
         ready, _, _ = select.select([sock], [], [], 0.05)
@@ -554,9 +559,9 @@ def run_spawner(sock: socket.socket, settings: dict) -> None:
                     if os.environ.get(FAULT_ENV) == "sandbox-setup":
                         raise OSError("a sandbox setup failure injected by a test")
                     if kind == "namespace":
-                        _namespaced_child(folder, work, settings, uid)
+                        _namespaced_child(folder, work, settings, uid, me)
                     else:
-                        _plain_child(folder, work, settings, uid)
+                        _plain_child(folder, work, settings, uid, me)
                 except BaseException as exc:  # noqa: BLE001
                     try:
                         os.write(2, f"student process setup failed: {exc!r}\n".encode())

@@ -702,11 +702,12 @@ def main(argv: list[str]) -> int:
 
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     results_fd = int(config["fd"])
+    trusted = os.getpid()
     pid = os.fork()
     if pid == 0:  # the spawner: forked before any test file is imported
         parent.close()
         os.close(results_fd)
-        isolate.run_spawner(child, config["isolation"])
+        isolate.run_spawner(child, config["isolation"], trusted)
         os._exit(0)
     child.close()
     target.forbid_loading("the grader's trusted side reaches student code only through probes")

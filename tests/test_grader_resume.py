@@ -147,6 +147,22 @@ def test_a_grader_killed_with_sigkill_leaves_nothing_running(tmp_path):
     assert_no_sandbox_process_survives()
 
 
+def test_a_process_whose_parent_ended_before_it_tied_itself_ends_at_once():
+    """The parent-death signal is set after fork and again after the change of uid (which
+    clears it); a parent that ended in between sends no signal, so the process checks
+    and ends instead of running on as an orphan of a killed grader."""
+    expected = os.getpid()
+    for parent, code in ((expected, 0), (expected + 1_000_000, 1)):  # alive / already gone
+        pid = os.fork()
+        if pid == 0:
+            try:
+                isolate.die_with_parent(parent)
+            finally:
+                os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == code, (parent, status)
+
+
 def test_merged_shards_equal_one_run(subs, uninterrupted, tmp_path):
     parts = [tmp_path / f"part{k}" for k in (1, 2)]
     procs = [
