@@ -13,10 +13,10 @@ from torch import nn
 def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
     """[B, T, E] -> [B, H, T, Dh] with Dh = E // H: head h holds dims h*Dh..(h+1)*Dh-1 of every position.
 
-    Raises ValueError when ``n_heads`` does not divide E.
+    Raises ValueError when ``n_heads`` is not a positive divisor of E.
     """
     B, T, E = x.shape
-    if E % n_heads:
+    if n_heads < 1 or E % n_heads:
         raise ValueError(f"embedding size {E} is not divisible by n_heads={n_heads}")
     return x.view(B, T, n_heads, E // n_heads).transpose(1, 2)  # (B, T, H, Dh) -> (B, H, T, Dh)
 
@@ -63,12 +63,12 @@ class MultiHeadSelfAttention(nn.Module):
     ``qkv`` is nn.Linear(E, 3E) whose output is [q | k | v] along the last axis; ``proj`` is
     nn.Linear(E, E). With ``causal`` no position attends to a later one. After each forward,
     ``last_weights`` holds that call's attention weights [B, H, T, T]. Raises ValueError when
-    ``n_heads`` does not divide ``embed_dim``.
+    ``n_heads`` is not a positive divisor of ``embed_dim``.
     """
 
     def __init__(self, embed_dim: int, n_heads: int, causal: bool = True) -> None:
         super().__init__()
-        if embed_dim % n_heads:
+        if n_heads < 1 or embed_dim % n_heads:
             raise ValueError(f"embed_dim {embed_dim} is not divisible by n_heads={n_heads}")
         self.n_heads = n_heads
         self.causal = causal

@@ -58,7 +58,7 @@ class MultiHeadSelfAttention(nn.Module):
 
     def __init__(self, embed_dim: int, n_heads: int, causal: bool = True) -> None:
         super().__init__()
-        if embed_dim % n_heads:
+        if n_heads < 1 or embed_dim % n_heads:
             raise ValueError(f"{n_heads} heads do not divide embed_dim={embed_dim}")
         self.embed_dim = embed_dim
         self.n_heads = n_heads

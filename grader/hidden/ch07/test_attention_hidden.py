@@ -135,7 +135,7 @@ def test_split_gives_each_head_a_slice_of_every_position(B, T, H, Dh):
 @pytest.mark.task("ch07.1")
 def test_split_keeps_random_values_and_rejects_indivisible_sizes():
     """split_heads moves random values without changing them (T == H == Dh), and raises
-    ValueError when n_heads does not divide the embedding size."""
+    ValueError when n_heads is not a positive divisor of the embedding size."""
     x = torch.randn(2, 3, 9, generator=gen(79))
     got = at.split_heads(x, 3)
     expected = heads_of(x, 3)
@@ -148,6 +148,11 @@ def test_split_keeps_random_values_and_rejects_indivisible_sizes():
     assert seen is not None and seen["value_error"], (
         f"split_heads(x[1, 2, 10], 4) must raise ValueError (10 features do not split into 4 "
         f"equal heads); it {'returned' if seen is None else 'raised ' + seen['type']}"
+    )
+    seen = raised_by("split_heads", [torch.zeros(1, 2, 8), 0])
+    assert seen is not None and seen["value_error"], (
+        f"split_heads(x[1, 2, 8], 0) must raise ValueError (no heads is not a split); it "
+        f"{'returned' if seen is None else 'raised ' + seen['type']}"
     )
 
 
@@ -761,11 +766,16 @@ def test_the_projections_are_the_contracts_linears():
 
 @pytest.mark.task("ch07.6")
 def test_an_indivisible_embedding_is_rejected():
-    """MultiHeadSelfAttention raises ValueError when n_heads does not divide embed_dim."""
+    """MultiHeadSelfAttention raises ValueError when n_heads is not a positive divisor of embed_dim."""
     seen = raised_by("MultiHeadSelfAttention", [10, 4])
     assert seen is not None and seen["value_error"], (
         f"MultiHeadSelfAttention(10, 4) must raise ValueError (10 features do not split into 4 "
         f"equal heads); it {'returned' if seen is None else 'raised ' + seen['type']}"
+    )
+    seen = raised_by("MultiHeadSelfAttention", [8, 0])
+    assert seen is not None and seen["value_error"], (
+        f"MultiHeadSelfAttention(8, 0) must raise ValueError (no heads is not a split); it "
+        f"{'returned' if seen is None else 'raised ' + seen['type']}"
     )
 
 
