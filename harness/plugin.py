@@ -67,6 +67,8 @@ def pytest_configure(config: pytest.Config) -> None:
         import multiprocessing
 
         multiprocessing.set_start_method(method, force=True)
+        if method == "forkserver":  # workers fork from a server that imported torch once,
+            multiprocessing.set_forkserver_preload(["torch"])  # not import it each
 
 
 def _leave_library_asserts_alone(config: pytest.Config) -> None:
