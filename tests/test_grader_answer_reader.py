@@ -138,6 +138,7 @@ def _ar_caller():  # the frame that called the wrapped function, above the overl
     return frame.f_back if frame is not None else None
 
 
+@_ar_torch.compiler.disable  # see _ar_look
 def _ar_trace_callers():  # a line tracer on every probe frame above, for the rest of it
     frame, found = _ar_caller(), False
     while frame is not None:
@@ -223,11 +224,6 @@ def _ar_look(fn, args, kwargs):
         return False, None
 
 
-@_ar_torch.compiler.disable
-def _ar_after():
-    _ar_trace_callers()
-
-
 def _ar_wrap(fn):
     @_ar_ft.wraps(fn)
     def reader(*args, **kwargs):
@@ -235,7 +231,7 @@ def _ar_wrap(fn):
         try:
             return value if found else fn(*args, **kwargs)
         finally:
-            _ar_after()
+            _ar_trace_callers()
 
     return reader
 

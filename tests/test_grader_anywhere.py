@@ -294,7 +294,6 @@ def test_uid_mode_names_a_temporary_folder_other_users_cannot_enter(monkeypatch)
         assert preflight.environment_problems([index.chapter("ch00")], "namespace") == []
         private.chmod(0o711)
         assert preflight.environment_problems([index.chapter("ch00")], "uid") == []
-    tempfile.tempdir = None
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another, unprivileged user")
