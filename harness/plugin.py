@@ -372,7 +372,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             # One line instead of a wall of traceback: the stub is simply not done yet, or
             # the student's code ran in another process (its traceback is not here).
             report.longrepr = message
-        elif item.config.getoption("tbstyle", "auto") == "auto":
+        elif task_id and item.config.getoption("tbstyle", "auto") == "auto":
+            # a chapter's test: the student's view; the project's own tests keep pytest's
             report.longrepr = short_report(item, call.excinfo, message)
     return report
 
