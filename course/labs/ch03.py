@@ -267,8 +267,13 @@ print(f"never clearing, with F.cross_entropy: {stale_f:.4f}")
 if stale is not None:
     print(f"never clearing, with your pieces:     {stale:.4f}")
     if book_data:
-        lab.check("never clearing .grad, reference pieces", f"{stale:.4f}")
-        lab.check("never clearing .grad, F.cross_entropy", f"{stale_f:.3f}")
+        # 500 steps on summed gradients amplify rounding: the exact accuracy moves with the
+        # machine (0.9925 on one, 0.9975 on another), its distance from 0.995 does not
+        for label, acc in (("reference pieces", stale), ("F.cross_entropy", stale_f)):
+            near = abs(acc - 0.995) <= 0.01
+            lab.check(
+                f"never clearing .grad, {label}", "within 0.01 of 0.995" if near else f"{acc:.4f}"
+            )
 
 # %% [markdown]
 # ## Your tests
