@@ -7,6 +7,7 @@ course is measured on (an unpinned torch pulls a multi-GB CUDA build).
 """
 
 import os
+from pathlib import Path
 
 import nox
 
@@ -62,12 +63,20 @@ def mutants(session: nox.Session) -> None:
     session.run("python", "tests/mutants.py", *session.posargs)
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def mutants_changed(session: nox.Session) -> None:
     """The mutants of definitions whose code or tests changed since their chapter's last
-    complete run (a fixed sample of at most 40): fails on a survivor that run did not have."""
-    session.install(*INSTALL)
-    session.run("python", "tests/mutants.py", "--changed", "--budget", "40", *session.posargs)
+    complete run (a fixed sample of at most 40): fails on a survivor that run did not have.
+
+    Runs in the `tests` session's environment (same install; a second copy of torch costs
+    CI half a minute), so `tests` runs first: `nox -s tests mutants_changed`."""
+    python = Path(".nox", "tests", "bin", "python")
+    if not python.exists():
+        session.error(f"{python} is missing: `nox -s tests mutants_changed` builds it first")
+    session.run(
+        str(python), "tests/mutants.py", "--changed", "--budget", "40", *session.posargs,
+        external=True,
+    )  # fmt: skip
 
 
 @nox.session
