@@ -265,22 +265,24 @@ def reader_module(chapter: index.Chapter) -> str:
 
 
 def grade_reader(chapters: list[index.Chapter]) -> dict[str, tuple[dict[str, int], int]]:
-    """chapter -> ({test: points} the reader passed, tests run): every chapter's module in
-    one submission, as a student hands them in (one trusted process for all of them)."""
+    """chapter -> ({test: points} the reader passed, tests that reached a verdict): every
+    chapter's module in one submission, as a student hands them in (one trusted process
+    for all of them). A test cut by a limit or a crash is not counted as run."""
     specs = score.collect_expected(chapters)
     limits = sandbox.Limits(test_timeout=30, grace=5, wall=900, memory_mb=4096, nproc=48)
     files = {f"{c.id}/{c.module}.py": reader_module(c).encode() for c in chapters}
     with sandbox.parent_dir() as tmp:
         records, _ = run.grade_submission(files, chapters, specs, limits, tmp_root=tmp)
-    graded = {c.id: ({}, 0) for c in chapters}
+    passed = {c.id: {} for c in chapters}
+    ran = dict.fromkeys(passed, 0)
     for spec in specs:
-        if spec.nodeid not in records:
+        record = records.get(spec.nodeid)
+        if record is None or record.outcome in (run.NOT_GRADED, run.NOT_SUBMITTED):
             continue
-        passed, count = graded[spec.chapter]
-        if records[spec.nodeid].outcome == "passed":
-            passed[spec.nodeid] = spec.points
-        graded[spec.chapter] = (passed, count + 1)
-    return graded
+        ran[spec.chapter] += 1
+        if record.outcome == "passed":
+            passed[spec.chapter][spec.nodeid] = spec.points
+    return {ch: (passed[ch], ran[ch]) for ch in passed}
 
 
 @pytest.fixture(scope="module")
