@@ -17,6 +17,8 @@ on demand and prints what isolation this machine gives.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -25,6 +27,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,6 +176,33 @@ def _failures(records: dict[str, run.Record], cuda: set[str]) -> list[str]:
     ]
 
 
+@contextlib.contextmanager
+def one_prover(cache, name: str, patience: float):
+    """Held while this grader proves ``name``. A second grader on this machine proving the
+    same environment at the same time (two shards started together, say) waits for it, up
+    to ``patience`` seconds, and then finds the proof cached instead of running the
+    reference beside it. No cache, or no lock file: nobody waits."""
+    handle = None
+    if cache is not None:
+        with contextlib.suppress(OSError):
+            (cache.folder / "meta").mkdir(parents=True, exist_ok=True)
+            handle = open(cache.folder / "meta" / f"{name}.lock", "a")  # noqa: SIM115
+    if handle is None:
+        yield
+        return
+    with handle:  # closing it releases the lock
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    break  # the other grader is stuck: prove on our own
+                time.sleep(0.2)
+        yield
+
+
 def prove(
     chapters: list[index.Chapter],
     specs,
@@ -196,32 +226,33 @@ def prove(
         return Proof(True, mode)
     key = proof_key(plan_key, files)
     name = f"preflight-{key[:40]}"
-    if cache is not None and (cache.read_meta(name) or {}).get("key") == key:
-        return Proof(True, mode, cached=True)
-    try:
-        records = twin.result() if twin is not None else None
-    except Exception:  # noqa: BLE001 - the twin's grading failed: prove on our own
-        records = None
-    if records is None:
-        records, _ = run.grade_submission(files, chapters, specs, limits, tmp_root=tmp)
-    tests = specs.result() if hasattr(specs, "result") else specs
-    cuda = {t.nodeid for t in tests if t.cuda}
-    points = {t.nodeid: (0 if t.cuda else t.points) for t in tests}
-    got = sum(points[n] for n, r in records.items() if r.outcome == "passed")
-    most = sum(points[n] for n in records)
-    failures = _failures(records, cuda)
-    if failures:
-        problems = [
-            f"the reference solutions scored {got}/{most} here, not full marks, so grades "
-            "made here could not be trusted. What failed:",
-            *failures,
-            "if these read like a missing module or file, a permission or a path, that is "
-            "the machine's setup; run `python -m grader doctor` for the checks it makes",
-        ]
-        return Proof(False, mode, problems, (got, most))
-    if cache is not None:
+    with one_prover(cache, name, patience=limits.wall + 60):
+        if cache is not None and (cache.read_meta(name) or {}).get("key") == key:
+            return Proof(True, mode, cached=True)
         try:
-            cache.write_meta(name, {"key": key, "score": [got, most]})
-        except OSError:
-            pass  # no cache, no harm: the next run proves again
-    return Proof(True, mode, score=(got, most))
+            records = twin.result() if twin is not None else None
+        except Exception:  # noqa: BLE001 - the twin's grading failed: prove on our own
+            records = None
+        if records is None:
+            records, _ = run.grade_submission(files, chapters, specs, limits, tmp_root=tmp)
+        tests = specs.result() if hasattr(specs, "result") else specs
+        cuda = {t.nodeid for t in tests if t.cuda}
+        points = {t.nodeid: (0 if t.cuda else t.points) for t in tests}
+        got = sum(points[n] for n, r in records.items() if r.outcome == "passed")
+        most = sum(points[n] for n in records)
+        failures = _failures(records, cuda)
+        if failures:
+            problems = [
+                f"the reference solutions scored {got}/{most} here, not full marks, so grades "
+                "made here could not be trusted. What failed:",
+                *failures,
+                "if these read like a missing module or file, a permission or a path, that is "
+                "the machine's setup; run `python -m grader doctor` for the checks it makes",
+            ]
+            return Proof(False, mode, problems, (got, most))
+        if cache is not None:
+            try:
+                cache.write_meta(name, {"key": key, "score": [got, most]})
+            except OSError:
+                pass  # no cache, no harm: the next run proves again
+        return Proof(True, mode, score=(got, most))

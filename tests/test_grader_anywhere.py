@@ -315,3 +315,53 @@ def test_check_as_a_normal_user_from_a_clone_in_their_home(tmp_path):
         )  # fmt: skip
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         assert f"ch00     {CH00_MAX} / {CH00_MAX}" in done.stdout, done.stdout[-2000:]
+
+
+def test_two_graders_proving_one_environment_at_once_run_the_reference_once(tmp_path, monkeypatch):
+    """Two shards started together on one machine: the second waits for the first's proof
+    and reads it from the cache instead of running the reference beside it."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Lock
+
+    from grader import journal, score
+
+    chapters = [index.chapter("ch00")]
+    specs = [score.TestSpec("t::a", "ch00", "a", "ch00.1", 1, False, False)]
+    runs, counted = [], Lock()
+
+    def reference_run(*args, **kwargs):
+        with counted:
+            runs.append(1)
+        import time
+
+        time.sleep(1.0)  # long enough for the second prover to arrive while it runs
+        return {"t::a": run.Record("passed", "")}, {}
+
+    monkeypatch.setattr(preflight, "environment_problems", lambda *a, **k: [])
+    monkeypatch.setattr(run, "grade_submission", reference_run)
+    cache = journal.Journal(tmp_path / "cache")
+
+    def prove(_):
+        return preflight.prove(chapters, specs, Limits(), "plan", tmp_path, cache)
+
+    with ThreadPoolExecutor(2) as pool:
+        proofs = list(pool.map(prove, range(2)))
+    assert all(p.ok for p in proofs) and len(runs) == 1, (proofs, runs)
+    assert sorted(p.cached for p in proofs) == [False, True]
+
+
+def test_a_prover_stuck_on_the_lock_goes_on_by_itself_after_its_patience(tmp_path):
+    import fcntl
+    import time
+
+    from grader import journal
+
+    cache = journal.Journal(tmp_path)
+    with preflight.one_prover(cache, "preflight-x", patience=5):
+        held = open(tmp_path / "meta" / "preflight-x.lock", "a")  # noqa: SIM115
+    fcntl.flock(held, fcntl.LOCK_EX)  # another grader, stuck while proving
+    start = time.monotonic()
+    with preflight.one_prover(cache, "preflight-x", patience=0.5):
+        waited = time.monotonic() - start
+    held.close()
+    assert 0.4 <= waited < 5, waited
