@@ -9,11 +9,13 @@ import csv
 import itertools
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
 from grader import merge, report, score, similarity
 from harness import index
+from harness.target import REPO
 from tests.grader_data.helpers import SOLUTION, STUB
 
 pytest.importorskip("copydetect")
@@ -107,6 +109,37 @@ def test_independent_solutions_score_clearly_lower_than_copies():
     assert max(independent) < min(planted) - 0.4
     # the starter code alone is nothing shared
     assert score_of("frank", "gina") == 0.0
+
+
+INDEPENDENT = Path(__file__).parent / "grader_data" / "independent"
+
+
+def disguised(code: str) -> str:
+    """Comments dropped, docstrings reworded, top-level definitions in reverse order."""
+    code = re.sub(r"  # .*", "", code)
+    code = re.sub(r'"""[^"]*?"""', '"""Mine."""', code, flags=re.S)
+    head, *blocks = re.split(r"\n\n\n(?=def |class )", code)
+    return "\n\n\n".join([head, *reversed(blocks)]) + "\n"
+
+
+@pytest.mark.parametrize("chapter", sorted(p.name for p in INDEPENDENT.iterdir()))
+def test_an_independent_solution_is_not_flagged_and_disguised_copies_are(chapter):
+    """Each chapter here has a correct solution written without sight of the reference
+    (``tests/grader_data/independent/``; written from the stub, the public tests and
+    the reading alone, it passed every public and hidden test when it was added): the
+    two are not flagged, with a margin, and a disguised copy of either one is."""
+    ch = index.chapter(chapter)
+    ref = (REPO / "solutions" / chapter / f"{ch.module}.py").read_text()
+    stub = (REPO / "exercises" / chapter / f"{ch.module}.py").read_text()
+    mine = (INDEPENDENT / chapter / f"{ch.module}.py").read_text()
+    independent = similarity.compare(chapter, "ref", ref, "mine", mine, stub).score
+    copies = [
+        similarity.compare(chapter, "a", code, "b", disguised(code), stub).score
+        for code in (ref, mine)
+    ]
+    assert disguised(ref) != ref and disguised(mine) != mine
+    assert independent <= similarity.FLAG_AT - 0.1, (chapter, independent)
+    assert min(copies) >= similarity.FLAG_AT + 0.1, (chapter, copies)
 
 
 def test_the_starter_code_is_boilerplate_not_evidence():
