@@ -107,7 +107,8 @@ class RunningNorm(nn.Module):
     ``running_mean`` / ``running_var`` (unbiased batch variance) as
     running = (1 - momentum) * running + momentum * batch. Eval mode: use the buffers.
     The statistics are buffers: moved by .to(), saved in state_dict(), never trained.
-    Numerically the same as ``nn.BatchNorm1d(num_features, affine=False)``.
+    Numerically the same as ``nn.BatchNorm1d(num_features, affine=False)``; like it, a
+    training batch of fewer than two rows (no variance to estimate) raises ValueError.
     """
 
     def __init__(self, num_features: int, momentum: float = 0.1, eps: float = 1e-5) -> None:

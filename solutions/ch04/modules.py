@@ -128,7 +128,8 @@ class RunningNorm(nn.Module):
     ``running_mean`` / ``running_var`` (unbiased batch variance) as
     running = (1 - momentum) * running + momentum * batch. Eval mode: use the buffers.
     The statistics are buffers: moved by .to(), saved in state_dict(), never trained.
-    Numerically the same as ``nn.BatchNorm1d(num_features, affine=False)``.
+    Numerically the same as ``nn.BatchNorm1d(num_features, affine=False)``; like it, a
+    training batch of fewer than two rows (no variance to estimate) raises ValueError.
     """
 
     def __init__(self, num_features: int, momentum: float = 0.1, eps: float = 1e-5) -> None:
@@ -140,6 +141,11 @@ class RunningNorm(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         if self.training:
+            if x.shape[0] < 2:  # the unbiased variance of one row is 0 / 0
+                raise ValueError(
+                    f"RunningNorm needs at least 2 rows per training batch to estimate a "
+                    f"variance, got {x.shape[0]} (nn.BatchNorm1d refuses them too)"
+                )
             mean = x.mean(dim=0)  # (num_features,)
             var = x.var(dim=0, unbiased=False)  # (num_features,)
             with torch.no_grad():  # statistics are bookkeeping, not part of the graph

@@ -62,6 +62,8 @@ class RunningNorm(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         if self.training:
             count = x.shape[0]
+            if count <= 1:
+                raise ValueError(f"cannot estimate a variance from {count} row(s) in training mode")
             mean = x.sum(dim=0) / count
             deviation = x - mean
             squares = (deviation * deviation).sum(dim=0)

@@ -556,6 +556,23 @@ def running_norm_graph(num_features, seed):
 
 
 @probe
+def running_norm_one_row(seed):
+    """md.RunningNorm(3) given a training batch of one row: the name of the error it raised
+    (None if none), its running statistics afterwards, and its eval-mode output on one row."""
+    torch.manual_seed(seed)
+    norm = md.RunningNorm(3)
+    row = torch.randn(1, 3) * 2 + 1
+    try:
+        norm(row)
+        raised = None
+    except Exception as exc:  # noqa: BLE001 - which error is the point
+        raised = type(exc).__name__
+    stats = torch.cat([norm.running_mean, norm.running_var]).detach().clone()
+    norm.eval()
+    return {"raised": raised, "stats": stats, "eval_out": norm(row).detach()}
+
+
+@probe
 def running_norm_reloaded(num_features, momentum, seed):
     """Train a float64 md.RunningNorm on three batches, load its state_dict into a fresh one:
     both eval-mode outputs, then both outputs after one more training batch each."""
@@ -637,6 +654,29 @@ def test_running_norm_does_not_keep_the_graph():
         "(torch.no_grad or detach), or each step drags the previous steps' graph along"
     )
     assert not any(seen["has_grad"]), "the running statistics must never receive a gradient"
+
+
+@pytest.mark.task("ch04.4")
+def test_running_norm_refuses_a_one_row_training_batch():
+    """One row in training mode has no variance to estimate: ValueError, as BatchNorm1d
+    raises (or at the least running statistics that stay finite); eval mode takes one row."""
+    seen = running_norm_one_row(0)
+    stats = seen["stats"]
+    assert bool(torch.isfinite(stats).all()), (
+        f"after a training batch of one row the running statistics hold {stats.tolist()}: the "
+        "unbiased variance of one row divides 0 by 0, and a NaN in a running buffer stays for "
+        "good. Raise ValueError for fewer than two rows in training mode (as BatchNorm1d does), "
+        "before the buffers are updated"
+    )
+    assert seen["raised"] in (None, "ValueError"), (
+        f"a training batch of one row raised {seen['raised']}: refuse it with ValueError, as "
+        "BatchNorm1d does"
+    )
+    out = seen["eval_out"]
+    assert out.shape == (1, 3) and bool(torch.isfinite(out).all()), (
+        f"in eval mode one row must be normalised with the running statistics (got {out}): "
+        "only training needs more than one row"
+    )
 
 
 @pytest.mark.task("ch04.4")
