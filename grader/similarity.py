@@ -19,10 +19,10 @@ the thresholds, a pre-filter that keeps 500 students fast, and the reports. The 
 a pair is copydetect's: for each of the two files, the share of its own (non-starter)
 tokens that also appear in the other. A pair is flagged when either share reaches
 ``FLAG_AT`` and at least ``MIN_TOKENS`` tokens match. Independent correct solutions in
-this course share a third (ch00) to two thirds (ch07's attention: the same few PyTorch
+this course share a quarter (ch06a) to two thirds (ch07's attention: the same few PyTorch
 calls in the same order) of their tokens; a copy with renamed variables, reworded
 docstrings and reordered functions shares 94% or more (``tests/test_similarity.py``
-measures both on four chapters).
+measures both on seven chapters).
 
 Hashes are Python's ``hash`` of each k-gram, salted per process; with every k-gram kept
 (a winnowing window of 1, copydetect's default) the result does not depend on the salt.

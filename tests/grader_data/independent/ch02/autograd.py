@@ -1,0 +1,253 @@
+"""ch02 — Autograd and gradient debugging: which parameters can the loss reach, where
+was the graph cut, and how to accumulate a gradient honestly. Read course/ch02.md, then
+replace each NotImplementedError and repair the marked program."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
+
+import torch
+from torch import Tensor, nn
+from torch.overrides import TorchFunctionMode
+
+# The chapter's data: y = 3x, so any pair with w1 * w2 == 3 fits it perfectly.
+X = torch.tensor([1.0, 2.0, 3.0, 4.0])
+TARGET = 3.0 * X
+W1_START, W2_START = 0.5, 1.0
+
+
+class TwoStageResult(NamedTuple):
+    """A two-stage run. ``w1s[k], w2s[k]`` made prediction k, scored by ``losses[k]``;
+    ``w1s[-1], w2s[-1]`` are the values after the last update (steps + 1 entries each).
+    ``features[k]`` is the logged first-stage output of step k (a copy outside the graph)."""
+
+    w1: float
+    w2: float
+    losses: list[float]
+    w1s: list[float]
+    w2s: list[float]
+    features: list[Tensor]
+
+
+class Cut(NamedTuple):
+    """One place where the gradient path stopped: the torch operation's name (e.g.
+    ``"detach"``, ``"data"``, ``"item"``, ``"mul"``) and ``"path/to/file.py:LINE"`` of the
+    user code that called it."""
+
+    op: str
+    location: str
+
+
+# ---------------------------------------------------------------- ch02.1 reachable_params
+
+
+def _leaves_behind(root: Tensor) -> set[int]:
+    """ids of every leaf tensor an AccumulateGrad node below ``root.grad_fn`` points to."""
+    if root.grad_fn is None:
+        return {id(root)} if root.requires_grad else set()
+    found: set[int] = set()
+    seen_nodes: set[Any] = set()
+    pending = [root.grad_fn]
+    while pending:
+        node = pending.pop()
+        if node is None or node in seen_nodes:
+            continue
+        seen_nodes.add(node)
+        leaf = getattr(node, "variable", None)
+        if isinstance(leaf, Tensor):
+            found.add(id(leaf))
+        for child, _slot in node.next_functions:
+            if child is not None and child not in seen_nodes:
+                pending.append(child)
+    return found
+
+
+def reachable_params(
+    loss: Tensor, named_params: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]]
+) -> dict[str, bool]:
+    """{name: True if a gradient path leads from ``loss`` back to that parameter}, in the
+    order given, found by walking ``loss.grad_fn.next_functions``: no backward pass runs,
+    no ``.grad`` is touched and the graph stays usable. Parameters are matched by identity."""
+    pairs = list(named_params.items()) if isinstance(named_params, Mapping) else list(named_params)
+    leaf_ids = _leaves_behind(loss)
+    return {name: id(tensor) in leaf_ids for name, tensor in pairs}
+
+
+# ---------------------------------------------------------------- ch02.2 find_graph_cuts
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_THIS_FILE = os.path.abspath(__file__)
+
+# Calls whose answer never carries a gradient by design: shape-only constructors, the
+# stored gradient itself, and bookkeeping reads.
+_NEVER_CUTS = {
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+    "randint_like", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+    "grad", "backward", "requires_grad_", "retain_grad", "register_hook",
+}  # fmt: skip
+
+
+def _op_name(func: Any) -> str:
+    """A readable name for whatever the torch-function hook hands over (getset
+    descriptors such as ``.data`` arrive as their ``__get__``)."""
+    name = getattr(func, "__name__", None) or repr(func)
+    if name in ("__get__", "__set__", "__delete__"):
+        owner = getattr(func, "__self__", None)
+        name = getattr(owner, "__name__", name)
+    return name
+
+
+def _flatten(obj: Any) -> list[Any]:
+    """Every item inside nested lists, tuples and dict values (e.g. args and kwargs)."""
+    out: list[Any] = []
+    todo = [obj]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, (list, tuple)):
+            todo.extend(item)
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        else:
+            out.append(item)
+    return out
+
+
+def _is_real_number(x: Any) -> bool:
+    return isinstance(x, (float, complex)) and not isinstance(x, bool)
+
+
+def _left_the_graph(result: Any) -> bool:
+    """True when ``result`` holds real numbers and none of it is still on a graph."""
+    items = _flatten(result)
+    if any(isinstance(t, Tensor) and t.requires_grad for t in items):
+        return False  # e.g. max(dim) -> values stay connected, indices are integers
+    for item in items:
+        if isinstance(item, Tensor):
+            if item.is_floating_point() or item.is_complex():
+                return True
+        elif _is_real_number(item):
+            return True
+        elif type(item).__module__ == "numpy":
+            kind = getattr(getattr(item, "dtype", None), "kind", "")
+            if kind in ("f", "c"):
+                return True
+    return False
+
+
+def _caller_location() -> str:
+    """``file:LINE`` of the innermost frame that belongs neither to torch nor to this file."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if path != _THIS_FILE and not path.startswith(_TORCH_DIR):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>:0"
+
+
+class _CutRecorder(TorchFunctionMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cuts: list[Cut] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        name = _op_name(func)
+        if name.strip("_") not in _NEVER_CUTS:
+            fed_by_graph = any(
+                isinstance(t, Tensor) and t.requires_grad for t in _flatten((args, kwargs))
+            )
+            if fed_by_graph and _left_the_graph(result):
+                self.cuts.append(Cut(name, _caller_location()))
+        return result
+
+
+def find_graph_cuts(fn: Callable[..., Any], *args: Any) -> list[Cut]:
+    """Run ``fn(*args)`` and return, in order, every torch operation that took an input
+    requiring grad and produced real numbers that do not (detach, ``.data``, an op under
+    ``no_grad``, ``.item()``/``.tolist()``/``float()``, ``torch.tensor(t)``). Integer and
+    bool results, shape-only constructors (``zeros_like``, ``new_*``) and ``.grad`` reads
+    are not cuts."""
+    recorder = _CutRecorder()
+    with recorder:
+        fn(*args)
+    return recorder.cuts
+
+
+# ---------------------------------------------------------------- ch02.3 two_stage_train
+
+
+def first_stage(w1: Tensor, x: Tensor, log: list[Tensor]) -> Tensor:
+    """The first stage of the two-stage model, ``w1 * x`` (same shape as ``x``). Appends a
+    copy of its output to ``log`` for later inspection and returns the output itself."""
+    out = w1 * x
+    log.append(out.detach().clone())  # only the logged copy leaves the graph
+    return out
+
+
+def run_two_stage(
+    stage: Callable[[Tensor, Tensor, list[Tensor]], Tensor], steps: int, lr: float
+) -> TwoStageResult:
+    """The chapter's training loop with a given first stage: prediction ``w2 * stage(w1, X)``,
+    mean squared error against ``TARGET``, plain SGD on every parameter whose grad is not
+    None. Starts from w1 = 0.5, w2 = 1.0."""
+    w1 = torch.tensor(W1_START, requires_grad=True)
+    w2 = torch.tensor(W2_START, requires_grad=True)
+    log: list[Tensor] = []
+    losses, w1s, w2s = [], [w1.item()], [w2.item()]
+    for _ in range(steps):
+        prediction = w2 * stage(w1, X, log)  # (N,)
+        loss = ((prediction - TARGET) ** 2).mean()
+        losses.append(loss.item())
+        loss.backward()
+        with torch.no_grad():
+            for p in (w1, w2):
+                if p.grad is not None:  # a parameter the loss never reached is left alone
+                    p -= lr * p.grad
+                    p.grad = None
+        w1s.append(w1.item())
+        w2s.append(w2.item())
+    return TwoStageResult(w1.item(), w2.item(), losses, w1s, w2s, log)
+
+
+def two_stage_train(steps: int, lr: float) -> TwoStageResult:
+    """Train the two-stage model ``w2 * first_stage(w1, X)`` for ``steps`` steps of SGD with
+    learning rate ``lr``; both w1 and w2 must learn, so w1 * w2 approaches 3."""
+    return run_two_stage(first_stage, steps, lr)
+
+
+# ---------------------------------------------------------------- ch02.4 accumulated_grad
+
+
+def accumulated_grad(
+    model: nn.Module,
+    loss_fn: Callable[[Tensor, Tensor], Tensor],
+    batch: tuple[Tensor, Tensor],
+    n_micro: int,
+) -> dict[str, Tensor]:
+    """Accumulate the gradient of ``loss_fn(model(inputs), targets)`` (a mean over the
+    batch) over ``n_micro`` micro-batches (``torch.tensor_split`` of the batch, sizes may
+    differ by one) so that it equals the full-batch gradient, whatever ``.grad`` held
+    before. Leaves it in each parameter's ``.grad`` and returns {name: copy of it}; takes
+    no step (parameter values stay as they were) and does not change the batch."""
+    inputs, targets = batch
+    total = len(inputs)
+    trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    for _, p in trainable:  # whatever an earlier step left behind is not ours
+        p.grad = None
+    pieces = zip(torch.tensor_split(inputs, n_micro), torch.tensor_split(targets, n_micro))
+    for xs, ys in pieces:
+        if len(xs) == 0:
+            continue  # an empty piece carries no examples and no gradient
+        share = len(xs) / total
+        (loss_fn(model(xs), ys) * share).backward()
+    grads: dict[str, Tensor] = {}
+    for name, p in trainable:
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
+        grads[name] = p.grad.detach().clone()
+    return grads
