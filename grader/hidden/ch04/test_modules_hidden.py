@@ -662,11 +662,12 @@ def test_running_norm_refuses_a_one_row_training_batch():
     raises (or at the least running statistics that stay finite); eval mode takes one row."""
     seen = running_norm_one_row(0)
     stats = seen["stats"]
-    assert bool(torch.isfinite(stats).all()), (
-        f"after a training batch of one row the running statistics hold {stats.tolist()}: the "
+    judge.all_finite(
+        stats,
+        "after a training batch of one row the running statistics are not finite: the "
         "unbiased variance of one row divides 0 by 0, and a NaN in a running buffer stays for "
         "good. Raise ValueError for fewer than two rows in training mode (as BatchNorm1d does), "
-        "before the buffers are updated"
+        "before the buffers are updated",
     )
     assert seen["raised"] in (None, "ValueError"), (
         f"a training batch of one row raised {seen['raised']}: refuse it with ValueError, as "
