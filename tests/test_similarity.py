@@ -9,7 +9,6 @@ import csv
 import itertools
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -111,7 +110,11 @@ def test_independent_solutions_score_clearly_lower_than_copies():
     assert score_of("frank", "gina") == 0.0
 
 
-INDEPENDENT = Path(__file__).parent / "grader_data" / "independent"
+# Whole modules written without sight of the reference, kept as correct alternatives.
+INDEPENDENT = "written_independently.py"
+WRITTEN_INDEPENDENTLY = sorted(
+    ch for ch in index.chapters() if (index.chapter(ch).alternatives / INDEPENDENT).is_file()
+)
 
 
 def disguised(code: str) -> str:
@@ -122,21 +125,22 @@ def disguised(code: str) -> str:
     return "\n\n\n".join([head, *reversed(blocks)]) + "\n"
 
 
-@pytest.mark.parametrize("chapter", sorted(p.name for p in INDEPENDENT.iterdir()))
+@pytest.mark.parametrize("chapter", WRITTEN_INDEPENDENTLY)
 def test_an_independent_solution_is_not_flagged_and_disguised_copies_are(chapter):
     """Each chapter here has a correct solution written without sight of the reference
-    (``tests/grader_data/independent/``; written from the stub, the public tests and
-    the reading alone, it passed every public and hidden test when it was added): the
+    (``grader/alternatives/chNN/written_independently.py``: written from the stub, the
+    public tests and the reading alone; the selfcheck keeps it passing every test): the
     two are not flagged, with a margin, and a disguised copy of either one is."""
     ch = index.chapter(chapter)
     ref = (REPO / "solutions" / chapter / f"{ch.module}.py").read_text()
     stub = (REPO / "exercises" / chapter / f"{ch.module}.py").read_text()
-    mine = (INDEPENDENT / chapter / f"{ch.module}.py").read_text()
+    mine = (ch.alternatives / INDEPENDENT).read_text()
     independent = similarity.compare(chapter, "ref", ref, "mine", mine, stub).score
     copies = [
         similarity.compare(chapter, "a", code, "b", disguised(code), stub).score
         for code in (ref, mine)
     ]
+    assert len(WRITTEN_INDEPENDENTLY) >= 6
     assert disguised(ref) != ref and disguised(mine) != mine
     assert independent <= similarity.FLAG_AT - 0.1, (chapter, independent)
     assert min(copies) >= similarity.FLAG_AT + 0.1, (chapter, copies)
