@@ -660,7 +660,11 @@ def test_running_norm_does_not_keep_the_graph():
 def test_running_norm_refuses_a_one_row_training_batch():
     """One row in training mode has no variance to estimate: ValueError, as BatchNorm1d
     raises (or at the least running statistics that stay finite); eval mode takes one row."""
-    seen = running_norm_one_row(0)
+    with because(
+        "RunningNorm raised in eval mode on one row: only a training batch needs two rows or "
+        "more; in eval mode normalise with the running statistics"
+    ):
+        seen = running_norm_one_row(0)
     stats = seen["stats"]
     judge.all_finite(
         stats,
