@@ -1,7 +1,7 @@
 """A whole module written from the stub, the public tests and the reading alone, without
-sight of the reference (to calibrate the similarity report, ``tests/test_similarity.py``),
-replacing every definition. Its own choices throughout; it passed every public and hidden
-test when it was written, and must keep passing them."""
+sight of the reference (to calibrate the similarity report, ``tests/test_similarity.py``):
+every definition the student writes, in its own way (the given ones stay the solution's).
+It passed every public and hidden test when it was written, and must keep passing them."""
 
 from collections.abc import Callable, Sequence
 

@@ -1,45 +1,13 @@
 """A whole module written from the stub, the public tests and the reading alone, without
-sight of the reference (to calibrate the similarity report, ``tests/test_similarity.py``),
-replacing every definition. Its own choices throughout; it passed every public and hidden
-test when it was written, and must keep passing them."""
+sight of the reference (to calibrate the similarity report, ``tests/test_similarity.py``):
+every definition the student writes, in its own way (the given ones stay the solution's).
+It passed every public and hidden test when it was written, and must keep passing them."""
 
 import math
 from collections.abc import Callable
-from typing import NamedTuple
 
 import torch
 from torch import Tensor
-
-Params = dict[str, Tensor]
-
-
-class XorData(NamedTuple):
-    """Train/validation split: X_* float32 (N, 2), y_* int64 (N,) class labels 0/1."""
-
-    X_train: Tensor
-    y_train: Tensor
-    X_val: Tensor
-    y_val: Tensor
-
-
-class StepRow(NamedTuple):
-    """One tensor's health after one step (see ``step_report``)."""
-
-    name: str
-    is_leaf: bool
-    grad_is_none: bool
-    grad_norm: float
-    finite: bool
-    moved: float
-
-
-class History(NamedTuple):
-    """``train_loss[k]``: loss computed in step k (before its update);
-    ``val_acc[k]``: validation accuracy after update k; ``params``: the trained tensors."""
-
-    params: Params
-    train_loss: list[float]
-    val_acc: list[float]
 
 
 def make_xor_data(n: int, seed: int) -> XorData:
@@ -129,16 +97,6 @@ def step_report(before: Params, params: Params) -> list[StepRow]:
         shift = float(delta.max()) if delta.numel() else 0.0
         rows.append(StepRow(name, leaf, grad is None, norm, ok, shift))
     return rows
-
-
-def accuracy(
-    params: Params, X: Tensor, y: Tensor, forward: Callable[[Params, Tensor], Tensor] | None = None
-) -> float:
-    """Fraction of rows of X whose largest logit is at the label in y (``forward``
-    defaults to ``mlp_forward``)."""
-    forward = forward or mlp_forward
-    with torch.no_grad():
-        return (forward(params, X).argmax(dim=1) == y).float().mean().item()
 
 
 def train_mlp(

@@ -1,17 +1,12 @@
 """A whole module written from the stub, the public tests and the reading alone, without
-sight of the reference (to calibrate the similarity report, ``tests/test_similarity.py``),
-replacing every definition. Its own choices throughout; it passed every public and hidden
-test when it was written, and must keep passing them."""
+sight of the reference (to calibrate the similarity report, ``tests/test_similarity.py``):
+every definition the student writes, in its own way (the given ones stay the solution's).
+It passed every public and hidden test when it was written, and must keep passing them."""
 
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
-
-
-def _feature_mean(x: torch.Tensor) -> torch.Tensor:
-    """The default per-position score: the mean of a position's E features, kept as (..., 1)."""
-    return x.mean(dim=-1, keepdim=True)
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
