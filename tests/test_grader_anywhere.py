@@ -10,6 +10,7 @@ the grader's packages, and chapters that were not submitted.
 from __future__ import annotations
 
 import csv
+import fcntl
 import os
 import re
 import shutil
@@ -17,11 +18,13 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from grader import grade, isolate, preflight, run
+from grader import grade, isolate, journal, preflight, run, score
 from grader.sandbox import Limits
 from harness import index
 from harness.target import REPO
@@ -320,20 +323,12 @@ def test_check_as_a_normal_user_from_a_clone_in_their_home(tmp_path):
 def test_two_graders_proving_one_environment_at_once_run_the_reference_once(tmp_path, monkeypatch):
     """Two shards started together on one machine: the second waits for the first's proof
     and reads it from the cache instead of running the reference beside it."""
-    from concurrent.futures import ThreadPoolExecutor
-    from threading import Lock
-
-    from grader import journal, score
-
     chapters = [index.chapter("ch00")]
     specs = [score.TestSpec("t::a", "ch00", "a", "ch00.1", 1, False, False)]
-    runs, counted = [], Lock()
+    runs = []
 
     def reference_run(*args, **kwargs):
-        with counted:
-            runs.append(1)
-        import time
-
+        runs.append(1)
         time.sleep(1.0)  # long enough for the second prover to arrive while it runs
         return {"t::a": run.Record("passed", "")}, {}
 
@@ -351,17 +346,10 @@ def test_two_graders_proving_one_environment_at_once_run_the_reference_once(tmp_
 
 
 def test_a_prover_stuck_on_the_lock_goes_on_by_itself_after_its_patience(tmp_path):
-    import fcntl
-    import time
-
-    from grader import journal
-
-    cache = journal.Journal(tmp_path)
-    with preflight.one_prover(cache, "preflight-x", patience=5):
-        held = open(tmp_path / "meta" / "preflight-x.lock", "a")  # noqa: SIM115
-    fcntl.flock(held, fcntl.LOCK_EX)  # another grader, stuck while proving
-    start = time.monotonic()
-    with preflight.one_prover(cache, "preflight-x", patience=0.5):
-        waited = time.monotonic() - start
-    held.close()
+    (tmp_path / "meta").mkdir()
+    with open(tmp_path / "meta" / "preflight-x.lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another grader, stuck while proving
+        start = time.monotonic()
+        with preflight.one_prover(journal.Journal(tmp_path), "preflight-x", patience=0.5):
+            waited = time.monotonic() - start
     assert 0.4 <= waited < 5, waited
