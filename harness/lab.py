@@ -21,6 +21,12 @@ from pathlib import Path
 
 from harness import target
 
+FIGURES_ENV = "COURSE_LAB_FIGURES"
+# "name": run_tests only names the run it would make. The project's lab tests set it: what
+# that run shows is proven per chapter by tests/test_chapters.py, and a pytest process per
+# lab and per target was a fifth of their time.
+TESTS_ENV = "COURSE_LAB_TESTS"
+
 
 def module(chapter: str):
     """The chapter's module under test, itself (not through the tests' plain-data calls)."""
@@ -77,13 +83,6 @@ def run_tests(chapter: str) -> int:
     start = next((i for i, ln in enumerate(lines) if "course tasks" in ln), max(0, len(lines) - 25))
     print("\n".join(lines[start:]))
     return proc.returncode
-
-
-FIGURES_ENV = "COURSE_LAB_FIGURES"
-# "name": run_tests only names the run it would make. The project's lab tests set it: what
-# that run shows is proven per chapter by tests/test_chapters.py, and a pytest process per
-# lab and per target was a fifth of their time.
-TESTS_ENV = "COURSE_LAB_TESTS"
 
 
 def figure_path(name: str) -> Path:

@@ -65,21 +65,20 @@ def test_the_lab_runs_on_the_solutions_and_its_numbers_are_the_readings(chapter,
     wrong = [ln for ln in checks if ln.split(": ", 1)[1] not in reading]
     assert not wrong, f"course/{chapter}.md does not quote what the lab prints: {wrong}"
     assert not any(ln.startswith("TODO") for ln in printed)
-    assert runs_its_own_tests(chapter, printed, "solutions")
+    assert_runs_its_own_tests(chapter, printed, "solutions")
 
 
 @pytest.mark.parametrize("chapter", sorted(LABS))
 def test_the_lab_runs_to_its_end_on_the_stubs_and_shows_the_todos(chapter, tmp_path):
     printed = execute(LABS[chapter], REPO / "exercises", tmp_path)
     assert any(re.match(rf"TODO: implement {chapter}\.\d+", ln) for ln in printed), printed[-10:]
-    assert runs_its_own_tests(chapter, printed, "exercises")
+    assert_runs_its_own_tests(chapter, printed, "exercises")
 
 
-def runs_its_own_tests(chapter: str, printed: list[str], impl: str) -> bool:
+def assert_runs_its_own_tests(chapter: str, printed: list[str], impl: str) -> None:
     """The lab ends by running its own chapter's tests on the code it was run with."""
     wanted = f"tests not run here: pytest exercises/{chapter} --impl {REPO / impl}"
     assert wanted in printed, f"{chapter}'s lab does not end with lab.run_tests({chapter!r})"
-    return True
 
 
 @pytest.mark.parametrize("impl", ["exercises", "solutions"])
