@@ -21,16 +21,17 @@ pytestmark = pytest.mark.timeout(1800)
 DEFAULT = multiprocessing.get_all_start_methods()[0]
 OTHERS = [m for m in ("fork", "forkserver", "spawn") if m != DEFAULT]
 CH05 = index.chapter("ch05")
-FILES = [str(p.relative_to(REPO)) for p in (CH05.public_tests, CH05.hidden_tests) if p.exists()]
+PUBLIC = [str(CH05.public_tests.relative_to(REPO))]
+EVERY = PUBLIC + [str(p.relative_to(REPO)) for p in (CH05.hidden_tests,) if p.exists()]
 
 
-def run(impl: str, method: str) -> subprocess.CompletedProcess:
+def run(impl: str, method: str, files: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
-            *FILES,
+            *files,
             "--impl",
             impl,
             "--start-method",
@@ -49,12 +50,15 @@ def run(impl: str, method: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("method", OTHERS)
 def test_ch05_passes_on_the_solutions_under_every_start_method(method):
-    proc = run("solutions", method)
+    proc = run("solutions", method, EVERY)
     assert proc.returncode == 0, proc.stdout[-4000:]
 
 
 @pytest.mark.parametrize("method", [m for m in OTHERS if m != "forkserver"])
-def test_ch05_fails_on_the_stubs_under_every_start_method(method):
-    proc = run("exercises", method)
+def test_ch05_public_tests_fail_on_the_stubs_under_every_start_method(method):
+    """What a student on macOS or Windows (spawn) sees on an untouched stub. The hidden
+    tests fail on the stubs in the selfcheck (default method); here under spawn they only
+    started ~26 workers, each importing torch (~1.3 s) before the stub raised."""
+    proc = run("exercises", method, PUBLIC)
     last = proc.stdout.strip().splitlines()[-1]
     assert proc.returncode == 1 and " passed" not in last, proc.stdout[-4000:]
