@@ -53,9 +53,9 @@ if "GRADER_UID_BASE" not in os.environ:
     os.environ["GRADER_UID_BASE"] = os.environ[CLAIMED_BY_CONFTEST] = claim_uid_range()
 
 
-# With pytest-xdist (`nox -s tests`) whole files go to workers in collection order: the
-# longest start first, so no long file is left to run alone at the end. Only an order:
-# a file missing here, or misplaced, costs time, never a result.
+# With pytest-xdist (`nox -s tests`) work goes to workers in collection order: the
+# longest files first, so no long file is left to run alone at the end. Only an order: a
+# file missing here, or misplaced, costs time, never a result.
 LONGEST_FIRST = (
     "test_chapters.py",
     "test_grader_answer_reader.py",
@@ -68,14 +68,33 @@ LONGEST_FIRST = (
     "test_grader_tamper.py",
     "test_grader_channels.py",
     "test_start_methods.py",
-    "test_labs.py",
 )
+# `--dist loadfile` keeps a file's tests together on one worker (its module fixtures, such
+# as a graded class, are built once), except in these files, whose tests share nothing:
+# they are handed out one by one, the labs last of all, so both workers end together.
+SPREAD = ("test_start_methods.py", "test_labs.py")
 
 
 def pytest_collection_modifyitems(config, items) -> None:
     if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike
         rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
-        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+        items.sort(
+            key=lambda item: rank.get(item.path.name, len(rank) + (item.path.name in SPREAD))
+        )
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, with the tests of the SPREAD files as units of their own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FilesButSpread(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return nodeid if Path(file).name in SPREAD else file
+
+    return FilesButSpread(config, log)
 
 
 def pytest_configure(config) -> None:
