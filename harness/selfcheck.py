@@ -1,6 +1,7 @@
 """Prove a chapter's tests can tell right from wrong; print the evidence as JSON.
 
     python -m harness.selfcheck ch02 [--json OUT]
+    python -m harness.selfcheck ch02 ch03 ... --jobs N    # a JSON line per chapter, as each ends
 
 For one chapter, runs the public and hidden tests against
   - the stubs in ``exercises/``      (every test must fail),
@@ -28,10 +29,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import os
 import sys
 import tempfile
+import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # the project's tests run chapters in parallel
@@ -112,18 +116,81 @@ def check_chapter(chapter_id: str) -> dict:
     return report
 
 
+def check_chapters(chapter_ids: list[str], jobs: int) -> Iterator[tuple[str, dict | str]]:
+    """``(chapter, report)`` for each chapter as it ends (``report`` is the error's text
+    when its check broke), ``jobs`` at a time. Each chapter runs in a process forked from
+    this one after torch and pytest are imported, so none pays for those imports again and
+    none sees another chapter's state."""
+    import torch
+
+    from harness import index, judge, plugin, probe, runner  # noqa: F401 - imported once, here
+
+    with contextlib.suppress(ImportError):  # the hidden tests' (the grader extra)
+        import hypothesis  # noqa: F401
+
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    waiting, running = list(chapter_ids), {}
+    with tempfile.TemporaryDirectory(prefix="selfcheck-") as tmp:
+        while waiting or running:
+            while waiting and len(running) < max(1, jobs):
+                chapter_id = waiting.pop(0)
+                report = Path(tmp) / f"{chapter_id}.json"
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    _check_in_child(chapter_id, report)
+                running[pid] = (chapter_id, report)
+            pid, status = os.wait()
+            if pid not in running:
+                continue
+            chapter_id, report = running.pop(pid)
+            if os.waitstatus_to_exitcode(status) == 0 and report.exists():
+                yield chapter_id, json.loads(report.read_text(encoding="utf-8"))
+            else:
+                error = report.with_suffix(".error")
+                text = error.read_text(encoding="utf-8") if error.exists() else ""
+                yield chapter_id, f"ended with {os.waitstatus_to_exitcode(status)}\n{text}"
+
+
+def _check_in_child(chapter_id: str, report: Path) -> None:
+    """The forked child: write the chapter's report (or its error) and end, never return."""
+    code = 1
+    os.dup2(2, 1)  # the parent's stdout carries the reports; a chapter's prints go to stderr
+    try:
+        report.write_text(json.dumps(check_chapter(chapter_id)), encoding="utf-8")
+        code = 0
+    except BaseException:  # noqa: BLE001 - the parent reports it; the child must not go on
+        report.with_suffix(".error").write_text(traceback.format_exc(), encoding="utf-8")
+    finally:
+        os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("chapter")
+    parser.add_argument("chapters", nargs="+", metavar="chapter")
     parser.add_argument("--json", type=Path, help="write the report here instead of stdout")
+    parser.add_argument(
+        "--jobs", type=int, help="chapters checked at once, each in its own process (JSON lines)"
+    )
     args = parser.parse_args(argv)
-    report = check_chapter(args.chapter)
-    text = json.dumps(report, indent=1)
+    if len(args.chapters) == 1 and args.jobs is None:
+        text = json.dumps(check_chapter(args.chapters[0]), indent=1)
+        if args.json:
+            args.json.write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text + "\n")
+        return 0
     if args.json:
-        args.json.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text + "\n")
-    return 0
+        parser.error("--json takes one chapter; several are written to stdout, a line each")
+    failed = 0
+    for chapter_id, report in check_chapters(args.chapters, args.jobs or 1):
+        if isinstance(report, str):
+            failed += 1
+            report = {"chapter": chapter_id, "error": report}
+        sys.stdout.write(json.dumps(report) + "\n")
+        sys.stdout.flush()
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

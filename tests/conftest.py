@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -105,33 +108,52 @@ def pytest_configure(config) -> None:
     )
 
 
-def _run_selfcheck(chapter: str) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-m", "harness.selfcheck", chapter],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=SELFCHECK_TIMEOUT_S,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"selfcheck {chapter} exited {proc.returncode}:\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout)
+def _settle(proc: subprocess.Popen, futures: dict[str, Future]) -> None:
+    """Settle each chapter's future from ``python -m harness.selfcheck``'s JSON lines as
+    soon as that chapter ends; whatever is left when the process ends gets its stderr."""
+    errors = ThreadPoolExecutor(max_workers=1).submit(proc.stderr.read)
+    for line in proc.stdout:
+        report = json.loads(line)
+        chapter = report["chapter"]
+        if "error" in report:
+            futures[chapter].set_exception(RuntimeError(f"selfcheck {chapter} {report['error']}"))
+        else:
+            futures[chapter].set_result(report)
+    proc.wait()
+    stderr = errors.result()[-4000:]
+    for chapter, future in futures.items():
+        if not future.done():
+            future.set_exception(
+                RuntimeError(f"selfcheck {chapter}: exited {proc.returncode}:\n{stderr}")
+            )
 
 
 @pytest.fixture(scope="session")
 def selfcheck(request):
     """``selfcheck(chapter)`` -> the report of ``python -m harness.selfcheck chapter``.
 
-    Every chapter the session's selected tests need is started at once, as many at a
-    time as there are cores, so waiting on the first one overlaps with the rest.
+    Every chapter the session's selected tests need is checked by one process, which
+    forks a child per chapter (torch imported once), as many at a time as there are
+    cores; waiting on the first chapter overlaps with the rest.
     """
     needed = []
     for item in request.session.items:
         chapter = getattr(item, "callspec", None) and item.callspec.params.get("chapter")
         if chapter and chapter not in needed:
             needed.append(chapter)
-    pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
-    futures = {chapter: pool.submit(_run_selfcheck, chapter) for chapter in needed}
-    yield lambda chapter: futures[chapter].result()
-    pool.shutdown(cancel_futures=True)
+    futures = {chapter: Future() for chapter in needed}
+    jobs = str(os.cpu_count() or 1)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.selfcheck", *needed, "--jobs", jobs],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        start_new_session=True,  # its chapters' processes end with it, below
+    )
+    threading.Thread(target=_settle, args=(proc, futures), daemon=True).start()
+    yield lambda chapter: futures[chapter].result(timeout=SELFCHECK_TIMEOUT_S)
+    with contextlib.suppress(ProcessLookupError):  # a check still running serves no test now
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()

@@ -5,7 +5,10 @@ every bug-zoo variant is rejected with a message that names its mechanism."""
 from __future__ import annotations
 
 import ast
+import json
 import re
+import subprocess
+import sys
 from collections import defaultdict
 
 import pytest
@@ -13,6 +16,7 @@ import pytest
 from harness import index
 from harness.plugin import NOT_GRADED_HERE
 from harness.selfcheck import variant_settings
+from harness.target import REPO
 
 CHAPTERS = list(index.chapters())
 VARIANTS = [
@@ -168,3 +172,38 @@ def test_every_test_has_a_task_and_points_add_up(selfcheck, chapter):
         assert t.id in hidden, (
             f"{t.id} {t.name} has no hidden test: the public cases could be hard-coded"
         )
+
+
+FAKE_CHECKS = """
+import os, sys
+from harness import selfcheck
+
+def fake(chapter):
+    print("a chapter's print", chapter)  # must not reach the report stream
+    os.write(1, b"and a write to fd 1\\n")
+    if chapter == "raises":
+        raise KeyError(chapter)
+    if chapter == "dies":
+        os._exit(3)
+    return {"chapter": chapter, "stubs": []}
+
+selfcheck.check_chapter = fake
+sys.exit(selfcheck.main(["a", "raises", "dies", "b", "--jobs", "2"]))
+"""
+
+
+def test_several_chapters_report_a_json_line_each_whatever_a_chapter_does(tmp_path):
+    """The forked checks behind the ``selfcheck`` fixture: every chapter gets its line,
+    prints cannot break the stream, and a chapter that raises or dies is an error line,
+    not a lost report."""
+    proc = subprocess.run(
+        [sys.executable, "-c", FAKE_CHECKS], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    by_chapter = {line["chapter"]: line for line in lines}
+    assert sorted(by_chapter) == ["a", "b", "dies", "raises"] and len(lines) == 4, proc.stdout
+    assert by_chapter["a"] == {"chapter": "a", "stubs": []}
+    assert "KeyError" in by_chapter["raises"]["error"]
+    assert by_chapter["dies"]["error"].startswith("ended with 3")
+    assert proc.returncode == 1
+    assert "a chapter's print" in proc.stderr
