@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -33,8 +34,13 @@ MESSAGE_TAIL = 2000  # characters of a collection error kept
 
 
 class _Collector:
-    def __init__(self) -> None:
+    def __init__(self, enough: Callable[[Outcome], bool] | None = None) -> None:
         self.outcomes: list[Outcome] = []
+        self.enough = enough
+        self.session: pytest.Session | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call" and report.outcome == "passed":
@@ -48,9 +54,12 @@ class _Collector:
             if report.skipped and isinstance(report.longrepr, tuple)
             else ""
         )
-        self.outcomes.append(
-            Outcome(report.nodeid, outcome, props.get("task"), int(props.get("points", 1)), message)
+        found = Outcome(
+            report.nodeid, outcome, props.get("task"), int(props.get("points", 1)), message
         )
+        self.outcomes.append(found)
+        if self.enough is not None and self.session is not None and self.enough(found):
+            self.session.shouldstop = "the run has shown what it was asked to show"
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -67,9 +76,15 @@ def _forget_test_modules() -> None:
             del sys.modules[name]
 
 
-def run_tests(paths: list[Path], impl: str | Path, extra_args: list[str] = ()) -> list[Outcome]:
-    """Run ``paths`` against ``impl`` quietly; return the outcome of every test."""
-    collector = _Collector()
+def run_tests(
+    paths: list[Path],
+    impl: str | Path,
+    extra_args: list[str] = (),
+    enough: Callable[[Outcome], bool] | None = None,
+) -> list[Outcome]:
+    """Run ``paths`` against ``impl`` quietly; return the outcome of every test run. Given
+    ``enough``, the run stops after the first outcome for which it is true."""
+    collector = _Collector(enough)
     args = [*map(str, paths), "--impl", str(impl), "-q", "-p", "no:cacheprovider", *extra_args]
     with contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[collector])

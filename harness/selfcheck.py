@@ -7,7 +7,7 @@ For one chapter, runs the public and hidden tests against
   - the stubs in ``exercises/``      (every test must fail),
   - the reference ``solutions/``     (every test must pass),
   - each bug-zoo variant in ``grader/bugzoo/chNN/`` (at least one test must fail with a
-    message naming the mechanism),
+    message naming the mechanism; its run stops at the first such failure),
   - each correct alternative in ``grader/alternatives/chNN/`` (every test must pass: a
     right answer the reference does not happen to write is not punished).
 
@@ -32,6 +32,7 @@ import ast
 import contextlib
 import json
 import os
+import re
 import sys
 import tempfile
 import traceback
@@ -82,6 +83,22 @@ def build_variant(chapter, variant: Path, workdir: Path) -> Path:
     return root
 
 
+def rejects(settings: dict):
+    """Whether an outcome proves the variant rejected: a failure whose message matches
+    EXPECT, of a test of TASK (when given). The variant's run stops at the first such one
+    (the proof needs one); a run without one goes to its end, every outcome reported."""
+    expect = re.compile(settings["EXPECT"] or "(?!)", re.IGNORECASE)
+
+    def proven(outcome) -> bool:
+        return (
+            outcome.outcome in ("failed", "error")
+            and expect.search(outcome.message) is not None
+            and settings["TASK"] in (None, outcome.task)
+        )
+
+    return proven
+
+
 def check_chapter(chapter_id: str) -> dict:
     import torch
 
@@ -103,7 +120,7 @@ def check_chapter(chapter_id: str) -> dict:
             settings = variant_settings(variant)
             impl = build_variant(chapter, variant, Path(tmp))
             extra = ["-k", settings["SELECT"]] if settings["SELECT"] else []
-            outcomes = run_tests(paths, impl, extra)
+            outcomes = run_tests(paths, impl, extra, enough=rejects(settings))
             report["variants"][variant.stem] = {
                 "expect": settings["EXPECT"],
                 "task": settings["TASK"],

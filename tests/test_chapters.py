@@ -207,3 +207,28 @@ def test_several_chapters_report_a_json_line_each_whatever_a_chapter_does(tmp_pa
     assert by_chapter["dies"]["error"].startswith("ended with 3")
     assert proc.returncode == 1
     assert "a chapter's print" in proc.stderr
+
+
+STOPS_EARLY = """
+import json
+from harness import index
+from harness.runner import run_tests
+
+chapter = index.chapter("ch00")
+paths = [p for p in (chapter.public_tests, chapter.hidden_tests) if p.exists()]
+enough = (None, lambda o: o.outcome == "failed", lambda o: False)
+print(json.dumps([[o.nodeid for o in run_tests(paths, "exercises", enough=e)] for e in enough]))
+"""
+
+
+def test_a_variants_run_stops_at_the_first_outcome_that_proves_enough():
+    """What lets a bug-zoo variant's run stop early: the runner's ``enough``. Nothing is
+    cut from a run that never shows enough."""
+    proc = subprocess.run(
+        [sys.executable, "-c", STOPS_EARLY], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    everything, first_failure, never = json.loads(proc.stdout.splitlines()[-1])
+    assert len(everything) > 1
+    assert first_failure == everything[:1]
+    assert never == everything
