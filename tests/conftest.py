@@ -86,6 +86,7 @@ def pytest_collection_modifyitems(config, items) -> None:
         )
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: fine where xdist is not installed
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile``, with the tests of the SPREAD files as units of their own."""
     if config.getvalue("dist") != "loadfile":
