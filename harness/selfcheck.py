@@ -31,6 +31,7 @@ import argparse
 import ast
 import contextlib
 import json
+import multiprocessing
 import os
 import re
 import sys
@@ -180,6 +181,8 @@ def _check_in_child(chapter_id: str, report: Path) -> None:
     except BaseException:  # noqa: BLE001 - the parent reports it; the child must not go on
         report.with_suffix(".error").write_text(traceback.format_exc(), encoding="utf-8")
     finally:
+        for worker in multiprocessing.active_children():  # os._exit skips their atexit cleanup
+            worker.terminate()
         os._exit(code)
 
 
