@@ -58,7 +58,7 @@ class _Collector:
             report.nodeid, outcome, props.get("task"), int(props.get("points", 1)), message
         )
         self.outcomes.append(found)
-        if self.enough is not None and self.session is not None and self.enough(found):
+        if self.enough is not None and self.enough(found):  # session: set at its start
             self.session.shouldstop = "the run has shown what it was asked to show"
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:

@@ -150,7 +150,7 @@ def check_chapters(chapter_ids: list[str], jobs: int) -> Iterator[tuple[str, dic
     waiting, running = list(chapter_ids), {}
     with tempfile.TemporaryDirectory(prefix="selfcheck-") as tmp:
         while waiting or running:
-            while waiting and len(running) < max(1, jobs):
+            while waiting and len(running) < jobs:
                 chapter_id = waiting.pop(0)
                 report = Path(tmp) / f"{chapter_id}.json"
                 sys.stdout.flush()
@@ -159,9 +159,7 @@ def check_chapters(chapter_ids: list[str], jobs: int) -> Iterator[tuple[str, dic
                 if pid == 0:
                     _check_in_child(chapter_id, report)
                 running[pid] = (chapter_id, report)
-            pid, status = os.wait()
-            if pid not in running:
-                continue
+            pid, status = os.wait()  # only the chapters forked above are our children
             chapter_id, report = running.pop(pid)
             if os.waitstatus_to_exitcode(status) == 0 and report.exists():
                 yield chapter_id, json.loads(report.read_text(encoding="utf-8"))
@@ -204,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         parser.error("--json takes one chapter; several are written to stdout, a line each")
     failed = 0
-    for chapter_id, report in check_chapters(args.chapters, args.jobs or 1):
+    for chapter_id, report in check_chapters(args.chapters, max(1, args.jobs or 1)):
         if isinstance(report, str):
             failed += 1
             report = {"chapter": chapter_id, "error": report}
