@@ -166,6 +166,9 @@ class Budget:
                 )
 
 
+# CPU seconds a reply may always take to decode, however little of its call's time is left.
+DECODE_FLOOR_S = 0.25
+
 SPAWN_WAIT_S = 180  # the spawner's own setup bound (isolate.SETUP_TIMEOUT) plus a margin
 
 
@@ -255,8 +258,14 @@ class StudentProcess:
             raise Gone(
                 False, None, f"a reply of {size} bytes (more than {wire.MAX_FRAME_BYTES >> 20} MiB)"
             )
-        try:
-            reply = wire.decode(self._read(size, budget))
+        frame = self._read(size, budget)
+        try:  # checking the reply is part of the call: what is left of its time, at least
+            # a floor that no honest reply needs (a crafted one costs about a second)
+            left = max(budget.limit - budget.used(quick=True), DECODE_FLOOR_S)
+            reply = wire.decode(frame, cpu_seconds=left)
+        except wire.OutOfTime:
+            self.kill()
+            raise Gone(True, None) from None
         except wire.WireError as exc:
             self.kill()
             raise Gone(False, None, f"bytes that are not plain data ({exc})") from None

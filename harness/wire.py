@@ -18,6 +18,7 @@ import dataclasses
 import json
 import math
 import struct
+import time
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -103,6 +104,15 @@ class NotPlainData(TypeError):
 
 class WireError(ValueError):
     """Bytes that do not decode to plain data (truncated, malformed or too large)."""
+
+
+class OutOfTime(WireError):
+    """Decoding took more of this thread's CPU time than it was given: the reply came
+    too late to be checked within its call's time."""
+
+
+# Values decoded between two looks at the clock (a look costs about a microsecond).
+_CLOCK_EVERY = 4096
 
 
 class Record:
@@ -374,12 +384,13 @@ def _count(shape) -> int:
 
 
 class _Decoder:
-    def __init__(self, data, start: int) -> None:
+    def __init__(self, data, start: int, stop: float) -> None:
         self.data = memoryview(data)
         self.start = start
         self.cursor = 0  # buffers come in order, each once: where the next one starts
         self.size = len(self.data) - start
         self.nodes = 0
+        self.stop = stop  # this thread's CPU clock at which decoding gives up
 
     def span(self, ref) -> memoryview:
         if not (type(ref) is list and len(ref) == 2 and all(type(n) is int for n in ref)):
@@ -395,6 +406,8 @@ class _Decoder:
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise WireError(f"more than {MAX_NODES} values")
+        if self.nodes % _CLOCK_EVERY == 0:
+            _in_time(self.stop)
         if depth > MAX_DEPTH:
             raise WireError("nested too deeply")
         if x is None or type(x) in (bool, int, float, str):
@@ -479,9 +492,17 @@ class _Decoder:
         raise WireError(f"unknown or malformed node {tag!r}"[:80])
 
 
-def decode(data: bytes, max_bytes: int | None = None):
+def _in_time(stop: float) -> None:
+    if time.thread_time() > stop:
+        raise OutOfTime("not decoded within the time left to its call")
+
+
+def decode(data: bytes, max_bytes: int | None = None, cpu_seconds: float | None = None):
     """The plain data ``encode`` wrote; ``WireError`` for anything else, raised before
-    anything larger than the limits above is built."""
+    anything larger than the limits above is built. Given ``cpu_seconds``, ``OutOfTime``
+    once decoding has used that much of this thread's CPU time (load on the machine does
+    not count): the worst frame within the limits costs about a second."""
+    stop = math.inf if cpu_seconds is None else time.thread_time() + max(0.0, cpu_seconds)
     limit = MAX_FRAME_BYTES if max_bytes is None else min(max_bytes, MAX_FRAME_BYTES)
     if len(data) > limit:
         raise WireError(f"{len(data)} bytes, more than the {limit} allowed")
@@ -494,12 +515,14 @@ def decode(data: bytes, max_bytes: int | None = None):
         raise WireError("truncated header")
     header = bytes(data[4 : 4 + n])
     _check_header(header)
+    _in_time(stop)
     try:
         tree = json.loads(header.decode("ascii"), parse_constant=_reject_constant)
     except (ValueError, RecursionError):  # WireError is a ValueError: its own text is lost
         raise WireError("malformed header") from None
     del header
-    decoder = _Decoder(data, 4 + n)
+    _in_time(stop)
+    decoder = _Decoder(data, 4 + n, stop)
     try:
         value = decoder.node(tree, 0)
     except WireError:

@@ -4,6 +4,8 @@ waiting for a CPU. (The load test shows it on a saturated machine; these pin the
 
 from __future__ import annotations
 
+import os
+import struct
 import subprocess
 import sys
 import threading
@@ -11,6 +13,7 @@ import threading
 import pytest
 
 from grader import verdict
+from harness import wire
 
 
 @pytest.fixture
@@ -71,3 +74,39 @@ def test_workers_waiting_side_by_side_count_once(clocks):
     finally:
         worker.kill()
         worker.wait()
+
+
+def test_a_reply_that_cannot_be_checked_in_the_calls_time_left_is_a_timeout(monkeypatch):
+    """Decoding a reply is part of its call: plain data that is merely costly to check
+    (a million nested lists) may take what is left of the call's time, and no more."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True
+    )
+    to_r, to_w = os.pipe()
+    from_r, from_w = os.pipe()
+    reply = wire.encode({"ok": True, "value": [[[[]]] for _ in range(240_000)]})
+
+    def student():  # reads the request, then sends the costly reply at once
+        os.read(to_r, 1 << 16)
+        with os.fdopen(from_w, "wb") as out:
+            out.write(struct.pack(">Q", len(reply)) + reply)
+
+    writer = threading.Thread(target=student, daemon=True)
+    writer.start()
+    monkeypatch.setattr(verdict, "DECODE_FLOOR_S", 0.0, raising=False)
+    budget = verdict.Budget(5.0, child.pid)
+    monkeypatch.setattr(budget, "used", lambda quick=False: 4.999)  # the call's end is near
+    process = verdict.StudentProcess(child.pid, to_w, from_r, client=None, student=child.pid)
+    try:
+        with pytest.raises(verdict.Gone) as gone:
+            process.ask({"op": "call"}, budget)
+        assert gone.value.timed_out and not gone.value.tampered, (
+            "a reply that arrived with 1 ms of its call left, and takes longer to decode, must "
+            "end the call as a timeout (not be decoded after the call's end, nor called tampering)"
+        )
+        assert child.wait(timeout=10) is not None, "the student process was not stopped"
+    finally:
+        writer.join(timeout=10)
+        child.kill()
+        child.wait()
+        os.close(to_r)

@@ -222,6 +222,23 @@ def test_hostile_headers_within_the_byte_limit_are_refused(header, reason):
     assert reason in refused(data)
 
 
+# The costliest header found within every limit: 240,000 lists of three nested lists
+# (about a million values to build, a second or so of CPU).
+COSTLY = b"[" + b",".join([b"[[[]]]"] * 240_000) + b"]"
+
+
+def test_decoding_gives_up_when_the_cpu_time_it_was_given_is_spent():
+    data = frame(COSTLY)
+    assert len(wire.decode(data)) == 240_000  # legal: only its cost is in question
+    start = time.thread_time()
+    with pytest.raises(wire.OutOfTime):
+        wire.decode(data, cpu_seconds=0.02)
+    took = time.thread_time() - start
+    assert took < 0.5, f"decoding went on for {took:.2f} s of CPU after its 0.02 s were spent"
+    honest = wire.encode({"ok": True, "value": [torch.ones(3, 4), {"loss": 0.5}] * 50})
+    assert wire.decode(honest, cpu_seconds=0.02)["ok"] is True
+
+
 def test_nesting_deeper_than_any_value_is_refused_before_the_decoder_recurses():
     just = b"[" * wire.MAX_JSON_DEPTH + b"]" * wire.MAX_JSON_DEPTH
     assert "deep" in refused(frame(just))  # parsed, then the decoder's own limit
