@@ -75,13 +75,17 @@ def _mount(src: str | None, dst: str, fstype: str | None, flags: int, data: str 
     )
 
 
-def die_with_parent(parent: int | None = None) -> None:
-    """SIGKILL this process when the thread that started it ends. Given ``parent`` (the
-    pid that forked it), end at once if that has already happened: no signal would come,
-    and the process would outlive its grader."""
+def die_with_parent(parent: int | None = None, lifeline: int | None = None) -> None:
+    """SIGKILL this process when the thread that started it ends, and end at once if that
+    has already happened (no signal would come, and the process would outlive its
+    grader): known when ``parent`` (the pid that forked it) is no longer the parent, or
+    when ``lifeline`` (the read end of a pipe whose write end only the parent holds)
+    reads as closed, which PID 1 of a namespace (its parent's pid unseen) can tell."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if parent is not None and os.getppid() != parent:
         os._exit(1)
+    if lifeline is not None and select.select([lifeline], [], [], 0)[0]:
+        os._exit(1)  # readable: every write end is closed (the parent never writes)
 
 
 @functools.cache
@@ -242,12 +246,12 @@ def _limit(settings: dict, nproc: int) -> None:
         resource.setrlimit(res, (value, value))
 
 
-def _drop_to(uid: int, parent: int | None) -> None:
+def _drop_to(uid: int, parent: int | None = None, lifeline: int | None = None) -> None:
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    die_with_parent(parent)  # a change of credentials clears it
+    die_with_parent(parent, lifeline)  # a change of credentials clears it
 
 
 def _keep_fds(keep: dict[int, int]) -> None:
@@ -423,19 +427,22 @@ def _namespaced_child(folder: Path, work: Path, settings: dict, uid: int, parent
     )
     newroot = work / "root"
     _build_root(newroot, folder, settings | {"uid": uid})
+    lifeline, held = os.pipe()  # this process holds ``held`` open until it ends
     pid = os.fork()
     if pid == 0:
-        die_with_parent()  # PID 1 of its namespace: its parent's pid is not visible here
+        os.close(held)
+        die_with_parent(lifeline=lifeline)  # PID 1 of its namespace: no parent pid to see
         _mount("proc", str(newroot / "proc"), "proc", MS_NOSUID | MS_NODEV)
         os.chroot(newroot)
         os.chdir("/tmp")
         _limit(settings, settings["nproc"])
-        _drop_to(uid, None)
+        _drop_to(uid, lifeline=lifeline)
+        os.close(lifeline)
         _student_env("/tmp")
         _serve("/sandbox", settings)
         os._exit(0)
     _report_status(f"pid {pid}".encode())  # the student process as the host sees it
-    for fd in (3, 4, STATUS_FD):
+    for fd in (3, 4, STATUS_FD, lifeline):
         try:
             os.close(fd)
         except OSError:

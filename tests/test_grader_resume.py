@@ -163,6 +163,29 @@ def test_a_process_whose_parent_ended_before_it_tied_itself_ends_at_once():
         assert os.waitstatus_to_exitcode(status) == code, (parent, status)
 
 
+def test_pid_1_of_a_namespace_sees_through_its_lifeline_that_its_parent_ended():
+    """PID 1 of a new PID namespace reads its parent's pid as 0, so the check above cannot
+    tell; it holds the read end of a pipe whose write end only its parent keeps open, and
+    a closed pipe means the parent is gone."""
+    for parent_alive, code in ((True, 0), (False, 1)):
+        lifeline, held = os.pipe()
+        if not parent_alive:
+            os.close(held)  # as if the parent ended between the fork and the signal
+        pid = os.fork()
+        if pid == 0:
+            try:
+                if parent_alive:
+                    os.close(held)  # the child never holds the write end
+                isolate.die_with_parent(lifeline=lifeline)
+            finally:
+                os._exit(0)
+        os.close(lifeline)
+        _, status = os.waitpid(pid, 0)
+        if parent_alive:
+            os.close(held)
+        assert os.waitstatus_to_exitcode(status) == code, (parent_alive, status)
+
+
 def test_merged_shards_equal_one_run(subs, uninterrupted, tmp_path):
     parts = [tmp_path / f"part{k}" for k in (1, 2)]
     procs = [
