@@ -19,8 +19,9 @@ and reports when it ends. Three ways, best first (``mode()``):
 Every student process gets ``PR_SET_PDEATHSIG``: it dies when the process that started
 it dies, so a grader killed with SIGKILL leaves nothing running. In every mode a seccomp
 filter (``grader.seccomp``) refuses the kernel's shared objects that no namespace here
-separates (keyrings, file locks), and when a sandbox uid's process ends, everything of
-that uid is removed (``clear_uid``) before another sandbox may take the uid.
+separates (keyrings, file locks and watches, page-cache queries), and when a sandbox
+uid's process ends, everything of that uid is removed (``clear_uid``) before another
+sandbox may take the uid.
 """
 
 from __future__ import annotations
@@ -412,7 +413,7 @@ def _serve(folder: str, settings: dict) -> None:
     target.set_course_root(Path(folder) / "course")
     torch.set_num_threads(int(settings.get("threads", 1)))
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # already set where a uid was dropped to
-    seccomp.install()  # no keyrings, file locks or watches: kernel state others could see
+    seccomp.install()  # no keyrings, locks, watches, page-cache queries: state others see
     _report_status(b"ok")  # the last line the grader trusts: student code runs after it
     os.close(STATUS_FD)
     beside.serve(3, 4, Path(folder), Path(folder) / "impl")

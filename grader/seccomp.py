@@ -12,6 +12,11 @@ Refused (``EPERM``), by class:
 - **file watches** (``inotify_*``, ``fanotify_*``, and ``fcntl``'s ``F_NOTIFY``): a watch
   is kept on the file itself, not on a mount, so one sandbox sees every time another,
   running at the same time, opens or reads a file both can read.
+- **page-cache queries** (``mincore``, ``cachestat``, ``preadv2``/``pwritev2`` with
+  ``RWF_NOWAIT``, and ``io_uring``, which can issue such reads): they tell which pages of
+  a file are cached, and a sandbox running at the same time decides that by reading
+  (or dropping) pages of a file both can read. Reading and timing a read stays possible:
+  a noisier channel that no filter closes.
 
 Every call of another architecture's ABI (32-bit ``int 0x80``, x32) is refused too, so
 the numbers above cannot be reached under other names. Written as classic BPF through
@@ -28,28 +33,32 @@ import struct
 
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
-BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x06
+BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 X32_SYSCALL_BIT = 0x40000000
+RWF_NOWAIT = 0x8  # preadv2/pwritev2 flag: fail rather than wait for a page not cached
 # F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK/SETLK/SETLKW, and F_NOTIFY (directory watches)
 FCNTL_REFUSED = (5, 6, 7, 36, 37, 38, 1026)
 
-# arch -> (AUDIT_ARCH value, refused syscall numbers, fcntl's number)
+# arch -> (AUDIT_ARCH value, refused syscall numbers, fcntl's number, the numbers of
+# preadv2 and pwritev2). tests/test_seccomp.py checks them against libseccomp's tables.
 ARCHES = {
     "x86_64": (
         0xC000003E,
         {"add_key": 248, "request_key": 249, "keyctl": 250, "flock": 73, "inotify_init": 253,
          "inotify_add_watch": 254, "inotify_init1": 294, "fanotify_init": 300,
-         "fanotify_mark": 301},
+         "fanotify_mark": 301, "mincore": 27, "io_uring_setup": 425, "cachestat": 451},
         72,
+        (327, 328),
     ),
     "aarch64": (
         0xC00000B7,
         {"add_key": 217, "request_key": 218, "keyctl": 219, "flock": 32, "inotify_init1": 26,
-         "inotify_add_watch": 27, "fanotify_init": 262, "fanotify_mark": 263},
+         "inotify_add_watch": 27, "fanotify_init": 262, "fanotify_mark": 263, "mincore": 232,
+         "io_uring_setup": 425, "cachestat": 451},
         25,
+        (286, 287),
     ),
 }  # fmt: skip
-REFUSED = ("keyrings", "flock", "fcntl locks and F_NOTIFY", "inotify", "fanotify")
 
 
 def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
@@ -61,7 +70,7 @@ def program(machine: str | None = None) -> bytes | None:
     arch = ARCHES.get(machine or platform.machine())
     if arch is None:
         return None
-    audit, calls, fcntl_nr = arch
+    audit, calls, fcntl_nr, nowait_calls = arch
     deny = SECCOMP_RET_ERRNO | errno.EPERM
     body = [
         # other ABIs (compat, x32): refused whole
@@ -74,14 +83,21 @@ def program(machine: str | None = None) -> bytes | None:
     ]
     for nr in sorted(calls.values()):
         body += [(BPF_JEQ_K, 0, 1, nr), ("deny",)]
+    for nr in nowait_calls:  # decided by their flags alone: refused or allowed here
+        body += [
+            (BPF_JEQ_K, 0, 4, nr),
+            (BPF_LD_W_ABS, 0, 0, 56),  # low half of args[5]: the flags
+            (BPF_JSET_K, 0, 1, RWF_NOWAIT),
+            ("deny",),
+            ("allow",),
+        ]
     body += [(BPF_JEQ_K, 0, 1 + 2 * len(FCNTL_REFUSED), fcntl_nr)]
     body += [(BPF_LD_W_ABS, 0, 0, 24)]  # low half of args[1]: fcntl's command
     for cmd in FCNTL_REFUSED:
         body += [(BPF_JEQ_K, 0, 1, cmd), ("deny",)]
-    out = b""
-    for insn in body:
-        out += _insn(BPF_RET_K, 0, 0, deny) if insn == ("deny",) else _insn(*insn)
-    return out + _insn(BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)
+    body += [("allow",)]
+    ends = {("deny",): (BPF_RET_K, 0, 0, deny), ("allow",): (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)}
+    return b"".join(_insn(*ends.get(insn, insn)) for insn in body)
 
 
 class _Prog(ctypes.Structure):

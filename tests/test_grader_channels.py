@@ -33,7 +33,7 @@ from tests.grader_data.helpers import STUB, readable_python_prefix, write_submis
 pytestmark = pytest.mark.timeout(900)
 KEYS = {"x86_64": (248, 250), "aarch64": (217, 219)}.get(platform.machine(), (-1, -1))
 CHANNELS = ("keyring", "tmp", "var_tmp", "dev_shm", "sysv_shm", "abstract_socket", "flock")
-CHANNELS += ("inotify", "dnotify", "proc", "loopback_socket")  # between live sandboxes
+CHANNELS += ("inotify", "dnotify", "proc", "loopback_socket", "page_cache")  # live sandboxes
 SHARED_FILE = os.__file__  # part of Python: readable by every sandbox in every mode
 
 COMMON = f"""
@@ -360,7 +360,30 @@ def _watched():
         mask |= 1024
     except OSError:
         pass
-    return mask
+    return mask | _cached()
+
+
+def _cached():
+    # 2048 if this process can ask whether the beacon's first page is in the page cache
+    # (which the holder decides by reading it, or dropping it): mincore, or a read that
+    # will not wait (whether it succeeds or would block, it has told).
+    fd = _o.open(_BEACON, _o.O_RDONLY)
+    try:
+        _libc.mmap.restype = _c.c_void_p
+        _libc.mmap.argtypes = [_c.c_void_p, _c.c_size_t, _c.c_int, _c.c_int, _c.c_int, _c.c_long]
+        page = _libc.mmap(None, 4096, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+        vec = _c.create_string_buffer(1)
+        if page not in (None, 2**64 - 1) and _libc.mincore(_c.c_void_p(page), 4096, vec) == 0:
+            return 2048
+        try:
+            _o.preadv(fd, [bytearray(16)], 0, _o.RWF_NOWAIT)
+            return 2048
+        except BlockingIOError:
+            return 2048
+        except OSError:
+            return 0
+    finally:
+        _o.close(fd)
 
 
 def gradient_at(w, x, target):
