@@ -253,6 +253,9 @@ _MOVING = {
     ),
     "builtins": {"_", "__import__", "help", "copyright", "credits", "license", "exit", "quit"},
 }
+# Modules the course's code reaches that are rebound by design and measure nothing:
+# pytest swaps ``warnings.filters`` and ``showwarning`` around every test.
+_UNWATCHED = {"warnings"}
 _MISSING = object()
 # Names torch itself rebinds to a wrapper of the same function (``__wrapped__``) when a
 # part of it is first imported: ``import torch._dynamo`` wraps ``torch.manual_seed``.
@@ -287,6 +290,36 @@ def _settle_library_patches(modules) -> None:
                     value.step.hooked = True
 
 
+def _modules_reached(mod) -> list:
+    """The modules whose names ``mod``'s code reads at call time: those bound to its
+    global names (``time`` for ``time.perf_counter()``), and the submodules its source
+    reaches through them (``torch.optim`` for ``torch.optim.SGD``). Never imports."""
+    import ast
+    import types
+
+    names = vars(mod)
+    found = {id(v): v for v in names.values() if isinstance(v, types.ModuleType)}
+    try:
+        tree = ast.parse(Path(mod.__file__).read_text())
+    except (AttributeError, TypeError, OSError, SyntaxError, ValueError):
+        return list(found.values())
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        chain = []
+        while isinstance(node, ast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        owner = names.get(node.id) if isinstance(node, ast.Name) else None
+        for attr in reversed(chain):
+            if not isinstance(owner, types.ModuleType):
+                break
+            owner = vars(owner).get(attr)  # not getattr: a module's __getattr__ may import
+            if isinstance(owner, types.ModuleType):
+                found[id(owner)] = owner
+    return list(found.values())
+
+
 def _is_course_file(mod) -> bool:
     """A module of the harness or a test file of the course (the probes' own modules)."""
     name = getattr(mod, "__name__", "") or ""
@@ -305,7 +338,9 @@ class Watch:
     still bound to the same objects.
 
     ``start()`` takes the record before the student's module is imported (the grader's
-    student process loads the probe files first, so every instrument is bound already);
+    student process loads the probe files first, so every instrument is bound already):
+    the modules listed above, the course's own modules and classes, and every module
+    their code reads names from (``_modules_reached``);
     ``check(when)`` after its import and after every call compares, and raises
     ``Tampering`` naming what was replaced. Names added later (a lazily imported
     submodule) and plain scalars are not compared. Once tampering was seen, every later
@@ -355,6 +390,13 @@ class Watch:
             for attr, value in list(vars(mod).items()):
                 if isinstance(value, type) and value.__module__ == name:
                     keep(f"{name}.{attr}", value.__dict__)
+        for mod in course:  # every module the probes and the harness read names from
+            for used in _modules_reached(mod):
+                name = getattr(used, "__name__", None)
+                if name in modules or name in _UNWATCHED or sys.modules.get(name) is not used:
+                    continue  # watched already, or not an imported module (torch.ops)
+                modules[name] = used
+                keep(name, vars(used))
         names = tuple(modules)
         self.modules_ids = (
             operator.itemgetter(*names) if len(names) > 1 else _one(names[0]),

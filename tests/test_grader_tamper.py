@@ -371,3 +371,52 @@ def test_a_students_own_pytest_names_the_tampering(tmp_path):
         "pytest exercises/ch00 on the solution plus `torch.allclose = ...` at import did not "
         f"fail with a tampering report (harness.probe.InProcess.inside):\n{proc.stdout[-1500:]}"
     )
+
+
+PROBE_FILE = """
+import time
+
+import torch
+
+
+def clock():
+    return time.perf_counter()
+
+
+def optimizer(params):
+    return torch.optim.SGD(params, lr=0.1)
+"""
+
+
+def test_the_watch_covers_every_module_a_probe_reads_names_from(tmp_path, monkeypatch):
+    """Not a fixed list: a probe that times with ``time.perf_counter`` or builds
+    ``torch.optim.SGD`` relies on those modules' names, so replacing either is tampering."""
+    import importlib.util
+    import time
+
+    import torch
+
+    from harness import probe
+
+    path = tmp_path / "test_some_probes.py"
+    path.write_text(PROBE_FILE)
+    spec = importlib.util.spec_from_file_location("course_probe_file_for_the_watch", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[spec.name] = module  # as an imported test file is
+    try:
+        watch = probe.Watch()
+        watch.start(extra=[module])
+        assert watch.changes() == []
+        monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
+        monkeypatch.setattr(torch.optim, "SGD", object)
+        changed = watch.changes()
+        assert {"time.perf_counter", "torch.optim.SGD"} <= set(changed), (
+            f"after replacing time.perf_counter and torch.optim.SGD the watch saw only "
+            f"{changed}: it must record the modules the probe files read names from "
+            "(harness.probe.Watch)"
+        )
+        monkeypatch.undo()
+        assert watch.changes() == []
+    finally:
+        del sys.modules[spec.name]
