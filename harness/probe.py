@@ -35,6 +35,7 @@ import contextlib
 import inspect
 import operator
 from pathlib import Path
+from time import perf_counter as _clock  # bound here, before any student module loads
 
 from harness import wire
 
@@ -58,7 +59,11 @@ class Probe:
         self.__wrapped__ = fn
 
     def __call__(self, *args, **kwargs):
-        return _transport.call(self, args, kwargs)
+        start = _clock()
+        try:
+            return _transport.call(self, args, kwargs)
+        finally:
+            _last_call[0] = _clock() - start
 
     def __repr__(self) -> str:
         return f"<probe {self.name} of {self.file.name}>"
@@ -67,6 +72,16 @@ class Probe:
 def probe(fn) -> Probe:
     """Mark ``fn`` as a probe: it runs beside the student's code and returns plain data."""
     return Probe(fn)
+
+
+_last_call = [float("nan")]  # seconds the last probe call took, seen from the test's side
+
+
+def last_call_ms() -> float:
+    """How long the last probe call took, in ms, timed by the process that runs the test
+    (in a split run the trusted one, which no student code reaches). Whatever a probe
+    timed inside that call took no longer, whatever the student's process reports."""
+    return _last_call[0] * 1000
 
 
 # ---- errors from the student's side --------------------------------------------------

@@ -219,6 +219,35 @@ def find_graph_cuts(fn, *args):
     return found
 """
 
+# ch09: the reference with profile_top_ops in microseconds (a units error) ...
+PROFILE_IN_US = """
+
+def profile_top_ops(fn, n):
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    rows = [OpStat(e.key, float(e.self_cpu_time_total), int(e.count)) for e in prof.key_averages()]
+    rows.sort(key=lambda r: r.self_ms, reverse=True)
+    return rows[: max(0, n)]
+"""
+# ... and the same with the watch blinded (its record dropped, as code written against the
+# harness can do in its own process) and the clock the probes time with made 1000x slower.
+CLOCK_BLINDED = """
+
+import sys as _sys
+import time as _time
+
+_sys.modules["harness.probe"].current().watch.record = None
+_real_clock = _time.perf_counter
+_time.perf_counter = lambda: _real_clock() * 1000.0
+"""
+
+
+def solution(chapter: str) -> str:
+    c = index.chapter(chapter)
+    return (NAMED_TARGETS["solutions"] / c.id / f"{c.module}.py").read_text()
+
 
 def class_list() -> dict[str, dict[str, str]]:
     """student -> {chapter: module text}."""
@@ -230,6 +259,8 @@ def class_list() -> dict[str, dict[str, str]]:
         "grad_walk_spy_reset": {"ch02": stub("ch02") + GRAD_WALK + SPY_RESET},
         "cuts_none": {"ch02": stub("ch02") + CUTS_NONE},
         "cuts_from_marks": {"ch02": stub("ch02") + CUTS_FROM_MARKS},
+        "profile_in_us": {"ch09": solution("ch09") + PROFILE_IN_US},
+        "profile_in_us_clock_blinded": {"ch09": solution("ch09") + PROFILE_IN_US + CLOCK_BLINDED},
     }
     return students
 
@@ -240,6 +271,7 @@ NEEDS = {
     "ch09a": ["gate_breaks", "gate_breaks_counters_forged"],
     "backward_spy": ["grad_walk", "grad_walk_spy_reset"],
     "marked_lines": ["cuts_none", "cuts_from_marks"],
+    "blinded_watch": ["profile_in_us", "profile_in_us_clock_blinded"],
 }
 
 
@@ -350,6 +382,20 @@ def test_tracing_marked_lines_buys_nothing_in_ch02(graded):
         "student's function must carry no mark at the answer (the expected lines live in the "
         "test bodies)"
     )
+
+
+def test_a_blinded_watch_and_a_slowed_clock_buy_nothing_in_ch09(graded):
+    """What a probe times in the student's process is bounded by how long the whole call
+    took, timed on the trusted side (``harness.probe.last_call_ms``)."""
+    profile = ("test_profile_finds_the_matmul", "test_profile_ranks_by_time")
+    for student in ("profile_in_us", "profile_in_us_clock_blinded"):
+        failed = graded[student]["ch09"][1]
+        passed = [t for t in profile if not any(t in nodeid for nodeid in failed)]
+        assert not passed, (
+            f"{student}: profile_top_ops in microseconds passed {passed}: with the watch blinded "
+            "and time.perf_counter slowed 1000x in the student's process, the probe's own "
+            "wall_ms grew with it; bound it by the call's time on the trusted side"
+        )
 
 
 def test_a_students_own_pytest_names_the_tampering(tmp_path):

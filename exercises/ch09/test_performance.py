@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from harness import judge
-from harness.probe import because, probe
+from harness.probe import because, last_call_ms, probe
 from harness.target import chapter_module
 
 perf = chapter_module("ch09", "performance")
@@ -443,6 +443,7 @@ def profile_rows(kind, n):
 def test_profile_finds_the_matmul_and_limits_rows():
     with because("profile_top_ops(work, 3) raised"):
         seen = profile_rows("matmuls-and-adds", 3)
+    wall_ms = min(seen["wall_ms"], last_call_ms())  # the whole call bounds what it timed
     rows = seen["rows"]
     assert seen["calls"] == 1, f"profile_top_ops must run fn once, it ran it {seen['calls']} times"
     names = [r.name for r in rows]
@@ -468,10 +469,10 @@ def test_profile_finds_the_matmul_and_limits_rows():
     # 4 products of 768 x 768 matrices (3.6 GFLOP) cannot take less than 5 microseconds, and
     # the operators' own times cannot add up to more than the function they ran in took
     total = sum(times)
-    ok = 0.005 <= top.self_ms and total <= seen["wall_ms"] * 1.01 + 0.05
+    ok = 0.005 <= top.self_ms and total <= wall_ms * 1.01 + 0.05
     assert ok, (
         f"the rows' self times add up to {total:.4g} (top {top.self_ms:.4g}) while the profiled "
-        f"function itself took {seen['wall_ms']:.4g} ms: self_ms is in milliseconds, and the "
+        f"function itself took {wall_ms:.4g} ms: self_ms is in milliseconds, and the "
         "profiler reports microseconds (divide by 1000)"
     )
 

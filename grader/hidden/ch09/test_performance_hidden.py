@@ -20,7 +20,7 @@ from exercises.ch09.test_performance import (  # helpers and probes shared with 
     timing_problem,
 )
 from harness import judge
-from harness.probe import because, probe
+from harness.probe import because, last_call_ms, probe
 from harness.target import chapter_module, reference_module
 
 try:  # the trusted side only: the grader's student process neither has nor needs these
@@ -186,17 +186,18 @@ def test_time_fn_defaults_work_on_the_cpu():
     """On the CPU with the default sync and clock, time_fn reports milliseconds of real time."""
     with because("time_fn(fn, 2, 5, 'cpu') with the default sync and clock raised on the CPU"):
         seen = time_fn_on_the_cpu(2.0, 2, 5)
+    wall_ms = min(seen["wall_ms"], last_call_ms())  # the whole call bounds what it timed
     t = seen["timing"]
     assert seen["calls"] == 7, f"warmup=2, iters=5 must call fn 7 times, got {seen['calls']}"
     ordered = 0 < t.p10_ms <= t.median_ms <= t.p90_ms
     # each call sleeps at least 2 ms; at least 3 of the 5 timed calls last the median or
     # more, and all of them (with the first) fit in the wall time of the whole call
     units = t.median_ms >= 2.0 - 1e-6 and t.first_ms >= 2.0 - 1e-6
-    units = units and 3 * t.median_ms + t.first_ms <= seen["wall_ms"] + 1e-3
+    units = units and 3 * t.median_ms + t.first_ms <= wall_ms + 1e-3
     assert ordered and units, (
         f"a function that sleeps 2 ms, timed on the CPU (nothing to synchronize, "
         f"time.perf_counter in seconds), gave {t} while the whole call took "
-        f"{seen['wall_ms']:.1f} ms: times must be milliseconds with p10 <= median <= p90"
+        f"{wall_ms:.1f} ms: times must be milliseconds with p10 <= median <= p90"
     )
 
 
@@ -303,12 +304,13 @@ def test_ms_per_step_defaults_cpu_and_cuda():
     argument it synchronizes with torch.cuda.synchronize."""
     with because("ms_per_step(step, 4) with the default device, sync and clock raised"):
         seen = ms_per_step_by_default(2.0, 4)
+    wall_ms = min(seen["wall_ms"], last_call_ms())  # the whole call bounds what it timed
     got = seen["ms"]
     ok = seen["calls"] == 4 and isinstance(got, float | int)
-    ok = ok and 2.0 - 1e-6 <= got and 4 * got <= seen["wall_ms"] + 1e-3
+    ok = ok and 2.0 - 1e-6 <= got and 4 * got <= wall_ms + 1e-3
     assert ok, (
         f"four steps that each sleep 2 ms gave {got!r} ms/step ({seen['calls']} calls, the whole "
-        f"call took {seen['wall_ms']:.1f} ms): the default device is the CPU (nothing to "
+        f"call took {wall_ms:.1f} ms): the default device is the CPU (nothing to "
         "synchronize), time.perf_counter is in seconds, and the result is ms per step"
     )
     with because("ms_per_step(step, 20, 'cuda') without sync raised"):
@@ -337,6 +339,7 @@ def test_profile_ranks_by_time_and_honours_n():
         f"{[(r.name, r.calls) for r in one]}"
     )
     seen = profile_rows("conv-and-small-mms", 50)
+    wall_ms = min(seen["wall_ms"], last_call_ms())  # the whole call bounds what it timed
     many = seen["rows"]
     names = [r.name for r in many]
     mm = [r for r in many if r.name == "aten::mm"]
@@ -352,9 +355,9 @@ def test_profile_ranks_by_time_and_honours_n():
         f"{sorted(conv.items(), key=lambda kv: -kv[1])}"
     )
     total = sum(r.self_ms for r in many)
-    assert total <= seen["wall_ms"] * 1.01 + 0.05, (
+    assert total <= wall_ms * 1.01 + 0.05, (
         f"the rows' self times add up to {total:.4g} ms but the profiled function itself took "
-        f"{seen['wall_ms']:.4g} ms: the profiler's times are microseconds, self_ms milliseconds"
+        f"{wall_ms:.4g} ms: the profiler's times are microseconds, self_ms milliseconds"
     )
 
 
