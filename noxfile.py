@@ -79,12 +79,18 @@ def mutants_changed(session: nox.Session) -> None:
     )  # fmt: skip
 
 
+# Releases that need a later Python than the oldest requires-python admits, capped so the
+# lock installs there too (tests/test_structure.py checks every pin): soupsieve 3.0.2 and
+# later need 3.11.5, and Debian 12's python3 is 3.11.2.
+OLDEST_PYTHON_CAPS = ["soupsieve<3"]
+
+
 @nox.session
 def lock(session: nox.Session) -> None:
     """Rewrite constraints.txt: a fresh install of the project (torch pinned to its CPU
     build), frozen. Review the diff before committing it."""
     session.install("torch==2.13.0")
-    session.install("-e", ".[dev]", "torch==2.13.0")
+    session.install("-e", ".[dev]", "torch==2.13.0", *OLDEST_PYTHON_CAPS)
     frozen = session.run(
         "python", "-m", "pip", "freeze", "--all", "--exclude-editable", silent=True
     )

@@ -257,6 +257,38 @@ def test_the_lock_pins_everything_the_grader_installs():
     assert not loose, f"constraints.txt does not pin {loose}: run `nox -s lock`"
 
 
+def test_the_lock_installs_on_the_oldest_python_the_project_accepts():
+    """Every pinned release that is installed here admits the oldest Python that
+    ``requires-python`` allows (Debian 12's python3 is 3.11.2): a pin that needs a later
+    3.11.x stops ``pip install -c constraints.txt`` there with a resolver error."""
+    import importlib.metadata as md
+    import tomllib
+
+    from packaging.specifiers import SpecifierSet
+
+    floor = SpecifierSet(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
+    )
+    oldest = next(v for v in ("3.11.0", "3.12.0", "3.13.0") if v in floor)
+    narrower = {}
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if "==" not in line:
+            continue
+        name, _, version = line.partition("==")
+        try:
+            dist = md.distribution(name)
+        except md.PackageNotFoundError:
+            continue  # not installed here (another extra)
+        needs = dist.metadata.get("Requires-Python")
+        if dist.version == version and needs and oldest not in SpecifierSet(needs):
+            narrower[name] = needs
+    assert not narrower, (
+        f"constraints.txt pins releases that need a later Python than {oldest} "
+        f"(requires-python {floor}): {narrower}; cap them in noxfile.py's lock session"
+    )
+
+
 def test_generated_examples_report_the_first_failure_as_drawn():
     """harness.generated.examples: a failing example is not shrunk (a wrong answer's
     shrinking could outlast the test's time limit) and is reported alone."""
