@@ -268,9 +268,10 @@ _MOVING = {
     ),
     "builtins": {"_", "__import__", "help", "copyright", "credits", "license", "exit", "quit"},
 }
-# Modules the course's code reaches that are rebound by design and measure nothing:
-# pytest swaps ``warnings.filters`` and ``showwarning`` around every test.
-_UNWATCHED = {"warnings"}
+# Modules the course's code reaches whose names are rebound by design: pytest swaps
+# ``warnings.filters`` and ``showwarning`` around every test, and CUDA's first use inside
+# a test rebinds ``torch.cuda`` names (``default_generators``) on a GPU machine.
+_UNWATCHED = ("warnings", "torch.cuda")
 _MISSING = object()
 # Names torch itself rebinds to a wrapper of the same function (``__wrapped__``) when a
 # part of it is first imported: ``import torch._dynamo`` wraps ``torch.manual_seed``.
@@ -408,8 +409,12 @@ class Watch:
         for mod in course:  # every module the probes and the harness read names from
             for used in _modules_reached(mod):
                 name = getattr(used, "__name__", None)
-                if name in modules or name in _UNWATCHED or sys.modules.get(name) is not used:
-                    continue  # watched already, or not an imported module (torch.ops)
+                if (
+                    name in modules
+                    or sys.modules.get(name) is not used  # not an imported module (torch.ops)
+                    or any(name == u or name.startswith(u + ".") for u in _UNWATCHED)
+                ):
+                    continue
                 modules[name] = used
                 keep(name, vars(used))
         names = tuple(modules)
