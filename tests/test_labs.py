@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import tempfile
 
 import pytest
 
@@ -24,6 +26,7 @@ def execute(source, impl: str, figures) -> list[str]:
     names the pytest run it would make: what that run shows on stubs and solutions is
     ``tests/test_chapters.py``'s proof, and ``run_tests`` itself is tested below."""
     import nbformat
+    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
     nb = nbformat.reads(json.dumps(labs.to_notebook(source.read_text())), as_version=4)
@@ -35,11 +38,16 @@ def execute(source, impl: str, figures) -> list[str]:
     }
     saved = {key: os.environ.get(key) for key in settings}
     os.environ.update(settings)
+    # The kernel talks over Unix sockets, not TCP: a port picked as free can be taken by
+    # another test's process before the kernel binds it ("Address already in use").
+    sockets = tempfile.mkdtemp(prefix="lab-kernel-")
+    kernel = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"))
     try:
         NotebookClient(
-            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}
+            nb, timeout=600, km=kernel, resources={"metadata": {"path": str(REPO)}}
         ).execute()
     finally:
+        shutil.rmtree(sockets, ignore_errors=True)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
