@@ -396,6 +396,11 @@ def test_a_blinded_watch_and_a_slowed_clock_buy_nothing_in_ch09(graded):
             "and time.perf_counter slowed 1000x in the student's process, the probe's own "
             "wall_ms grew with it; bound it by the call's time on the trusted side"
         )
+        said = [m for nodeid, m in failed.items() if any(t in nodeid for t in profile)]
+        assert all("add up to" in m and "tampering" not in m for m in said), (
+            f"{student}: the profile tests must fail on the units (the blinding worked, so "
+            f"no tampering is seen), not for another reason: {said}"
+        )
 
 
 def test_a_students_own_pytest_names_the_tampering(tmp_path):
