@@ -17,6 +17,7 @@ import contextlib
 import csv
 import os
 import platform
+import secrets
 import shutil
 import subprocess
 import sys
@@ -35,15 +36,20 @@ KEYS = {"x86_64": (248, 250), "aarch64": (217, 219)}.get(platform.machine(), (-1
 CHANNELS = ("keyring", "tmp", "var_tmp", "dev_shm", "sysv_shm", "abstract_socket", "flock")
 CHANNELS += ("inotify", "dnotify", "proc", "loopback_socket", "page_cache")  # live sandboxes
 SHARED_FILE = os.__file__  # part of Python: readable by every sandbox in every mode
+# What this test run's markers are named by: the uid mode's sandboxes share /tmp, System V
+# IPC and abstract sockets with a second test run on the machine, which must not find ours.
+RUN = secrets.token_hex(4)
+MARKER = f"course-marker-{RUN}"
 
 COMMON = f"""
 import ctypes as _c, fcntl as _f, os as _o, socket as _s, time as _t
 _libc = _c.CDLL(None, use_errno=True)
 _MARK = b"course-channel-marker"
 _ADD_KEY, _KEYCTL = {KEYS}
-_FILES = ("/tmp/course-marker", "/var/tmp/course-marker", "/dev/shm/course-marker")
-_SHM_KEY = 0x0C0FFEE
-_SOCKET = "\\0course-channel-marker"
+_NAME = {MARKER!r}
+_FILES = tuple(_o.path.join(d, _NAME) for d in ("/tmp", "/var/tmp", "/dev/shm"))
+_SHM_KEY = {0x10000000 | int(RUN, 16) & 0x0FFFFFFF}
+_SOCKET = "\\0" + _NAME
 _SHARED = {SHARED_FILE!r}
 """
 
@@ -52,7 +58,7 @@ WRITER = (
     + COMMON
     + """
 def _leave():
-    _libc.syscall(_ADD_KEY, b"user", b"course-marker", _MARK, len(_MARK), _c.c_long(-4))
+    _libc.syscall(_ADD_KEY, b"user", _NAME.encode(), _MARK, len(_MARK), _c.c_long(-4))
     for path in _FILES:
         try:
             with open(path, "wb") as f:
@@ -91,7 +97,7 @@ READER = (
     + """
 def _found():
     mask = 0
-    if _libc.syscall(_KEYCTL, 10, _c.c_long(-4), b"user", b"course-marker", 0) >= 0:
+    if _libc.syscall(_KEYCTL, 10, _c.c_long(-4), b"user", _NAME.encode(), 0) >= 0:
         mask |= 1  # KEYCTL_SEARCH in the user keyring
     for bit, path in zip((2, 4, 8), _FILES):
         mask |= bit if _o.path.exists(path) else 0
@@ -204,7 +210,7 @@ def test_nothing_a_submission_leaves_reaches_the_next_one(tmp_path, mode):
         f"{mode} mode: a student's hidden phase found what its public phase left: "
         f"{own['detail'][-1500:]}"
     )
-    leftovers = [p for p in ("/tmp", "/var/tmp", "/dev/shm") if Path(p, "course-marker").exists()]
+    leftovers = [p for p in ("/tmp", "/var/tmp", "/dev/shm") if Path(p, MARKER).exists()]
     assert not leftovers, f"the writer's files outlived it in {leftovers}"
 
 
