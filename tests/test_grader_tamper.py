@@ -35,9 +35,10 @@ pytestmark = pytest.mark.timeout(1800)
 CHAPTERS = list(index.chapters().values())
 
 
-def stub(chapter: str) -> str:
+def stub(chapter: str, target: str = "exercises") -> str:
+    """The chapter's module as ``target`` (the stubs, or "solutions") has it."""
     c = index.chapter(chapter)
-    return (NAMED_TARGETS["exercises"] / c.id / f"{c.module}.py").read_text()
+    return (NAMED_TARGETS[target] / c.id / f"{c.module}.py").read_text()
 
 
 # Appended to every chapter's stub: replace what the probes and the harness rely on.
@@ -244,11 +245,6 @@ _time.perf_counter = lambda: _real_clock() * 1000.0
 """
 
 
-def solution(chapter: str) -> str:
-    c = index.chapter(chapter)
-    return (NAMED_TARGETS["solutions"] / c.id / f"{c.module}.py").read_text()
-
-
 def class_list() -> dict[str, dict[str, str]]:
     """student -> {chapter: module text}."""
     students = {
@@ -259,8 +255,10 @@ def class_list() -> dict[str, dict[str, str]]:
         "grad_walk_spy_reset": {"ch02": stub("ch02") + GRAD_WALK + SPY_RESET},
         "cuts_none": {"ch02": stub("ch02") + CUTS_NONE},
         "cuts_from_marks": {"ch02": stub("ch02") + CUTS_FROM_MARKS},
-        "profile_in_us": {"ch09": solution("ch09") + PROFILE_IN_US},
-        "profile_in_us_clock_blinded": {"ch09": solution("ch09") + PROFILE_IN_US + CLOCK_BLINDED},
+        "profile_in_us": {"ch09": stub("ch09", "solutions") + PROFILE_IN_US},
+        "profile_in_us_clock_blinded": {
+            "ch09": stub("ch09", "solutions") + PROFILE_IN_US + CLOCK_BLINDED
+        },
     }
     return students
 
