@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from grader import collect, grade, isolate, preflight, report, run, sandbox, score
+from grader import collect, grade, isolation, preflight, report, run, sandbox, score
 from harness.target import resolve_impl
 
 
@@ -21,9 +21,9 @@ def main(chapters: list[str], impl: str = "exercises", limits: dict | None = Non
     chosen = grade.choose_chapters(chapters)
     folder = resolve_impl(impl)
     files, notes = collect.read_folder(folder, chosen)
-    problems = preflight.environment_problems(chosen, isolate.mode())
+    problems = preflight.environment_problems(chosen, isolation.mode())
     if problems:
-        print(f"error: {preflight.Proof(False, isolate.mode(), problems).refusal()}")
+        print(f"error: {preflight.Proof(False, isolation.mode(), problems).refusal()}")
         return 2
     if not any(c.hidden_tests.exists() for c in chosen):
         print(

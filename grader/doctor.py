@@ -7,19 +7,38 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from grader import grade, isolate, preflight, sandbox, score
+from grader import grade, isolation, preflight, sandbox, score
+
+
+def print_isolation(limits: sandbox.Limits) -> None:
+    """The mode, the declaration a student process gets in it, and what it leaves open."""
+    mode, abi = isolation.mode(), isolation.landlock_abi()
+    print(f"isolation: {mode} — {isolation.DESCRIPTION[mode]}")
+    print(f"  Landlock: ABI {abi}" if abi else "  Landlock: not available here")
+    with sandbox.parent_dir() as tmp:
+        folder, work = tmp / "students" / "chNN-public", tmp / "work" / "p1"
+        conf = isolation.declare(mode, folder, work, sandbox.isolation_settings(limits))
+    for line in conf.describe():
+        print(f"  {line}")
+    for gap in isolation.gaps(mode, abi):
+        print(f"  not defended here: {gap}")
+    if not isolation.confines(mode, abi):
+        print(
+            "  `grade` refuses to run a class's code in this mode unless given "
+            "--no-confinement; `check` runs, saying so"
+        )
 
 
 def main(chapters: list[str] | None, limits: dict | None = None) -> int:
     chosen = grade.choose_chapters(chapters)
-    mode = isolate.mode()
+    mode = isolation.mode()
     env = preflight.environment()
-    print(f"isolation: {mode} — {isolate.DESCRIPTION[mode].removeprefix('isolation: ')}")
     print(f"python: {env['python']} at {env['executable']}")
     print("packages: " + ", ".join(f"{k} {v or 'MISSING'}" for k, v in env["packages"].items()))
     print(f"temporary folder: {env['tmp']}")
     print(f"chapters: {', '.join(c.id for c in chosen)}")
     lim = grade.default_limits(1, **(limits or {}))
+    print_isolation(lim)
     with ThreadPoolExecutor(1) as pool, sandbox.parent_dir() as tmp:
         plan = grade.make_plan(chosen, lim)
         gradebook = preflight.environment_problems(chosen, mode, gradebook=True)

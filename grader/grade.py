@@ -16,7 +16,7 @@ from pathlib import Path
 
 from grader import (
     collect,
-    isolate,
+    isolation,
     journal,
     merge,
     preflight,
@@ -205,7 +205,7 @@ def grade(
     jr = journal.Journal(out / JOURNAL)
     before = regrade.snapshot(jr)  # the last run over this folder, for regrade.md
     jr.write_meta("run", {"chapters": [c.id for c in chapters]})
-    jr.write_meta(provenance.META, provenance.build(chapters, limits, isolate.mode(), plan.key))
+    jr.write_meta(provenance.META, provenance.build(chapters, limits, isolation.mode(), plan.key))
     state = {s.student: _unfinished(jr.get(s.student), entry_key(s, plan)) for s in submissions}
     todo = [s for s in submissions if state[s.student] is not True]
     progress = Progress(len(todo), len(submissions) - len(todo), progress_stream)
@@ -323,10 +323,10 @@ def main(
     layout: str = "folders",
 ) -> int:
     chosen = choose_chapters(chapters)
-    problems = preflight.environment_problems(chosen, isolate.mode(), gradebook)
+    problems = preflight.environment_problems(chosen, isolation.mode(), gradebook)
     if problems:  # known before any test runs: say so at once
         print(
-            f"error: {preflight.Proof(False, isolate.mode(), problems).refusal()}", file=sys.stderr
+            f"error: {preflight.Proof(False, isolation.mode(), problems).refusal()}", file=sys.stderr
         )
         return 2
     if submissions is None:

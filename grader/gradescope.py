@@ -28,7 +28,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader import collect, grade, isolate, report
+from grader import collect, grade, isolation, report
 from harness import index
 from harness.target import REPO
 
@@ -164,7 +164,7 @@ def run(root: Path) -> int:
     if not files:
         expected = ", ".join(f"{c.id}/{c.module}.py (or {c.module}.py)" for c in chapters)
         notes.insert(0, f"your upload holds none of the files this assignment grades: {expected}")
-    notes.append(isolate.DESCRIPTION[isolate.mode()])
+    notes.append(f"isolation: {isolation.DESCRIPTION[isolation.mode()]}")
     student = "submission"
     sub = collect.Submission(student, root / "submission", files, notes)
     with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import collect, isolate, run
+from grader import collect, isolation, run
 from harness import index
 from harness.target import NAMED_TARGETS, REPO
 
@@ -54,7 +54,9 @@ class Proof:
             "the grader, not about any student):"
         ]
         lines += [f"  - {p}" for p in self.problems]
-        lines.append(f"  ({isolate.DESCRIPTION[self.mode]}; `python -m grader doctor` rechecks)")
+        lines.append(
+            f"  (isolation: {isolation.DESCRIPTION[self.mode]}; `python -m grader doctor` rechecks)"
+        )
         return "\n".join(lines)
 
 
@@ -67,7 +69,8 @@ def environment() -> dict:
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
     return {
-        "isolation": isolate.mode(),
+        "isolation": isolation.mode(),
+        "landlock": isolation.landlock_abi(),
         "python": sys.version.split()[0],
         "executable": sys.executable,
         "prefix": sys.prefix,
@@ -115,7 +118,7 @@ def environment_problems(
     if not _installed("pytest_timeout"):
         problems.append(f"the package pytest-timeout is missing: `{GRADER_INSTALL}`")
     if mode == "uid":
-        for host in isolate._host_paths():
+        for host in isolation.host_paths():
             blocked = _blocked_for_others(host)
             if blocked:
                 folder, bits = blocked
@@ -126,6 +129,12 @@ def environment_problems(
                     f"users through (`chmod {fix} {folder}`) or install Python and the "
                     "course's packages where any user can read them"
                 )
+    for host in isolation.host_paths():
+        if REPO.resolve().is_relative_to(host):
+            problems.append(
+                f"the course checkout {REPO} lies inside {host}, which student code is let "
+                "read (the system's or Python's files): move the checkout elsewhere"
+            )
     tmp = Path(tempfile.gettempdir())
     if not os.access(tmp, os.W_OK | os.X_OK):
         problems.append(f"the temporary folder {tmp} cannot be written: set TMPDIR")
@@ -217,7 +226,7 @@ def prove(
     (skipped when a cached proof for this very environment exists). ``twin``: a Future
     of the records of a submission identical to the reference, graded anyway — its run
     is the proof, so the reference is not run twice."""
-    mode = isolate.mode()
+    mode = isolation.mode()
     problems = environment_problems(chapters, mode, gradebook)
     if problems:
         return Proof(False, mode, problems)

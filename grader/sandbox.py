@@ -13,7 +13,7 @@ The sandbox of a submission holds, per chapter and phase (``ch02-public``,
 The public phase never holds a hidden file, so nothing the student's code could read
 in a hidden phase can come back in the visible report of a public test. The trusted
 process reads the real test files from the repository; it never imports the
-submission (see ``grader/verdict.py`` and ``grader/isolate.py`` for who runs what).
+submission (see ``grader/verdict.py`` and ``grader/isolation/`` for who runs what).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import isolate
+from grader import isolation
 from harness import index, strip
 from harness.target import REPO
 
@@ -41,8 +41,7 @@ VERDICT = Path(__file__).with_name("verdict.py")
 # the trusted process, and how outcomes become points.
 HARNESS_FILES = (
     "harness/*.py",
-    "grader/isolate.py",
-    "grader/seccomp.py",
+    "grader/isolation/*.py",
     "grader/verdict.py",
     "grader/sandbox.py",
     "grader/run.py",
@@ -114,6 +113,12 @@ def support_files(chapters: list[index.Chapter]) -> list[Path]:
     return [p for p in files if p.is_file() and not p.is_symlink()]
 
 
+def student_harness() -> list[Path]:
+    """The harness modules a student process imports from its own folder (its worker
+    processes too): all but what only the trusted side uses (Hypothesis's inputs)."""
+    return [p for p in sorted((REPO / "harness").glob("*.py")) if p.name != "generated.py"]
+
+
 def _write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
@@ -130,7 +135,7 @@ def build(root: Path, chapters: list[index.Chapter], impl_files: dict[str, bytes
                 _write(folder / rel, text.encode())
             for p in data_files(chapter):
                 _write(folder / p.relative_to(REPO), p.read_bytes())
-            for p in sorted((REPO / "harness").glob("*.py")):  # for spawned worker processes
+            for p in student_harness():
                 _write(folder / "harness" / p.name, p.read_bytes())
             rel = f"{chapter.id}/{chapter.module}.py"
             (folder / "impl" / chapter.id).mkdir(parents=True)
@@ -145,7 +150,7 @@ def build(root: Path, chapters: list[index.Chapter], impl_files: dict[str, bytes
 
 def _lock_down(root: Path) -> None:
     """Student folders read-only; each chapter-and-phase folder closed to everyone but the
-    grader until a student process is started on it (``isolate`` then opens it to that
+    grader until a student process is started on it (the spawner then opens it to that
     process's uid alone, so a public phase cannot read the hidden phase's files, nor one
     sandbox another's, even by a path it guessed); ``run/`` only for the grader."""
     for dirpath, _, filenames in os.walk(root / "students"):
@@ -188,16 +193,14 @@ def verdict_config(root: Path, chapters: list[index.Chapter], tests, limits: Lim
         "modules": {c.id: c.module for c in chapters},
         "log": str(root / "run" / "student.log"),
         "work": str(root / "work"),
-        "isolation": {
-            "mode": isolate.mode(),
-            "memory_mb": limits.memory_mb,
-            "nproc": limits.nproc,
-            "fsize_mb": limits.fsize_mb,
-            "tmp_mb": limits.tmp_mb,
-            "shm_mb": limits.shm_mb,
-            "threads": limits.threads,
-        },
+        "isolation": isolation_settings(limits),
     }
+
+
+def isolation_settings(limits: Limits) -> dict:
+    """What the spawner declares a student process's sandbox from: the mode and limits."""
+    fields = isolation.ProcessLimits.__dataclass_fields__
+    return {"mode": isolation.mode()} | {k: v for k, v in vars(limits).items() if k in fields}
 
 
 def trusted_env(threads: int) -> dict:
@@ -209,9 +212,7 @@ def trusted_env(threads: int) -> dict:
             "LANG",
             "CUDA_VISIBLE_DEVICES",
             "XDG_CACHE_HOME",
-            "GRADER_UID_BASE",
-            "GRADER_ISOLATION",
-            isolate.FAULT_ENV,
+            *isolation.SETTINGS_ENV,
         )
         if key in os.environ
     }

@@ -7,9 +7,9 @@ in other processes.
 One pytest session over the chosen chapters' public and hidden test files, from the
 repository itself. No submission code ever runs in this process: ``harness.target``
 refuses to load a student module here, and every probe call goes to a student process
-(``SplitTransport``) started by the spawner (``grader.isolate``), which is forked before
-any test file is imported. What comes back is decoded by ``harness.wire`` — plain data
-only — and judged here. Results go to the grader as JSON lines on an inherited pipe.
+(``SplitTransport``) started by the spawner (``grader.isolation.spawner``), which is
+forked before any test file is imported. What comes back is decoded by ``harness.wire``
+— plain data only — and judged here. Results go to the grader as JSON lines on an inherited pipe.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class Budget:
 # CPU seconds a reply may always take to decode, however little of its call's time is left.
 DECODE_FLOOR_S = 0.25
 
-SPAWN_WAIT_S = 180  # the spawner's own setup bound (isolate.SETUP_TIMEOUT) plus a margin
+SPAWN_WAIT_S = 180  # the spawner's own setup bound (spawner.SETUP_TIMEOUT) plus a margin
 
 
 class SandboxFailure(RuntimeError):
@@ -688,9 +688,9 @@ def main(argv: list[str]) -> int:
             json.dump({"tests": lister.tests, "errors": lister.errors, "exit": int(code)}, f)
         return 0
 
-    from grader import isolate
+    from grader.isolation import spawner
 
-    isolate.die_with_parent(config.get("grader_pid"))  # the grader may already have died
+    spawner.die_with_parent(config.get("grader_pid"))  # the grader may already have died
     # A bound on this process too: no reply, and nothing a test builds from one, may take
     # the machine's memory (the soft limit only: student processes set their own).
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -714,7 +714,7 @@ def main(argv: list[str]) -> int:
     if pid == 0:  # the spawner: forked before any test file is imported
         parent.close()
         os.close(results_fd)
-        isolate.run_spawner(child, config["isolation"], trusted)
+        spawner.run_spawner(child, config["isolation"], trusted)
         os._exit(0)
     child.close()
     target.forbid_loading("the grader's trusted side reaches student code only through probes")

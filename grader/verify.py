@@ -175,6 +175,6 @@ def main(
 
 
 def provenance_mode() -> str:
-    from grader import isolate
+    from grader import isolation
 
-    return isolate.mode()
+    return isolation.mode()

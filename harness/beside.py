@@ -1,8 +1,8 @@
 """The student's side of a split test run: answer probe calls, report nothing else.
 
 The grader starts this in a process of its own beside the student's module (see
-``grader/isolate.py``). It reads requests on one pipe and writes replies on another,
-each a length-prefixed ``harness.wire`` frame:
+``grader/isolation/spawner.py``). It reads requests on one pipe and writes replies on
+another, each a length-prefixed ``harness.wire`` frame:
 
     {"op": "import", "chapter": "ch02", "module": "autograd"}      -> {"ok": True}
     {"op": "call", "file": "exercises/ch02/test_autograd.py",

@@ -28,7 +28,7 @@ import importlib.util
 
 import pytest
 
-from grader import isolate, run, sandbox, score
+from grader import isolation, run, sandbox, score
 from harness import index
 from harness.target import REPO
 
@@ -37,7 +37,7 @@ from harness.target import REPO
 pytestmark = [
     pytest.mark.timeout(2700),
     pytest.mark.skipif(
-        isolate.mode() == "session",
+        isolation.mode() == "session",
         reason="not root: the session mode runs student code as the grader's own user, which "
         "may read every file that user can (grader/README.md), the course's clone included",
     ),

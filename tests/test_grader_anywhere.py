@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import grade, isolate, journal, preflight, run, score
+from grader import grade, isolation, journal, preflight, run, score
 from grader.sandbox import Limits
 from harness import index
 from harness.target import REPO
@@ -184,7 +184,7 @@ def test_a_sandbox_that_fails_to_start_is_not_graded_then_graded_on_the_next_run
     subs, out = tmp_path / "subs", tmp_path / "out"
     write_submission(subs, "ada", SOLUTION)
     write_submission(subs, "bob", STUB)
-    broken = grader_env(tmp_path, **{isolate.FAULT_ENV: "sandbox-setup"})
+    broken = grader_env(tmp_path, **{isolation.FAULT_ENV: "sandbox-setup"})
     args = ["grade", str(subs), "--out", str(out), "--chapters", "ch00", "--no-gradebook"]
     refused = grader(Path(sys.executable), REPO, broken, *args)
     assert refused.returncode == 2, refused.stderr[-3000:]
@@ -270,7 +270,7 @@ def test_uid_mode_names_a_python_other_users_cannot_read(monkeypatch):
         python = home / "python" / "lib"
         python.mkdir(parents=True)
         home.chmod(0o700)
-        monkeypatch.setattr(isolate, "_host_paths", lambda: [Path("/usr"), python])
+        monkeypatch.setattr(isolation, "host_paths", lambda: [Path("/usr"), python])
         problems = preflight.environment_problems([index.chapter("ch00")], "uid")
         assert len(problems) == 1, problems
         assert str(home) in problems[0] and "drwx------" in problems[0]
@@ -283,7 +283,7 @@ def test_uid_mode_names_a_temporary_folder_other_users_cannot_enter(monkeypatch)
     """Without namespaces, each sandbox is a folder under TMPDIR that another user
     enters: a private TMPDIR (a pytest or cluster job's own folder) is named with its fix,
     before any grading, instead of the reference failing to import."""
-    monkeypatch.setattr(isolate, "_host_paths", lambda: [Path("/usr")])
+    monkeypatch.setattr(isolation, "host_paths", lambda: [Path("/usr")])
     with tempfile.TemporaryDirectory() as tmp:  # directly under /tmp: others may enter
         os.chmod(tmp, 0o711)
         private = Path(tmp) / "job"

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import isolate
+from grader import isolation
+from grader.isolation import uids
 from harness.target import REPO
 from tests.grader_data.helpers import STUB, readable_python_prefix, write_submission
 
@@ -189,7 +190,7 @@ def grader_env(tmp_path: Path) -> dict[str, str]:
     return env | {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
 
-MODES = ["namespace", "uid"] if isolate.mode() == "namespace" else [isolate.mode()]
+MODES = ["namespace", "uid"] if isolation.mode() == "namespace" else [isolation.mode()]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="sandbox uids need root")
@@ -478,7 +479,7 @@ def test_nothing_passes_between_sandboxes_of_two_graders_running_at_once(tmp_pat
             os.killpg(first.pid, 9)
         first.wait()
         if holder_uid is not None:  # the uid mode's sandboxes are not bound to a killed grader
-            isolate.clear_uid(holder_uid)
+            uids.clear_uid(holder_uid)
             end = time.monotonic() + 30
             while Path(f"/proc/{holder}").exists() and time.monotonic() < end:
                 time.sleep(0.1)  # gone before the next test looks for a holder
@@ -502,8 +503,8 @@ def test_nothing_passes_between_sandboxes_of_two_graders_running_at_once(tmp_pat
 
 HOLD_A_UID = """
 import os, sys, time
-from grader import isolate
-slot = isolate.UidSlot()
+from grader.isolation import uids
+slot = uids.UidSlot()
 print(slot.uid, flush=True)
 sys.stdin.read()  # hold the uid until the test closes our stdin
 """

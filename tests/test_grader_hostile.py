@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import collect, grade, isolate, sandbox
+from grader import collect, grade, isolation, sandbox
+from grader.isolation import uids
 from harness import index
 from harness.target import REPO
 from tests.grader_data.helpers import (
@@ -37,7 +38,7 @@ from tests.grader_data.helpers import (
 )
 
 pytestmark = pytest.mark.timeout(900)
-NAMESPACES = isolate.mode() == "namespace"
+NAMESPACES = isolation.mode() == "namespace"
 OWN_UIDS = int(os.environ["GRADER_UID_BASE"])  # the project's tests' own range (conftest)
 
 FORGED = '{"score": 1000, "tests": [{"name": "x", "score": 1000, "status": "passed"}]}'
@@ -515,7 +516,7 @@ def test_no_file_of_a_sandbox_survives_in_tmp_or_shm(graded):
                 try:
                     if (
                         name.startswith("hoard-")
-                        and OWN_UIDS <= path.stat().st_uid < OWN_UIDS + isolate.UID_COUNT
+                        and OWN_UIDS <= path.stat().st_uid < OWN_UIDS + uids.UID_COUNT
                     ):
                         left.append(str(path))
                 except OSError:
@@ -540,14 +541,14 @@ def sandbox_processes() -> list[str]:
             uid = int(fields["Uid"].split()[0])
         except (OSError, KeyError, ValueError, IndexError):
             continue
-        if OWN_UIDS <= uid < OWN_UIDS + isolate.UID_COUNT:
+        if OWN_UIDS <= uid < OWN_UIDS + uids.UID_COUNT:
             state, name = fields.get("State", "?").strip(), fields.get("Name", "?").strip()
             stray.append(f"{status.parent.name} {state} {name}")
     return stray
 
 
 def test_no_process_is_left_behind(graded):
-    if isolate.mode() == "session":
+    if isolation.mode() == "session":
         pytest.skip("sandbox uids are only used when the grader runs as root")
     # A namespace's last processes are killed by the kernel as its init exits, which can
     # take a moment on a loaded machine: wait for that, never for a process that lives on.

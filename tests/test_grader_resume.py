@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import isolate, merge
+from grader import isolation, merge
+from grader.isolation import spawner, uids
 from harness.target import REPO
 from tests.grader_data.helpers import (
     CH00_MAX,
@@ -117,7 +118,7 @@ def sandbox_processes() -> list[int]:
             line = next(ln for ln in status.read_text().splitlines() if ln.startswith("Uid:"))
         except (OSError, StopIteration):
             continue
-        if base <= int(line.split()[1]) < base + isolate.UID_COUNT:
+        if base <= int(line.split()[1]) < base + uids.UID_COUNT:
             found.append(int(status.parent.name))
     return found
 
@@ -131,7 +132,7 @@ def assert_no_sandbox_process_survives(within: float = 20.0) -> None:
     )
 
 
-@pytest.mark.skipif(isolate.mode() == "session", reason="sandbox uids need root")
+@pytest.mark.skipif(isolation.mode() == "session", reason="sandbox uids need root")
 def test_a_grader_killed_with_sigkill_leaves_nothing_running(tmp_path):
     """A student process stuck in an endless import dies with its grader."""
     write_submission(tmp_path / "subs", "looper", with_override("while True:\n    pass\n"))
@@ -156,7 +157,7 @@ def test_a_process_whose_parent_ended_before_it_tied_itself_ends_at_once():
         pid = os.fork()
         if pid == 0:
             try:
-                isolate.die_with_parent(parent)
+                spawner.die_with_parent(parent)
             finally:
                 os._exit(0)
         _, status = os.waitpid(pid, 0)
@@ -176,7 +177,7 @@ def test_pid_1_of_a_namespace_sees_through_its_lifeline_that_its_parent_ended():
             try:
                 if parent_alive:
                     os.close(held)  # the child never holds the write end
-                isolate.die_with_parent(lifeline=lifeline)
+                spawner.die_with_parent(lifeline=lifeline)
             finally:
                 os._exit(0)
         os.close(lifeline)

@@ -16,7 +16,7 @@ from dataclasses import asdict
 
 import pytest
 
-from grader import grade, isolate, journal, merge, provenance, verify
+from grader import grade, isolation, journal, merge, provenance, verify
 from harness import index
 from harness.target import REPO
 from tests.grader_data.helpers import SOLUTION, results, with_override, write_submission
@@ -54,7 +54,7 @@ def test_every_results_json_says_how_it_was_made(graded):
     assert (
         prov["lock_sha256"] == hashlib.sha256((REPO / "constraints.txt").read_bytes()).hexdigest()
     )
-    assert prov["isolation"] == isolate.mode()
+    assert prov["isolation"] == isolation.mode()
     assert prov["limits"] == asdict(grade.default_limits(2))
     assert prov["grading_key"] == journal.Journal(graded / ".journal").read_meta("expected")["key"]
     assert json.loads((graded / "_instructor" / "provenance.json").read_text()) == prov

@@ -1,79 +1,43 @@
 """Start the processes the student's code runs in, and nothing else.
 
-``run_spawner`` is a small server forked from the trusted test process before it
-loads any test (so it holds no test, no reference answer, no solution). On request it
-starts one student process for one chapter and phase, with the pipes it is handed,
-and reports when it ends. Three ways, best first (``mode()``):
-
-- ``namespace`` (root, ``unshare`` allowed): new mount, PID, network, IPC and UTS
-  namespaces; a root of its own holding only the system's and Python's files (read
-  only), the chapter's sandbox folder at ``/sandbox`` (read only), and private ``/tmp``
-  and ``/dev/shm`` of bounded size that vanish with it; no network at all; an
-  unprivileged uid no other live sandbox holds; every process it starts dies with it.
-- ``uid`` (root, namespaces refused, e.g. inside a Gradescope container): an
-  unprivileged uid of its own, the limits, a private working folder, a process-group
-  kill. It can read what any user may read.
-- ``session`` (not root): the same user in a new session with the limits. Weakest;
-  for a self-learner checking their own work.
+``run_spawner`` is a small server forked from the trusted test process before it loads
+any test (so it holds no test, no reference answer, no solution). On request it starts
+one student process for one chapter and phase, with the pipes it is handed, confined as
+``declaration.declare`` says for this machine's ``modes.mode()``, and reports when it
+ends. Setup, in order: namespaces and a root of its own (``namespace``, ``userns``), or a
+private scratch folder (the other modes); limits; its user (a sandbox uid as root, the
+grader's own otherwise, without capabilities); Landlock rules; the seccomp filter; then
+the student's code, and nothing the grader trusts comes from the process after that.
 
 Every student process gets ``PR_SET_PDEATHSIG``: it dies when the process that started
-it dies, so a grader killed with SIGKILL leaves nothing running. In every mode a seccomp
-filter (``grader.seccomp``) refuses the kernel's shared objects that no namespace here
-separates (keyrings, file locks and watches, page-cache queries), and when a sandbox
-uid's process ends, everything of that uid is removed (``clear_uid``) before another
-sandbox may take the uid.
+it dies, so a grader killed with SIGKILL leaves nothing running. How its other
+processes end: with PID 1 of its PID namespace (namespace modes), by its uid
+(``uids.end_processes_of``, the ``uid`` mode), or as this spawner's descendants (it is
+their subreaper; the modes without either).
 """
 
 from __future__ import annotations
 
 import ctypes
-import fcntl
-import functools
 import json
 import os
 import resource
 import select
-import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 import types
 from pathlib import Path
 
-from grader import seccomp
+from grader.isolation import declaration, landlock, seccomp
+from grader.isolation.modes import FAULT_ENV
+from grader.isolation.uids import UidSlot, clear_uid
 
-# Sandbox uids: GRADER_UID_BASE moves the range (the project's tests use their own).
-UID_BASE = int(os.environ.get("GRADER_UID_BASE", "61000"))
-UID_COUNT = 1000
-# One folder for every grader on the machine, whatever TMPDIR each has (a cluster sets one
-# per job): a lock another grader cannot see would let two of them share a uid.
-LOCK_DIR = Path("/run" if os.access("/run", os.W_OK) else "/tmp") / "grader-uids"
-
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
-CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
-MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
-DEVICES = ("null", "zero", "full", "random", "urandom")
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
 
 _libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
-def _mount(src: str | None, dst: str, fstype: str | None, flags: int, data: str | None = None):
-    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
-    _check(
-        _libc.mount(enc(src), enc(dst), enc(fstype), ctypes.c_ulong(flags), enc(data)),
-        f"mount {dst}",
-    )
 
 
 def die_with_parent(parent: int | None = None, lifeline: int | None = None) -> None:
@@ -89,174 +53,37 @@ def die_with_parent(parent: int | None = None, lifeline: int | None = None) -> N
         os._exit(1)  # readable: every write end is closed (the parent never writes)
 
 
-@functools.cache
-def mode() -> str:
-    """``namespace``, ``uid`` or ``session`` (see the module doc). ``GRADER_ISOLATION``
-    forces a weaker one (to test it)."""
-    forced = os.environ.get("GRADER_ISOLATION")
-    if os.geteuid() != 0:
-        return "session"
-    if forced in ("uid", "session"):
-        return forced
-    if not shutil.which("unshare"):
-        return "uid"
-    probe = subprocess.run(
-        ["unshare", "--mount", "--pid", "--net", "--ipc", "--fork", "--kill-child", "true"],
-        capture_output=True,
-        timeout=30,
-    )
-    return "namespace" if probe.returncode == 0 else "uid"
-
-
-DESCRIPTION = {
-    "namespace": "isolation: own namespaces (private filesystem, no network, own uid), "
-    "limits on memory, processes and file size",
-    "uid": "isolation: an unprivileged uid of its own and limits, but no namespaces "
-    "(refused here): it could read files any user may read",
-    "session": "isolation: the grader's own user in a new session, with limits (the "
-    "grader does not run as root here)",
-}
-
-
-# ---- uids ------------------------------------------------------------------------------
-
-
-def _uids_in_use() -> set[int]:
-    uids = set()
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            for line in status.read_text().splitlines():
-                if line.startswith("Uid:"):
-                    uids.add(int(line.split()[1]))
-                    break
-        except (OSError, ValueError, IndexError):
-            continue
-    return uids
-
-
-class UidSlot:
-    """An unprivileged uid held exclusively through a lock file (across graders), with
-    nothing of an earlier sandbox left under it: a grader holds a uid's lock for as long
-    as its sandbox runs, so whatever is left under a uid whose lock is free — processes
-    (of a grader killed with SIGKILL, or that slipped out of their group), files, IPC
-    objects — is an orphan and is cleared before the uid is used again."""
-
-    def __init__(self) -> None:
-        LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
-        busy = _uids_in_use()
-        for uid in sorted(range(UID_BASE, UID_BASE + UID_COUNT), key=lambda u: u in busy):
-            fd = os.open(LOCK_DIR / str(uid), os.O_CREAT | os.O_RDWR, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            clear_uid(uid)  # what a grader killed mid-way may have left (files, IPC, strays)
-            if uid in busy and uid in _uids_in_use():
-                os.close(fd)
-                continue
-            self.uid, self._fd = uid, fd
-            return
-        raise RuntimeError("no free sandbox uid")
-
-    def release(self) -> None:
-        os.close(self._fd)
-
-
-def _kill_uid(uid: int) -> None:
-    for _ in range(5):  # a process may fork while it is being killed: look again
-        found = False
-        for status in Path("/proc").glob("[0-9]*/status"):
-            try:
-                line = next(x for x in status.read_text().splitlines() if x.startswith("Uid:"))
-                if int(line.split()[1]) == uid:
-                    os.kill(int(status.parent.name), signal.SIGKILL)
-                    found = True
-            except (OSError, StopIteration, ValueError, IndexError):
-                continue
-        if not found:
-            return
-        time.sleep(0.01)
-
-
-SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
-
-
-def _remove_files_of(uid: int) -> None:
-    """What ``uid`` left in the folders every user may write (the ``uid`` mode has no
-    private ``/tmp``): it can only have created entries of its own at their top."""
-    for folder in SHARED_WRITABLE:
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.stat(follow_symlinks=False).st_uid != uid:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                else:
-                    os.unlink(entry.path)
-            except OSError:
-                continue
-
-
-def _remove_ipc_of(uid: int) -> None:
-    """System V shared memory, message queues and semaphores owned by ``uid`` (outside
-    an IPC namespace they outlive their process)."""
-    for kind, call in (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl")):
-        try:
-            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
-        except OSError:
-            continue
-        header = lines[0].split() if lines else []
-        for line in lines[1:]:
-            row = dict(zip(header, line.split(), strict=False))
-            try:
-                if int(row.get("uid", -1)) == uid:
-                    ident = int(row.get("shmid") or row.get("msqid") or row.get("semid"))
-                    if call == "semctl":
-                        _libc.semctl(ident, 0, 0)  # IPC_RMID
-                    else:
-                        getattr(_libc, call)(ident, 0, None)
-            except (TypeError, ValueError):
-                continue
-
-
-def clear_uid(uid: int) -> None:
-    """End everything a sandbox uid may have left: its processes, its files in shared
-    writable folders, its System V IPC objects. (Keyrings cannot hold anything: the
-    seccomp filter refuses them.)"""
-    _kill_uid(uid)
-    _remove_files_of(uid)
-    _remove_ipc_of(uid)
-
-
 # ---- one student process -----------------------------------------------------------
 
 
-def _limit(settings: dict, nproc: int) -> None:
+def _limit(limits: declaration.ProcessLimits, nproc: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     for res, value in (
-        (resource.RLIMIT_AS, settings["memory_mb"] << 20),
+        (resource.RLIMIT_AS, limits.memory_mb << 20),
         (resource.RLIMIT_NPROC, nproc),
-        (resource.RLIMIT_FSIZE, settings["fsize_mb"] << 20),
-        (resource.RLIMIT_NOFILE, 1024),
+        (resource.RLIMIT_FSIZE, limits.fsize_mb << 20),
+        (resource.RLIMIT_NOFILE, limits.nofile),
     ):
         resource.setrlimit(res, (value, value))
 
 
-def _drop_to(uid: int, parent: int | None = None, lifeline: int | None = None) -> None:
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
+def _become(uid: int, parent: int | None = None, lifeline: int | None = None) -> None:
+    """Run as ``uid`` from now on, with no capability and no way to gain one."""
+    if os.geteuid() == 0 and uid != 0:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # from root: every capability goes with it
+    else:
+        from grader.isolation import namespaces
+
+        namespaces.drop_capabilities()  # a user namespace gave this user all of them
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     die_with_parent(parent, lifeline)  # a change of credentials clears it
 
 
 def _keep_fds(keep: dict[int, int]) -> None:
-    """Make ``keep`` (target fd -> current fd) the only open descriptors."""
+    """Make ``keep`` (target fd -> current fd) the only open descriptors, and fd 0 read
+    from /dev/null."""
     moved = {}
     for dst, src in keep.items():
         moved[dst] = os.dup(src)
@@ -269,103 +96,11 @@ def _keep_fds(keep: dict[int, int]) -> None:
     for dst, src in moved.items():
         os.dup2(src, dst)
         os.close(src)
-
-
-def _host_paths(repo: Path | None = None, private: tuple[Path, ...] = ()) -> list[Path]:
-    """What the student's root needs from the host besides its own folder: the system,
-    the Python installation and every folder on ``sys.path`` that holds installed
-    packages (a ``.pth`` may point outside the environment). Never the repository (a
-    virtual environment inside it brings only itself) and never a folder that holds the
-    repository or the grader's sandboxes (``private``)."""
-    from harness.target import REPO
-
-    repo = Path(repo or REPO).resolve()
-    prefixes = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
-    wanted = [Path(p) for p in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")]
-    wanted += prefixes
-    for entry in sys.path:
-        path = Path(entry or ".").resolve()
-        if not path.is_dir() or any(path.is_relative_to(p) for p in prefixes):
-            continue
-        if path.is_relative_to(repo) or repo.is_relative_to(path):
-            continue  # the repository holds the solutions and the hidden tests
-        wanted.append(path)
-    found: list[Path] = []
-    for p in sorted({w for w in wanted if w.exists()}, key=lambda q: len(q.parts)):
-        if any(q.is_relative_to(p) for q in private) or p == Path("/"):
-            continue
-        if not any(p.is_relative_to(f) for f in found if not f.is_symlink()):
-            found.append(p)
-    return found
-
-
-def _bind_read_only(host: Path, inside: Path) -> None:
-    inside.mkdir(parents=True, exist_ok=True)
-    _mount(str(host), str(inside), None, MS_BIND | MS_REC)
-    _mount(None, str(inside), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-
-def _build_root(newroot: Path, folder: Path, settings: dict) -> None:
-    """Mounts of the student's root (in a new mount namespace).
-
-    The private ``/tmp`` and ``/dev/shm`` come first: a Python installation or a clone
-    of the course may itself live under ``/tmp``, and its bind mount must land inside
-    the private ``/tmp`` (read-only), not be hidden by it or collide with it.
-    """
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    newroot.mkdir(parents=True, exist_ok=True)
-    _mount("tmpfs", str(newroot), "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=755")
-    (newroot / "tmp").mkdir()
-    _mount(
-        "tmpfs",
-        str(newroot / "tmp"),
-        "tmpfs",
-        MS_NOSUID | MS_NODEV,
-        f"size={settings['tmp_mb']}m,mode=1777",
-    )
-    dev = newroot / "dev"
-    dev.mkdir()
-    _mount("tmpfs", str(dev), "tmpfs", MS_NOSUID, "size=64k,mode=755")
-    for name in DEVICES:
-        (dev / name).touch()
-        _mount(f"/dev/{name}", str(dev / name), None, MS_BIND)
-    for gpu in sorted(Path("/dev").glob("nvidia*")):
-        if gpu.is_char_device():
-            (dev / gpu.name).touch()
-            _mount(str(gpu), str(dev / gpu.name), None, MS_BIND)
-    (dev / "fd").symlink_to("/proc/self/fd")
-    (dev / "shm").mkdir()
-    _mount(
-        "tmpfs",
-        str(dev / "shm"),
-        "tmpfs",
-        MS_NOSUID | MS_NODEV,
-        f"size={settings['shm_mb']}m,mode=1777",
-    )
-    private = (folder.resolve(), newroot.resolve())
-    for host in _host_paths(settings.get("repo"), private):
-        inside = newroot / host.relative_to("/")
-        if host.is_symlink() and str(host.parent) == "/":
-            inside.symlink_to(os.readlink(host))
-            continue
-        _bind_read_only(host, inside)
-    etc = newroot / "etc"
-    etc.mkdir(exist_ok=True)
-    for name in ("ld.so.cache", "localtime"):
-        if Path("/etc", name).exists():
-            shutil.copyfile(Path("/etc", name), etc / name, follow_symlinks=True)
-    uid = settings.get("uid") or 65534
-    (etc / "passwd").write_text(
-        f"root:x:0:0::/:/bin/false\nstudent:x:{uid}:{uid}::/tmp:/bin/false\n"
-    )
-    (etc / "group").write_text(f"root:x:0:\nstudent:x:{uid}:\n")
-    (etc / "hosts").write_text("127.0.0.1 localhost\n")
-    sandbox = newroot / "sandbox"
-    sandbox.mkdir()
-    _mount(str(folder), str(sandbox), None, MS_BIND | MS_REC)
-    _mount(None, str(sandbox), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    (newroot / "proc").mkdir()
-    _mount(None, str(newroot), None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    if 0 not in keep:
+        null = os.open(os.devnull, os.O_RDONLY)
+        if null != 0:
+            os.dup2(null, 0)
+            os.close(null)
 
 
 def _student_env(home: str) -> None:
@@ -386,8 +121,8 @@ def _student_env(home: str) -> None:
 
 def _installed_packages(entry: str) -> bool:
     """Whether a ``sys.path`` entry stays in the student's process: the Python installation,
-    and folders of installed packages that a ``.pth`` adds from elsewhere (``_host_paths``
-    binds those in); never the repository or a folder above it, nor the current folder."""
+    and folders of installed packages that a ``.pth`` adds from elsewhere (the declaration
+    lets it read those); never the repository or a folder above it, nor the current folder."""
     from harness.target import REPO
 
     if not entry:
@@ -400,47 +135,56 @@ def _installed_packages(entry: str) -> bool:
     return path.is_dir()
 
 
-def _serve(folder: str, settings: dict) -> None:
-    """The last step in every mode: a clean sys.path, then answer probe calls."""
+def _serve(folder: str, conf: declaration.Confinement) -> None:
+    """The last step in every mode: a clean sys.path, the kernel's rules, then answer
+    probe calls."""
     import torch
 
     from harness import beside, target
 
     sys.path[:] = [folder] + [p for p in sys.path if _installed_packages(p)]
+    # the harness imported before the fork came from the checkout: its modules not yet
+    # loaded come from this folder's copy, like the rest of what the process reads, and
+    # no finder of an editable install maps a name into the checkout
+    sys.modules["harness"].__path__[:] = [str(Path(folder) / "harness")]
+    sys.meta_path[:] = [
+        f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")
+    ]
     # Worker processes started with "spawn" or "forkserver" rebuild __main__ from it: here
     # it would be the grader's own module, which this process cannot and must not see.
     sys.modules["__main__"] = types.ModuleType("__main__")
     target.set_course_root(Path(folder) / "course")
-    torch.set_num_threads(int(settings.get("threads", 1)))
+    torch.set_num_threads(conf.limits.threads)
+    if conf.private_files:
+        os.umask(0o077)  # and the filter keeps it so
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # already set where a uid was dropped to
-    seccomp.install()  # no keyrings, locks, watches, page-cache queries: state others see
+    landlock.restrict(conf)  # nothing but the declaration may be read or written
+    seccomp.install(private_files=conf.private_files)  # no state other sandboxes see
     _report_status(b"ok")  # the last line the grader trusts: student code runs after it
     os.close(STATUS_FD)
     beside.serve(3, 4, Path(folder), Path(folder) / "impl")
 
 
-def _namespaced_child(folder: Path, work: Path, settings: dict, uid: int, parent: int) -> None:
+def _namespaced_child(conf: declaration.Confinement, work: Path, uid: int, parent: int) -> None:
     """In the forked child: namespaces, root, then the student process as PID 1."""
+    from grader.isolation import namespaces
+
     die_with_parent(parent)
-    _check(
-        _libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
-        "unshare",
-    )
+    namespaces.enter(unprivileged=os.geteuid() != 0)
     newroot = work / "root"
-    _build_root(newroot, folder, settings | {"uid": uid})
+    namespaces.build_root(newroot, conf, uid)
     lifeline, held = os.pipe()  # this process holds ``held`` open until it ends
     pid = os.fork()
     if pid == 0:
         os.close(held)
         die_with_parent(lifeline=lifeline)  # PID 1 of its namespace: no parent pid to see
-        _mount("proc", str(newroot / "proc"), "proc", MS_NOSUID | MS_NODEV)
-        os.chroot(newroot)
-        os.chdir("/tmp")
-        _limit(settings, settings["nproc"])
-        _drop_to(uid, lifeline=lifeline)
+        namespaces.enter_root(newroot)
+        # in a user namespace the limit counts only that namespace's processes
+        _limit(conf.limits, conf.limits.nproc)
+        _become(uid, lifeline=lifeline)
         os.close(lifeline)
         _student_env("/tmp")
-        _serve("/sandbox", settings)
+        _serve("/sandbox", conf)
         os._exit(0)
     _report_status(f"pid {pid}".encode())  # the student process as the host sees it
     for fd in (3, 4, STATUS_FD, lifeline):
@@ -453,23 +197,24 @@ def _namespaced_child(folder: Path, work: Path, settings: dict, uid: int, parent
     os._exit(code if code >= 0 else 128 - code)
 
 
-def _plain_child(folder: Path, work: Path, settings: dict, uid: int | None, parent: int) -> None:
+def _plain_child(
+    conf: declaration.Confinement, folder: Path, work: Path, uid: int | None, parent: int
+) -> None:
     die_with_parent(parent)
     os.setsid()
     work.mkdir(mode=0o700)
     if uid is not None:
         os.chown(work, uid, uid)
     os.chdir(work)
-    nproc = settings["nproc"] if uid is not None else _session_nproc(settings["nproc"])
-    _limit(settings, nproc)
+    _limit(conf.limits, conf.limits.nproc if uid is not None else _own_nproc(conf.limits.nproc))
     if uid is not None:
-        _drop_to(uid, parent)
+        _become(uid, parent)
     _student_env(str(work))
-    _serve(str(folder), settings)
+    _serve(str(folder), conf)
     os._exit(0)
 
 
-def _session_nproc(margin: int) -> int:
+def _own_nproc(margin: int) -> int:
     """Without a uid of its own, the limit counts all of this user's threads: add a margin."""
     uid, count = os.getuid(), 0
     for status in Path("/proc").glob("[0-9]*/status"):
@@ -486,9 +231,6 @@ def _session_nproc(margin: int) -> int:
 # ---- the spawner ---------------------------------------------------------------------
 
 STATUS_FD = 5  # a new student process reports its setup here, then closes it
-# The project's tests make the grader's own machinery fail on purpose with this variable
-# ("sandbox-setup"), to prove such failures are never charged to a student.
-FAULT_ENV = "GRADER_TEST_FAULT"
 SETUP_TIMEOUT = 120.0  # seconds a student process may take to be ready (mounts, limits)
 
 
@@ -529,6 +271,9 @@ def run_spawner(sock: socket.socket, settings: dict, parent: int | None = None) 
     ``{"exited": pid, "code": ...}`` (negative: the signal).
     """
     die_with_parent(parent)
+    # what a student process leaves behind when it ends (a process that left its session)
+    # comes back to this process, which ends it (modes without a PID namespace or a uid)
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     kind = settings["mode"]
     me = os.getpid()
     children: dict[int, UidSlot | None] = {}
@@ -551,9 +296,10 @@ def run_spawner(sock: socket.socket, settings: dict, parent: int | None = None) 
         slot = None
         try:
             slot = UidSlot() if kind in ("namespace", "uid") else None
-            uid = slot.uid if slot else None
+            uid = slot.uid if slot else os.geteuid()
             folder, work = Path(request["folder"]), Path(request["work"])
-            if uid is not None:  # this folder, for this uid alone (its group): see sandbox
+            conf = declaration.declare(kind, folder, work, settings)
+            if slot:  # this folder, for this uid alone (its group): see grader/sandbox.py
                 os.chown(folder, 0, uid)
                 os.chmod(folder, 0o550)
             status_r, status_w = os.pipe()
@@ -561,15 +307,12 @@ def run_spawner(sock: socket.socket, settings: dict, parent: int | None = None) 
             if pid == 0:
                 try:
                     _keep_fds({3: fds[0], 4: fds[1], 1: fds[2], 2: fds[2], STATUS_FD: status_w})
-                    null = os.open(os.devnull, os.O_RDONLY)
-                    os.dup2(null, 0)
-                    os.close(null)
                     if os.environ.get(FAULT_ENV) == "sandbox-setup":
                         raise OSError("a sandbox setup failure injected by a test")
-                    if kind == "namespace":
-                        _namespaced_child(folder, work, settings, uid, me)
+                    if conf.namespaces:
+                        _namespaced_child(conf, work, uid, me)
                     else:
-                        _plain_child(folder, work, settings, uid, me)
+                        _plain_child(conf, folder, work, uid if slot else None, me)
                 except BaseException as exc:  # noqa: BLE001
                     try:
                         os.write(2, f"student process setup failed: {exc!r}\n".encode())
@@ -596,15 +339,31 @@ def run_spawner(sock: socket.socket, settings: dict, parent: int | None = None) 
             for fd in fds:
                 os.close(fd)
         sock.send(json.dumps(reply).encode())
-    for pid, slot in children.items():
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        if slot:
-            clear_uid(slot.uid)
-            slot.release()
+    _end_all(sock, children)
     os._exit(0)
+
+
+def _end_strays(children: dict) -> None:
+    """End the processes a student process left (they came to this subreaper), until
+    none is left: every child that is not a student process is a stray."""
+    for _ in range(100):
+        try:
+            listed = Path(f"/proc/self/task/{os.getpid()}/children").read_text().split()
+        except OSError:
+            return
+        strays = [int(p) for p in listed if int(p) not in children]
+        if not strays:
+            return
+        for pid in strays:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in strays:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
 
 
 def _end_all(sock: socket.socket, children: dict) -> None:
@@ -618,14 +377,15 @@ def _end_all(sock: socket.socket, children: dict) -> None:
 
 
 def _reap(sock: socket.socket, children: dict) -> None:
-    while children:
+    while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
-        _ended(sock, children, pid, status)
+        if pid in children:
+            _ended(sock, children, pid, status)
 
 
 def _ended(sock: socket.socket, children: dict, pid: int, status: int) -> None:
@@ -633,6 +393,8 @@ def _ended(sock: socket.socket, children: dict, pid: int, status: int) -> None:
     if slot:
         clear_uid(slot.uid)  # nothing of this sandbox outlives it, before the uid is reused
         slot.release()
+    else:
+        _end_strays(children)
     try:
         sock.send(json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
     except OSError:

@@ -82,10 +82,10 @@ def readable_python_prefix() -> list[str]:
     when nothing needs it."""
     import shutil
 
-    from grader import isolate, preflight
+    from grader import isolation, preflight
 
     keep: dict[Path, set[str]] = {}
-    for host in isolate._host_paths():
+    for host in isolation.host_paths():
         blocked = preflight._blocked_for_others(host)
         if blocked and blocked[0] != host.resolve():
             folder = blocked[0]
