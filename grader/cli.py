@@ -51,6 +51,13 @@ def parser() -> argparse.ArgumentParser:
         help="submissions graded at once (default: cores)",
     )
     g.add_argument("--shard", help="K/N: grade only the K-th of N slices of the submissions")
+    g.add_argument(
+        "--no-confinement",
+        action="store_true",
+        help="grade even where this machine cannot confine student code (no namespaces "
+        "and no Landlock, or your own user): their code could then read and change what "
+        "you can (see `python -m grader doctor`)",
+    )
     g.add_argument("--no-gradebook", action="store_true", help="skip the nbgrader gradebook")
     _limit_args(g)
 
@@ -142,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             limits=_limits(args),
             gradebook=not args.no_gradebook,
             layout=args.layout,
+            no_confinement=args.no_confinement,
         )
     if args.command == "check":
         from grader import check

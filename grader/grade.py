@@ -321,9 +321,11 @@ def main(
     limits: dict | None = None,
     gradebook: bool = True,
     layout: str = "folders",
+    no_confinement: bool = False,
 ) -> int:
     chosen = choose_chapters(chapters)
     problems = preflight.environment_problems(chosen, isolation.mode(), gradebook)
+    problems += preflight.confinement_problems(isolation.mode(), no_confinement)
     if problems:  # known before any test runs: say so at once
         print(
             f"error: {preflight.Proof(False, isolation.mode(), problems).refusal()}", file=sys.stderr

@@ -155,6 +155,24 @@ def environment_problems(
     return problems
 
 
+UNCONFINED_FLAG = "--no-confinement"
+
+
+def confinement_problems(mode: str, unconfined_ok: bool = False) -> list[str]:
+    """Why a class's code may not be graded in ``mode`` (empty: it may). Grading runs
+    many people's code, so it needs a mode that confines it, or the instructor's explicit
+    ``--no-confinement``; a learner's ``check`` of their own code does not ask."""
+    if unconfined_ok or isolation.confines(mode):
+        return []
+    gaps = "; ".join(isolation.gaps(mode))
+    return [
+        f"student code would not be confined here (isolation mode `{mode}`: {gaps}). "
+        "Grade as root (namespaces, or a uid of its own with Landlock), as a user allowed "
+        "user namespaces (Ubuntu: `sysctl kernel.apparmor_restrict_unprivileged_userns=0`), "
+        f"or in a Linux container or VM; or accept the risk with {UNCONFINED_FLAG}"
+    ]
+
+
 # ---- the reference at full marks -----------------------------------------------------
 
 
