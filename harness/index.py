@@ -13,15 +13,19 @@ A chapter file looks like::
     kind = "inspect"                 # build | inspect | repair
     points = 3                       # sum of the points of its tests (checked)
     anchor = "course/ch02.md#reachable-params"
-    hint = "Walk loss.grad_fn.next_functions; AccumulateGrad nodes hold the leaves."
+    hint = "The graph is a chain of backward nodes; the ones that accumulate into leaves name them."
+    fix_rot13 = "..."                # level 2, the fix itself: rot13, so it is never read by accident
+    uses = []                        # tasks of this chapter whose code this one's tests rely on
 """
 
 from __future__ import annotations
 
 import ast
+import codecs
 import hashlib
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -47,7 +51,15 @@ class Task:
     kind: str
     points: int
     anchor: str
-    hint: str
+    hint: str  # level 1: the mechanism to look at, never the code (shown with a failing task)
+    fix: str = ""  # level 2: the fix itself, only on request (stored rot13 as ``fix_rot13``)
+    uses: tuple[str, ...] = ()  # tasks whose code this task's tests run (direct)
+
+    @classmethod
+    def from_toml(cls, entry: dict) -> Task:
+        entry = dict(entry)
+        fix = codecs.decode(entry.pop("fix_rot13", ""), "rot13")
+        return cls(fix=fix, uses=tuple(entry.pop("uses", ())), **entry)
 
 
 @dataclass(frozen=True)
@@ -97,7 +109,7 @@ def chapters() -> dict[str, Chapter]:
     found = {}
     for path in sorted(COURSE.glob("ch*.toml"), key=lambda p: _chapter_key(p.stem)):
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        tasks = tuple(Task(**t) for t in data.get("task", []))
+        tasks = tuple(Task.from_toml(t) for t in data.get("task", []))
         found[data["chapter"]] = Chapter(
             data["chapter"], data["title"], data["module"], tasks, tuple(data.get("preload", ()))
         )
@@ -178,3 +190,144 @@ def untouched_table() -> dict[str, dict]:
                 sites = repair_sites(stub, task.id) or [task.name]
                 table[task.id] = {"sites": sites, "digest": definitions_digest(stub, sites)}
     return table
+
+
+# ---- which task waits on which: the task table of a run ------------------------------
+
+
+def task_key(task_id: str) -> tuple:
+    """Course order of task ids (ch02.10 after ch02.9)."""
+    chapter_id, _, number = task_id.partition(".")
+    return (*_chapter_key(chapter_id), int(number) if number.isdigit() else 0)
+
+
+def relies_on(task_id: str) -> tuple[str, ...]:
+    """Every task whose code ``task_id``'s tests run: its ``uses``, theirs, and so on
+    (nothing for a task the index does not know)."""
+    seen: set[str] = set()
+    stack = [task_id]
+    while stack:
+        try:
+            uses = task(stack.pop()).uses
+        except KeyError:
+            continue
+        fresh = [t for t in uses if t not in seen and t != task_id]
+        seen.update(fresh)
+        stack += fresh
+    return tuple(sorted(seen, key=task_key))
+
+
+TODO_TASK = re.compile(r"TODO: implement (ch\d+[a-z]?\.\d+)\b")
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """One test's result as the task table sees it."""
+
+    task: str
+    outcome: str  # passed | failed | skipped
+    category: str = ""  # how it failed (harness.plugin.failure_category)
+    message: str = ""  # what the student was shown
+
+
+@dataclass(frozen=True)
+class TaskState:
+    id: str
+    passed: int
+    graded: int
+    # done | failing | not started | blocked (a task it relies on is in trouble) | not run
+    # (the chapter's module does not import)
+    status: str
+    blocker: str | None = None
+    blocker_unwritten: bool = False
+
+    def describe(self) -> str:
+        if self.status == "done":
+            return "done"
+        if self.status == "not started":
+            return "not started (TODO)"
+        if self.status == "not run":
+            return "not run: the module does not import"
+        if self.status == "blocked":
+            return f"blocked by {self.blocker} {task(self.blocker).name}"
+        return f"{self.passed}/{self.graded} tests pass"
+
+    def lead(self) -> str:
+        """The sentence a blocked task's failures start with."""
+        other = task(self.blocker)
+        why = "is not written yet" if self.blocker_unwritten else "fails its own tests"
+        act = "write" if self.blocker_unwritten else "fix"
+        return (
+            f"{self.id} {task(self.id).name} depends on {other.id} {other.name}, which {why} "
+            f"— {act} it first"
+        )
+
+
+def task_states(
+    outcomes: Iterable[TestOutcome], changed: dict[str, bool] | None = None
+) -> dict[str, TaskState]:
+    """Per task: done, failing, not started, blocked by the first task it relies on that
+    fails or is unwritten, or not run. ``changed`` says, per repair task, whether its broken
+    program was changed (an unchanged one is "not started")."""
+    tests: dict[str, list[TestOutcome]] = {}
+    for o in outcomes:
+        tests.setdefault(o.task, []).append(o)
+    first: dict[str, tuple[str, int, int, set[str]]] = {}
+    for task_id, mine in tests.items():
+        graded = [o for o in mine if o.outcome != "skipped"]
+        failed = [o for o in graded if o.outcome != "passed"]
+        todos = [TODO_TASK.search(o.message) for o in failed if o.category == "todo"]
+        named = {m.group(1) for m in todos if m}
+        unwritten = any(m is None or m.group(1) == task_id for m in todos)
+        if changed is not None and task_id in changed:
+            unwritten = not changed[task_id]
+        if not failed:
+            status = "done"
+        elif all(o.category == "import" for o in failed):
+            status = "not run"
+        elif unwritten:
+            status = "not started"
+        else:
+            status = "failing"
+        first[task_id] = (status, len(graded) - len(failed), len(graded), named - {task_id})
+    trouble = {
+        t: s == "not started" for t, (s, *_) in first.items() if s in ("failing", "not started")
+    }
+    states = {}
+    for task_id, (status, passed, graded, named) in first.items():
+        blocker = None
+        if status == "failing":
+            blocker = _first_cause(task_id, trouble, named)
+        if blocker:
+            states[task_id] = TaskState(
+                task_id, passed, graded, "blocked", blocker, trouble.get(blocker, True)
+            )  # a task named by a TODO its tests met may have no tests in this run
+        else:
+            states[task_id] = TaskState(task_id, passed, graded, status)
+    return states
+
+
+def _first_cause(task_id: str, trouble: dict[str, bool], named: set[str]) -> str | None:
+    """The task to fix first: one ``task_id`` relies on (or whose TODO its tests met) that is
+    in trouble and does not itself wait on another such task. Tasks that rely on each other
+    never block each other."""
+    candidates = sorted(
+        {t for t in relies_on(task_id) if t in trouble and task_id not in relies_on(t)} | named,
+        key=task_key,
+    )
+
+    def waits(u: str, v: str) -> bool:  # u relies on v, and not the other way round
+        return v in relies_on(u) and u not in relies_on(v)
+
+    roots = [u for u in candidates if not any(v != u and waits(u, v) for v in candidates)]
+    return roots[0] if roots else None
+
+
+def hint_text(task_id: str, level: int = 2) -> str:
+    """What ``python -m grader hint`` prints: the task, its reading, its hint, and at level 2
+    the fix itself."""
+    t = task(task_id)
+    lines = [f"{t.id} {t.name} — read {t.anchor}", f"hint: {t.hint}"]
+    if level >= 2 and t.fix:
+        lines.append(f"fix:  {t.fix}")
+    return "\n".join(lines)

@@ -105,6 +105,84 @@ def test_index_matches_code_and_reading(chapter):
     assert chap.hidden_tests.is_file(), f"{chapter}: missing {chap.hidden_tests.relative_to(REPO)}"
 
 
+def _definitions(tree: ast.Module) -> dict[str, ast.AST]:
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    return {n.name: n for n in tree.body if isinstance(n, kinds)}
+
+
+def _reached(start: set[str], graph: dict[str, set[str]], stop: set[str]) -> set[str]:
+    """Names reachable from ``start`` through ``graph``, not walking past ``stop``."""
+    seen, stack = set(), list(start)
+    while stack:
+        name = stack.pop()
+        if name not in seen:
+            seen.add(name)
+            if name not in stop:
+                stack += graph.get(name, ())
+    return seen
+
+
+def _test_reach(chapter: index.Chapter) -> dict[str, set[str]]:
+    """Per task, the names of the chapter's module its tests' code can touch (an
+    over-approximation: every ``handle.name`` in the test, its helpers and probes)."""
+    trees = [ast.parse(chapter.public_tests.read_text(encoding="utf-8"))]
+    if chapter.hidden_tests.exists():
+        trees.append(ast.parse(chapter.hidden_tests.read_text(encoding="utf-8")))
+    handles, graph, attrs, tests = set(), {}, {}, []
+    for tree in trees:
+        for node in tree.body:
+            call = getattr(node, "value", None)
+            if isinstance(node, ast.Assign) and isinstance(call, ast.Call):
+                if getattr(call.func, "id", "") == "chapter_module":
+                    handles |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    for tree in trees:
+        for name, node in _definitions(tree).items():
+            graph[name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            attrs[name] = {
+                n.attr
+                for n in ast.walk(node)
+                if isinstance(n, ast.Attribute) and getattr(n.value, "id", None) in handles
+            }
+            marks = [d for d in getattr(node, "decorator_list", []) if isinstance(d, ast.Call)]
+            for mark in marks:
+                if getattr(mark.func, "attr", "") == "task" and name.startswith("test_"):
+                    tests.append((mark.args[0].value, name))
+    reach: dict[str, set[str]] = {t.id: set() for t in chapter.tasks}
+    for task_id, name in tests:
+        for reached in _reached({name}, graph, set()):
+            reach[task_id] |= attrs.get(reached, set())
+    return reach
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_each_task_declares_the_tasks_its_tests_rely_on(chapter):
+    """``uses`` in course/chNN.toml is what names a failing task's first cause ("blocked by
+    ch10.5"): every task the reference's code of a task calls must be reached through it, and
+    nothing may be declared that neither that code nor the task's tests touch."""
+    chap = index.chapter(chapter)
+    by_name = {t.name: t.id for t in chap.tasks}
+    solution = _definitions(
+        ast.parse((REPO / "solutions" / chapter / f"{chap.module}.py").read_text(encoding="utf-8"))
+    )
+    graph = {n: {x.id for x in ast.walk(d) if isinstance(x, ast.Name)} for n, d in solution.items()}
+    reach = _test_reach(chap)
+    for t in chap.tasks:
+        assert set(t.uses) <= set(by_name.values()) - {t.id}, f"{t.id}: uses {t.uses} unknown tasks"
+        called = _reached(graph[t.name], graph, set(by_name) - {t.name}) - {t.name}
+        needed = {by_name[n] for n in called if n in by_name}
+        declared = set(index.relies_on(t.id))
+        assert needed <= declared, (
+            f"{t.id} {t.name} calls {sorted(needed - declared)} in the reference: add them to its "
+            f"uses in course/{chapter}.toml"
+        )
+        touched = _reached(reach[t.id] | graph[t.name], graph, set(by_name) - {t.name})
+        possible = {by_name[n] for n in touched if n in by_name} - {t.id}
+        assert set(t.uses) <= possible, (
+            f"{t.id} declares uses {sorted(set(t.uses) - possible)} that neither its reference "
+            "code nor its tests touch"
+        )
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_repair_stubs_hold_the_broken_program(chapter):
     chap = index.chapter(chapter)
