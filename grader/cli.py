@@ -19,6 +19,16 @@ def _limit_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _gradebook_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--gradebook",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write the nbgrader gradebook OUT/gradebook.db (default: with --layout nbgrader "
+        "only; it costs seconds; `python -m grader gradebook OUT` writes it later)",
+    )
+
+
 def _limits(args) -> dict:
     return {"test_timeout": args.test_timeout, "wall": args.wall, "memory_mb": args.memory_mb}
 
@@ -58,13 +68,19 @@ def parser() -> argparse.ArgumentParser:
         "and no Landlock, or your own user): their code could then read and change what "
         "you can (see `python -m grader doctor`)",
     )
-    g.add_argument("--no-gradebook", action="store_true", help="skip the nbgrader gradebook")
+    _gradebook_args(g)
     _limit_args(g)
 
     c = sub.add_parser("check", help="a self-learner's score on public and hidden tests")
     c.add_argument("chapters", nargs="*", help="chapters to check (default: all)")
     c.add_argument("--impl", default="exercises", help="folder shaped like exercises/")
     _limit_args(c)
+
+    h = sub.add_parser("hint", help="a task's hint and the fix itself, e.g. hint ch03.5")
+    h.add_argument("tasks", nargs="+", metavar="chNN.K", help="task ids (course/chNN.toml)")
+    h.add_argument(
+        "--level", type=int, choices=(1, 2), default=2, help="1: the hint only; 2: and the fix"
+    )
 
     r = sub.add_parser("release", help="build the student bundle")
     r.add_argument("out", type=Path)
@@ -87,7 +103,7 @@ def parser() -> argparse.ArgumentParser:
     m = sub.add_parser("merge", help="join the outputs of --shard runs")
     m.add_argument("parts", nargs="+", type=Path)
     m.add_argument("--out", type=Path, required=True)
-    m.add_argument("--no-gradebook", action="store_true")
+    _gradebook_args(m)
     _export_parsers(sub)
     return p
 
@@ -109,7 +125,15 @@ def _export_parsers(sub) -> None:
     v.add_argument("--sample", type=int, default=3, help="students to regrade (default 3)")
     v.add_argument("--student", action="append", help="regrade this student (repeatable)")
     v.add_argument("--submissions", type=Path, help="where the submissions are now")
-    v.add_argument("--jobs", type=int, default=1)
+    v.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="students regraded at once (default: cores)",
+    )
+
+    gb = sub.add_parser("gradebook", help="write OUT/gradebook.db (nbgrader) from OUT's journal")
+    gb.add_argument("out", type=Path)
     v.add_argument("--seed", type=int, default=0, help="which sample (default 0)")
 
 
@@ -122,6 +146,10 @@ def _export_main(args) -> int | None:
         from grader import lms
 
         return lms.main(args.out, args.roster)
+    if args.command == "gradebook":
+        from grader import gradebook
+
+        return gradebook.main(args.out)
     if args.command == "verify":
         from grader import verify
 
@@ -129,6 +157,18 @@ def _export_main(args) -> int | None:
             args.out, args.sample, args.student, args.submissions, args.jobs, args.seed
         )
     return None
+
+
+def _hint(tasks: list[str], level: int) -> int:
+    from harness import index
+
+    for task_id in tasks:
+        try:
+            print(index.hint_text(task_id, level))
+        except KeyError as exc:
+            print(f"error: {exc.args[0]}: task ids look like ch03.5 (course/chNN.toml lists them)")
+            return 2
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             args.jobs,
             shard=shard,
             limits=_limits(args),
-            gradebook=not args.no_gradebook,
+            gradebook=args.gradebook,
             layout=args.layout,
             no_confinement=args.no_confinement,
         )
@@ -155,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         from grader import check
 
         return check.main(args.chapters, args.impl, limits=_limits(args))
+    if args.command == "hint":
+        return _hint(args.tasks, args.level)
     if args.command == "gradescope":
         from grader import gradescope
 
@@ -173,4 +215,4 @@ def main(argv: list[str] | None = None) -> int:
         return release.main(args.out)
     from grader import merge
 
-    return merge.main(args.parts, args.out, gradebook=not args.no_gradebook)
+    return merge.main(args.parts, args.out, gradebook=args.gradebook)

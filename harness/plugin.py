@@ -11,7 +11,6 @@ import gc
 import os
 import random
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -39,6 +38,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--task",
         metavar="chNN.K",
         help="run only the tests of this course task (a GitHub Classroom step grades one task)",
+    )
+    group.addoption(
+        "--hint-level",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="1: a failing task's hint names the mechanism to look at (default); 2: also the "
+        "fix itself (python -m grader hint chNN.K shows it for one task)",
     )
     group.addoption(
         "--start-method",
@@ -326,7 +333,9 @@ def _frames(tb, keep) -> list[str]:
 
 
 def _shown_path(path: Path) -> str:
-    for base in (target.current_root(), target.REPO):
+    """A path as the student types it: from the repository root (where pytest runs), else
+    from the current folder, else from the implementation's root."""
+    for base in (target.REPO, Path.cwd(), target.current_root()):
         if path.is_relative_to(base):
             return path.relative_to(base).as_posix()
     return str(path)
@@ -378,8 +387,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    return f"course target (--impl): {target.current_root()}"
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    lines = [f"course target (--impl): {target.current_root()}"]
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        lines.append(
+            "no path given: this runs the course's own developer tests (tests/, over a thousand, "
+            "minutes). Working on a chapter? pytest exercises/ch02 (Ctrl-C stops this run)"
+        )
+    return lines
 
 
 def _repair_started(task: index.Task) -> bool:
@@ -399,43 +414,97 @@ class TaskSummary:
     """Collects outcomes per task and prints which tasks are done. A task not started
     yet (only TODOs) points to its section of the reading; the mechanism hint appears
     only once the task is implemented and still failing, so it never gives away what
-    the reading asks the student to predict."""
+    the reading asks the student to predict. A failing task that relies on another task in
+    trouble is "blocked by" that one, and its failures say so first; a chapter module that
+    does not import is reported once."""
 
     def __init__(self) -> None:
-        self.results: dict[str | None, list[str]] = defaultdict(list)
-        self.started: dict[str | None, bool] = defaultdict(bool)
+        self.outcomes: list[index.TestOutcome] = []
+        self.failed: list[tuple[str, pytest.TestReport]] = []
+        self.states: dict[str, index.TaskState] = {}
+        self.import_error: dict[str, str] = {}  # chapter -> the first import failure's message
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)
         if "task" in props and (report.when == "call" or report.outcome != "passed"):
-            self.results[props["task"]].append(report.outcome)
-            if report.outcome != "skipped" and props.get("category") not in ("todo", "import"):
-                self.started[props["task"]] = True
+            category = str(props.get("category", ""))
+            message = str(props.get("message", ""))
+            self.outcomes.append(
+                index.TestOutcome(props["task"], report.outcome, category, message)
+            )
+            if report.failed:
+                self.failed.append((props["task"], report))
+            if category == "import":
+                self.import_error.setdefault(props["task"].split(".")[0], message)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Decide every task's state, then let each failure say first what it waits on (the
+        terminal reporter prints failures after this hook)."""
+        changed = {}
+        for task_id in {o.task for o in self.outcomes}:
+            try:
+                task = index.task(task_id)
+            except KeyError:
+                continue
+            if task.kind == "repair":
+                changed[task_id] = _repair_started(task)
+        self.states = index.task_states(self.outcomes, changed)
+        shown_import: set[str] = set()
+        for task_id, report in self.failed:
+            props = dict(report.user_properties)
+            chapter = task_id.split(".")[0]
+            if props.get("category") == "import":
+                if chapter in shown_import:
+                    report.longrepr = (
+                        f"not run: {_module_of(chapter)} does not import (reported once, above)"
+                    )
+                shown_import.add(chapter)
+                continue
+            state = self.states.get(task_id)
+            if state is not None and state.status == "blocked":
+                report.longrepr = f"{state.lead()}.\n\n{report.longrepr}"
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        if not self.results:
+        if not self.outcomes:
             return
         tr = terminalreporter
+        level = tr.config.getoption("hint_level", 1) or 1
         tr.section("course tasks")
-        for task_id in sorted(self.results, key=lambda t: (t is None, str(t))):
-            outcomes = self.results[task_id]
-            passed = outcomes.count("passed")
-            graded = len(outcomes) - outcomes.count("skipped")
+        for chapter, message in self.import_error.items():
+            tr.write_line(f"{_module_of(chapter)} does not import, so none of its tests ran:")
+            tr.write_line(f"          {message}")
+        hinted = False
+        ids = sorted({o.task for o in self.outcomes}, key=index.task_key)
+        for task_id in ids:
+            state = self.states.get(task_id)
             try:
-                task = index.task(task_id) if task_id else None
+                task = index.task(task_id)
             except KeyError:
                 task = None
-            started = self.started[task_id]
-            if task and task.kind == "repair":
-                started = _repair_started(task)
-            if passed == graded:
-                status = "done"
-            elif not started:
-                status = "not started (TODO)"
-            else:
-                status = f"{passed}/{graded} tests pass"
-            tr.write_line(f"{task_id or '(no task)':<9} {task.name if task else '?':<28} {status}")
-            if task and passed < graded:
-                if started:
-                    tr.write_line(f"          hint: {task.hint}")
-                tr.write_line(f"          read: {task.anchor}")
+            status = state.describe() if state else "?"
+            tr.write_line(f"{task_id:<9} {task.name if task else '?':<28} {status}")
+            if task is None or state is None or state.status in ("done", "not run"):
+                continue
+            if state.status == "blocked":
+                first = index.task(state.blocker)
+                why = "is not written yet" if state.blocker_unwritten else "fails its own tests"
+                tr.write_line(f"          first: {first.id} {first.name} {why} ({first.anchor})")
+                continue
+            if state.status == "failing":
+                tr.write_line(f"          hint: {task.hint}")
+                hinted = True
+                if level >= 2 and task.fix:
+                    tr.write_line(f"          fix: {task.fix}")
+            tr.write_line(f"          read: {task.anchor}")
+        if hinted and level < 2:
+            tr.write_line(
+                "(the fix itself, if the hint is not enough: pytest --hint-level 2, or "
+                "python -m grader hint chNN.K for one task)"
+            )
+
+
+def _module_of(chapter_id: str) -> str:
+    try:
+        return f"{chapter_id}/{index.chapter(chapter_id).module}.py"
+    except KeyError:
+        return f"the {chapter_id} module"

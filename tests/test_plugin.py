@@ -1,15 +1,18 @@
 """The course plugin seen from outside: the --impl switch, one-line TODO reports,
-import problems reported per test, the cuda marker and the task summary."""
+import problems reported once per chapter, the cuda marker, the task summary with the
+tasks a failing one waits on, and hints in two levels."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from harness import index
 from harness.plugin import NOT_GRADED_HERE, failure_message
 from harness.target import REPO
 
@@ -50,13 +53,16 @@ def test_impl_switch_selects_solutions_and_reports_the_target():
     assert "ch00.1    gradient_at                  done" in proc.stdout
 
 
-def test_a_submission_folder_with_broken_or_missing_modules_fails_per_test(tmp_path):
+def test_a_module_that_does_not_import_is_reported_once_and_a_missing_one_per_test(tmp_path):
     broken = tmp_path / "broken" / "ch00"
     broken.mkdir(parents=True)
     (broken / "training_loop.py").write_text("def gradient_at(w, x, target):\n    return (\n")
     proc = run_pytest(CH00_TESTS, "--impl", str(tmp_path / "broken"))
     assert proc.returncode == 1 and "error" not in proc.stdout.splitlines()[-1], proc.stdout
-    assert "importing ch00/training_loop.py failed with SyntaxError" in proc.stdout
+    said = proc.stdout.count("importing ch00/training_loop.py failed with SyntaxError")
+    assert said == 2, proc.stdout  # the first failure, and the task table's top line
+    assert "not run: ch00/training_loop.py does not import (reported once, above)" in proc.stdout
+    assert "not started" not in proc.stdout and "hint:" not in proc.stdout, proc.stdout
 
     (tmp_path / "empty").mkdir()
     proc = run_pytest(CH00_TESTS, "--impl", str(tmp_path / "empty"))
@@ -193,3 +199,128 @@ def test_the_collector_pauses_for_imports_and_runs_for_the_tests(tmp_path):
     proc = run_pytest("-p", "harness.plugin", "-s", "test_gc_state.py", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout
     assert "at import: False in the test: True" in proc.stdout, proc.stdout
+
+
+# ---- which task waits on which -------------------------------------------------------
+
+
+def _states(*outcomes):
+    return index.task_states(index.TestOutcome(*o) for o in outcomes)
+
+
+def test_a_failing_task_is_blocked_by_the_first_task_in_trouble_it_relies_on():
+    """ch10.8 relies on ch10.6, which relies on ch10.5, which relies on ch10.4: when all
+    four fail, the three later ones wait on ch10.4, the root, not on their neighbour."""
+    states = _states(
+        ("ch10.4", "failed", "assert"),
+        ("ch10.5", "failed", "assert"),
+        ("ch10.6", "failed", "assert"),
+        ("ch10.8", "failed", "assert"),
+        ("ch10.8", "passed"),
+        ("ch10.7", "failed", "assert"),  # relies on nothing: its own failure
+    )
+    assert states["ch10.4"].status == "failing" and states["ch10.7"].status == "failing"
+    for later in ("ch10.5", "ch10.6", "ch10.8"):
+        assert (states[later].status, states[later].blocker) == ("blocked", "ch10.4"), later
+    assert states["ch10.8"].describe() == "blocked by ch10.4 CausalSelfAttention"
+    assert states["ch10.8"].lead() == (
+        "ch10.8 train_gpt depends on ch10.4 CausalSelfAttention, which fails its own tests "
+        "— fix it first"
+    )
+    healthy = _states(("ch10.5", "passed"), ("ch10.8", "failed", "assert"))
+    assert healthy["ch10.8"].status == "failing", "a task whose helpers pass fails on its own"
+
+
+def test_a_task_that_only_calls_an_unwritten_one_is_blocked_not_unstarted():
+    todo = "TODO: implement ch07.2 merge_heads — see course/ch07.md#merging-heads"
+    states = _states(
+        ("ch07.2", "failed", "todo", todo),
+        ("ch07.6", "failed", "todo", todo),
+        ("ch07.6", "failed", "assert"),
+    )
+    assert states["ch07.2"].status == "not started"
+    assert states["ch07.6"].describe() == "blocked by ch07.2 merge_heads"
+    assert "which is not written yet — write it first" in states["ch07.6"].lead()
+    # two tasks it relies on in trouble: the one first in the course comes first
+    also = _states(("ch07.2", "failed", "todo", todo), ("ch07.6", "failed", "todo", todo),
+                   ("ch07.1", "failed", "assert"))  # fmt: skip
+    assert also["ch07.6"].blocker == "ch07.1"
+    # its own TODO: the task itself is not started, whatever else waits
+    own = _states(("ch07.6", "failed", "todo", "TODO: implement ch07.6 MultiHeadSelfAttention"))
+    assert own["ch07.6"].status == "not started"
+
+
+def test_tasks_that_rely_on_each_other_never_block_each_other():
+    assert "ch07.5" in index.relies_on("ch07.4") and "ch07.4" in index.relies_on("ch07.5")
+    states = _states(("ch07.4", "failed", "assert"), ("ch07.5", "failed", "assert"))
+    assert {s.status for s in states.values()} == {"failing"}
+
+
+def test_a_module_that_does_not_import_leaves_its_tasks_not_run():
+    states = _states(("ch02.1", "failed", "import"), ("ch02.3", "failed", "import"))
+    assert {s.describe() for s in states.values()} == {"not run: the module does not import"}
+
+
+BLOCKED_TESTS = textwrap.dedent(
+    """
+    import pytest
+
+    @pytest.mark.task("ch10.5")
+    def test_block():
+        assert False, "the block's output moved"
+
+    @pytest.mark.task("ch10.8")
+    def test_training():
+        assert False, "the loss never fell"
+
+    @pytest.mark.task("ch07.6")
+    def test_heads():
+        raise NotImplementedError("ch07.2 merge_heads — see course/ch07.md#x")
+
+    @pytest.mark.task("ch07.2")
+    def test_merge():
+        raise NotImplementedError("ch07.2 merge_heads — see course/ch07.md#x")
+    """
+)
+
+
+def test_a_blocked_tasks_failures_and_table_name_the_task_it_waits_on(tmp_path):
+    (tmp_path / "test_blocked.py").write_text(BLOCKED_TESTS)
+    proc = run_pytest("-p", "harness.plugin", "test_blocked.py", cwd=tmp_path)
+    out = proc.stdout
+    lead = "ch10.8 train_gpt depends on ch10.5 Block, which fails its own tests — fix it first"
+    assert f"{lead}.\n\nthe loss never fell" in out, out
+    assert re.search(r"ch10\.8 +train_gpt +blocked by ch10\.5 Block\n +first: ch10\.5", out), out
+    assert re.search(r"ch07\.6 +MultiHeadSelfAttention +blocked by ch07\.2 merge_heads", out), out
+    assert re.search(r"ch07\.2 +merge_heads +not started", out), out
+    assert re.search(r"ch10\.5 +Block +0/1 tests pass\n +hint: ", out), out
+    assert index.task("ch10.5").fix not in out and "pytest --hint-level 2" in out, out
+    assert "developer tests" not in out, "a run given its tests is not the developer suite"
+
+
+def test_found_by_the_test_at_names_the_test_file_from_the_repository_root(tmp_path):
+    wrong = tmp_path / "wrong" / "ch00"
+    wrong.mkdir(parents=True)
+    (wrong / "training_loop.py").write_text(
+        (REPO / "solutions" / "ch00" / "training_loop.py")
+        .read_text()
+        .replace("def gradient_at(", "def gradient_at(*_):\n    return 0.0\n\n\ndef _old(")
+    )
+    proc = run_pytest(CH00_TESTS, "--impl", str(tmp_path / "wrong"), "-k", "books_point")
+    found = r"found by the test at:\n  exercises/ch00/test_training_loop\.py:\d+"
+    assert re.search(found, proc.stdout), proc.stdout
+
+
+def test_hint_level_two_adds_the_fix(tmp_path):
+    (tmp_path / "test_blocked.py").write_text(BLOCKED_TESTS)
+    fix = index.task("ch10.5").fix
+    two = run_pytest("-p", "harness.plugin", "test_blocked.py", "--hint-level", "2", cwd=tmp_path)
+    assert f"fix: {fix}" in two.stdout, two.stdout
+
+
+def test_a_bare_pytest_says_it_runs_the_developer_tests_and_where_a_chapters_are(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = suite\n")
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "test_x.py").write_text("def test_x():\n    pass\n")
+    bare = run_pytest("-p", "harness.plugin", cwd=tmp_path).stdout
+    assert "developer tests" in bare and "pytest exercises/ch02" in bare, bare
