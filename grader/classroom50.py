@@ -8,10 +8,10 @@ writes, for the chosen chapters:
 - ``OUT/<chNN>.json``: the bare JSON array ``gh teacher assignment add ... --tests``
   takes for one assignment per chapter: first the setup command (a 0-point ``run``
   test named ``setup``, as Classroom 50 stores an assignment's setup command), then one
-  ``run`` test per task whose command runs that task's public tests (``pytest --task``)
-  and passes when they all pass;
+  ``run`` test per task whose command runs that task's public tests (``pytest --task``,
+  through ``python -m grader.classroom50 TASK``) and passes when they all pass;
 - ``OUT/tests.json``: the same for all chosen chapters as one assignment (when that
-  fits Classroom 50's limit of 100 tests);
+  fits Classroom 50's limits: 100 tests, and timeouts within one grading job);
 - ``OUT/runtime.json``: the ``--runtime`` block (the Python version of the lock);
 - ``OUT/README.md``: how to register the assignments.
 
@@ -22,6 +22,13 @@ GitHub Classroom workflow used). The public tests run in the student's own repos
 on GitHub's runner, where nothing is isolated: those scores are advisory. Grades for
 credit come from ``python -m grader grade`` (public and hidden tests, sandboxed).
 
+Two limits of the runner shape the tests. Its release page keeps the first 2000
+characters of a test's output, so a task's command (``run_task``) prints the task's
+state, pytest's counts and the hint first, and pytest's report after. And all tests of
+an assignment run in one grading job of 15 minutes, so the declared timeouts (setup
+included) add up to less than that (``JOB_SECONDS``); a test that runs out of its time
+fails instead of taking the whole job down.
+
 Checked against the documented format (``problems``): Classroom 50's wiki pages
 Autograding-Basics (fields table, "at most 100 tests per assignment", the setup
 command) and its schema ``schemas/tests-v1.schema.json`` (``$defs/test``).
@@ -30,6 +37,8 @@ command) and its schema ``schemas/tests-v1.schema.json`` (``$defs/test``).
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,8 +51,14 @@ SETUP_COMMAND = (
 )
 # The lock (constraints.txt) is made on Python 3.11; GitHub's runner would pick 3.14.
 RUNTIME = {"runs-on": "ubuntu-latest", "python": "3.11"}
-SETUP_TIMEOUT = 600  # seconds: torch's CPU wheel and the pins
-TASK_TIMEOUT = 300  # seconds: one torch import plus a task's public tests
+# One grading job runs an assignment's tests one after another, within 15 minutes; the
+# runner's own steps (checkout, Python) come off that first.
+JOB_SECONDS = 900
+RUNNER_SECONDS = 90
+SETUP_TIMEOUT = 300  # seconds: torch's CPU wheel and the pins
+TASK_TIMEOUT = 120  # seconds at most: one torch import plus a task's public tests
+MIN_TASK_TIMEOUT = 30  # fewer seconds than this per task: register fewer tasks per job
+OUTPUT_KEPT = 2000  # characters of a test's output the release page keeps
 
 # Classroom 50's documented limits on declarative tests.
 MAX_TESTS = 100
@@ -82,13 +97,23 @@ def public_points(specs) -> dict[str, int]:
 
 
 def task_command(chapter: index.Chapter, task_id: str) -> str:
-    return f"python -m pytest exercises/{chapter.id} --task {task_id} -q -p no:cacheprovider"
+    """The command of a task's test: its public tests, summary first (``run_task``)."""
+    return f"python -m grader.classroom50 {task_id}"
+
+
+def task_timeout(tasks: int) -> int:
+    """Seconds each of ``tasks`` task tests may take, so that they and the setup fit in
+    one grading job (at most ``TASK_TIMEOUT``)."""
+    share = (JOB_SECONDS - RUNNER_SECONDS - SETUP_TIMEOUT) // max(1, tasks)
+    return min(TASK_TIMEOUT, share)
 
 
 def tests_for(chapters: list[index.Chapter], specs) -> list[dict]:
     """The declarative tests of one assignment covering ``chapters``: the setup
     command, then one test per task that has public points."""
     points = public_points(specs)
+    graded = [t for c in chapters for t in c.tasks if points.get(t.id)]
+    timeout = max(1, task_timeout(len(graded)))
     tests = [
         {
             "name": "setup",
@@ -106,7 +131,7 @@ def tests_for(chapters: list[index.Chapter], specs) -> list[dict]:
                         "name": f"{task.id} {task.name}",
                         "type": "run",
                         "run": task_command(chapter, task.id),
-                        "timeout": TASK_TIMEOUT,
+                        "timeout": timeout,
                         "points": points[task.id],
                     }
                 )
@@ -179,6 +204,34 @@ def problems(tests) -> list[str]:
     return found
 
 
+def job_problems(tests: list[dict]) -> list[str]:
+    """Why ``tests`` would not fit in one grading job (empty: they fit): their declared
+    timeouts (an absent one is the runner's 10 s) must add up to what the job leaves
+    after the runner's own steps, without starving a test below ``MIN_TASK_TIMEOUT``."""
+    found = []
+    budget = sum(
+        t["timeout"] if _is_int(t.get("timeout")) and t["timeout"] > 0 else 10
+        for t in tests
+        if isinstance(t, dict)
+    )
+    if budget > JOB_SECONDS - RUNNER_SECONDS:
+        found.append(
+            f"the timeouts add up to {budget} s, more than the {JOB_SECONDS - RUNNER_SECONDS} s "
+            f"one grading job leaves them (of {JOB_SECONDS} s): register fewer tests per assignment"
+        )
+    short = [
+        t.get("name")
+        for t in tests[1:]
+        if isinstance(t, dict) and _is_int(t.get("timeout")) and 0 < t["timeout"] < MIN_TASK_TIMEOUT
+    ]
+    if short:
+        found.append(
+            f"{len(short)} test(s) get under {MIN_TASK_TIMEOUT} s each to fit in one job: "
+            "register fewer tests per assignment"
+        )
+    return found
+
+
 README = """# Classroom 50
 
 Declarative tests for [Classroom 50](https://github.com/foundation50/classroom50), written
@@ -212,14 +265,15 @@ def write(out: Path, chapters: list[index.Chapter], specs) -> list[Path]:
         tests = tests_for([chapter], specs)
         if len(tests) == 1:
             continue  # no task with public points
-        wrong = problems(tests)
+        wrong = problems(tests) + job_problems(tests)
         if wrong:
             raise ValueError(f"{chapter.id}: " + "; ".join(wrong))
         path = out / f"{chapter.id}.json"
         path.write_text(json.dumps(tests, indent=2) + "\n")
         written.append(path)
     combined = tests_for(chapters, specs)
-    if not problems(combined):
+    too_many = problems(combined) + job_problems(combined)
+    if not too_many:
         path = out / "tests.json"
         path.write_text(json.dumps(combined, indent=2) + "\n")
         written.append(path)
@@ -233,12 +287,55 @@ def write(out: Path, chapters: list[index.Chapter], specs) -> list[Path]:
                 f"`tests.json` holds every chosen chapter as one assignment instead "
                 f"({len(combined)} tests)."
                 if (out / "tests.json").is_file()
-                else f"The chosen chapters need {len(combined)} tests, over Classroom 50's "
-                f"limit of {MAX_TESTS} for one assignment: register them per chapter."
+                else f"The chosen chapters need {len(combined)} tests, more than one "
+                f"assignment takes ({too_many[0]}): register them per chapter."
             ),
         )
     )
     return written + [out / "runtime.json", out / "README.md"]
+
+
+# ---- the command each task's test runs ------------------------------------------------
+
+
+def _section(lines: list[str], title: str) -> list[str]:
+    """The lines of pytest's terminal section ``title`` (empty when there is none)."""
+    for i, line in enumerate(lines):
+        if re.fullmatch(rf"=+ {re.escape(title)} =+", line.strip()):
+            rest = lines[i + 1 :]
+            end = next((k for k, x in enumerate(rest) if x.startswith("=")), len(rest))
+            return rest[:end]
+    return []
+
+
+def summary_first(output: str, task_id: str, code: int) -> str:
+    """pytest's ``output`` of one task rearranged for a page that keeps its beginning:
+    the task's state (the course plugin's "course tasks" lines: done, tests passing, the
+    hint and the reading), pytest's counts, then the report itself."""
+    lines = output.rstrip("\n").splitlines()
+    head = [x for x in _section(lines, "course tasks") if x.strip()]
+    if not head:  # no summary (pytest itself failed): the index's words
+        try:
+            task = index.task(task_id)
+            head = [f"{task.id} {task.name}", f"          hint: {task.hint}"] if code else []
+        except KeyError:
+            head = []
+    counts = next((x.strip("= ") for x in reversed(lines) if x.strip()), "")
+    return "\n".join([*head, counts, "", "---- pytest's report ----", *lines]) + "\n"
+
+
+def run_task(task_id: str, extra: list[str]) -> int:
+    """``python -m grader.classroom50 TASK [pytest args]``: the task's public tests,
+    printed summary first; pytest's exit status."""
+    chapter = index.chapter(task_id.split(".")[0])
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", f"exercises/{chapter.id}", "--task", task_id]
+        + ["-q", "-p", "no:cacheprovider", *extra],
+        capture_output=True,
+        text=True,
+    )
+    sys.stdout.write(summary_first(proc.stdout + proc.stderr, task_id, proc.returncode))
+    return proc.returncode
 
 
 def main(out: Path, chapter_ids: list[str] | None) -> int:
@@ -249,3 +346,7 @@ def main(out: Path, chapter_ids: list[str] | None) -> int:
     written = write(Path(out), chapters, specs)
     print(f"wrote {len(written)} Classroom 50 files to {out}", file=sys.stderr)
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_task(sys.argv[1], sys.argv[2:]))
