@@ -548,7 +548,7 @@ def sandbox_processes() -> list[str]:
 
 
 def test_no_process_is_left_behind(graded):
-    if isolation.mode() == "session":
+    if os.geteuid() != 0:
         pytest.skip("sandbox uids are only used when the grader runs as root")
     # A namespace's last processes are killed by the kernel as its init exits, which can
     # take a moment on a loaded machine: wait for that, never for a process that lives on.

@@ -49,6 +49,7 @@ class Confinement:
     own_uid: bool  # a uid no other live sandbox holds (else: the grader's own user)
     private_files: bool  # the files it makes can never be opened to another user
     network: bool = False  # False: no TCP, UDP or raw socket reaches anything
+    landlock_abi: int = 0  # the Landlock ABI that enforces read/write/devices (0: none)
     limits: ProcessLimits = ProcessLimits()
 
     def describe(self) -> list[str]:
@@ -64,6 +65,11 @@ class Confinement:
                 "semaphores)" + (", never readable by another user" if self.private_files else "")
             )
         lines.append("network: none" if not self.network else "network: allowed")
+        lines.append(
+            f"enforced by Landlock (ABI {self.landlock_abi}) as well"
+            if self.landlock_abi
+            else "Landlock: none (the lists above are kept only by what the mode builds)"
+        )
         lines.append(
             "namespaces: mount, PID, network, IPC, UTS of its own"
             if self.namespaces
@@ -114,9 +120,12 @@ def gpu_devices() -> tuple[str, ...]:
 def declare(mode: str, folder: Path, work: Path, settings: dict) -> Confinement:
     """The sandbox of a student process in ``mode`` over its chapter ``folder`` (its
     module, the probes, the data), writing only in ``work`` (see ``modes``)."""
+    from grader.isolation.modes import landlock_abi
+
     limits = ProcessLimits(
         **{k: settings[k] for k in ProcessLimits.__dataclass_fields__ if k in settings}
     )
+    abi = landlock_abi()
     gpus = gpu_devices()
     # CUDA finds its devices through /proc/driver and /sys (read only)
     gpu_reads = ("/sys", "/proc/driver/nvidia") if gpus else ()
@@ -133,6 +142,7 @@ def declare(mode: str, folder: Path, work: Path, settings: dict) -> Confinement:
             namespaces=True,
             own_uid=mode == "namespace",
             private_files=False,  # nobody else can see its folders
+            landlock_abi=abi,
             limits=limits,
         )
     etc = tuple(p for p in ETC_FILES if os.path.exists(p))
@@ -146,5 +156,6 @@ def declare(mode: str, folder: Path, work: Path, settings: dict) -> Confinement:
         namespaces=False,
         own_uid=mode == "uid",
         private_files=mode == "uid",
+        landlock_abi=abi,
         limits=limits,
     )

@@ -15,10 +15,9 @@ from grader.isolation.declaration import Confinement
 
 
 def restrict(conf: Confinement) -> int:
-    """Restrict this process and every process it creates to ``conf`` (irreversible)."""
-    from grader.isolation.modes import landlock_abi
-
-    abi = landlock_abi()
+    """Restrict this process and every process it creates to ``conf`` (irreversible),
+    where the declaration says Landlock enforces it."""
+    abi = conf.landlock_abi
     if not abi:
         return 0
     from landlockpy import AccessFS, AccessNet, Ruleset, Scope
