@@ -82,6 +82,11 @@ def parser() -> argparse.ArgumentParser:
         "--level", type=int, choices=(1, 2), default=2, help="1: the hint only; 2: and the fix"
     )
 
+    lb = sub.add_parser("lab", help="a chapter's lab notebook: open it in JupyterLab, or --run it")
+    lb.add_argument("chapter", help="e.g. ch07")
+    lb.add_argument("--run", action="store_true", help="run it here, headless, and show it")
+    lb.add_argument("--impl", default="exercises", help="folder shaped like exercises/")
+
     r = sub.add_parser("release", help="build the student bundle")
     r.add_argument("out", type=Path)
 
@@ -197,6 +202,10 @@ def main(argv: list[str] | None = None) -> int:
         return check.main(args.chapters, args.impl, limits=_limits(args))
     if args.command == "hint":
         return _hint(args.tasks, args.level)
+    if args.command == "lab":
+        from grader import labs
+
+        return labs.main(args.chapter, args.run, args.impl)
     if args.command == "gradescope":
         from grader import gradescope
 

@@ -1,5 +1,7 @@
 """Lab notebooks: sources in git as percent-format scripts (``course/labs/chNN.py``,
-readable in review and by jupytext), real ``.ipynb`` files in the student release.
+readable in review and by jupytext), real ``.ipynb`` files in the student release, and
+``python -m grader lab chNN [--run]``, which builds one and opens it in JupyterLab or runs
+it headless.
 
 A source is Python with cell markers: ``# %%`` starts a code cell, ``# %% [markdown]`` a
 markdown cell whose lines are comments (``# `` is stripped).
@@ -8,12 +10,19 @@ markdown cell whose lines are comments (``# `` is stripped).
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
+from harness import lab
 from harness.target import REPO
 
 LABS = REPO / "course" / "labs"
+RELEASED = REPO / "labs"  # the student release's labs/chNN.ipynb
 MARKER = re.compile(r"^# %%(?:\s*\[(\w+)\])?\s*$")
 
 
@@ -71,8 +80,10 @@ def to_notebook(source: str) -> dict:
     }
 
 
-def _join(lines: list[str]) -> list[str]:
-    return [ln + "\n" for ln in lines[:-1]] + lines[-1:]
+def _join(lines: list[str]) -> str:
+    # one string, not nbformat's on-disk list of lines: nbformat.from_dict and nbclient
+    # take the notebook as written, and only ``nbformat.reads`` joins such lists
+    return "\n".join(lines)
 
 
 def write_notebooks(out: Path) -> list[Path]:
@@ -84,3 +95,119 @@ def write_notebooks(out: Path) -> list[Path]:
         dest.write_text(json.dumps(to_notebook(src.read_text()), indent=1) + "\n")
         written.append(dest)
     return written
+
+
+def notebook_of(chapter: str) -> dict:
+    """The chapter's lab as a notebook: from its source, or (in a release) as shipped."""
+    source = LABS / f"{chapter}.py"
+    if source.is_file():
+        return to_notebook(source.read_text(encoding="utf-8"))
+    shipped = RELEASED / f"{chapter}.ipynb"
+    if shipped.is_file():
+        return json.loads(shipped.read_text(encoding="utf-8"))
+    known = sorted({p.stem for p in [*LABS.glob("ch*.py"), *RELEASED.glob("ch*.ipynb")]})
+    raise KeyError(f"no lab for {chapter!r} (labs: {', '.join(known) or 'none'})")
+
+
+def execute(nb: dict, impl: str | Path, figures: Path, settings: dict | None = None) -> dict:
+    """Run notebook ``nb`` in a fresh kernel on implementation ``impl`` (figures into
+    ``figures``, working folder the course's root); the notebook with its outputs."""
+    import nbformat
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    notebook = nbformat.from_dict(nb)
+    env = {
+        "COURSE_IMPL": str(impl),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        lab.FIGURES_ENV: str(figures),
+        **(settings or {}),
+    }
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)  # the kernel inherits this process's environment
+    sockets = tempfile.mkdtemp(prefix="lab-kernel-")
+    # Unix sockets where there are some: a TCP port picked as free can be taken by another
+    # process before the kernel binds it ("Address already in use")
+    where = {"transport": "ipc", "ip": os.path.join(sockets, "k")} if os.name == "posix" else {}
+    kernel = KernelManager(kernel_name="python3", **where)
+    try:
+        client = NotebookClient(
+            notebook, timeout=600, km=kernel, resources={"metadata": {"path": str(REPO)}}
+        )
+        client.execute()
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return notebook
+
+
+def printed(nb) -> list[str]:
+    """Every line the notebook's cells printed; an error output raises RuntimeError."""
+    lines = []
+    for cell in nb["cells"]:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                raise RuntimeError(f"{output.get('ename')}: {output.get('evalue')}")
+            if output.get("output_type") == "stream":
+                lines += output["text"].splitlines()
+    return lines
+
+
+def main(chapter: str, run: bool = False, impl: str = "exercises") -> int:
+    """``python -m grader lab chNN``: write ``labs-out/chNN.ipynb`` and open it in
+    JupyterLab; with ``run``, execute it here and print what it shows instead."""
+    try:
+        nb = notebook_of(chapter)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    out = lab.output_folder()
+    path = out / f"{chapter}.ipynb"
+    path.write_text(json.dumps(nb, indent=1) + "\n", encoding="utf-8")
+    if run:
+        return _run(nb, impl, out, chapter)
+    try:
+        import jupyterlab  # noqa: F401
+    except ImportError:
+        print(
+            f"wrote {path}; JupyterLab is not installed, so it was not opened: install the labs "
+            "extra (uv sync --extra grader --extra labs, or pip install -e '.[grader,labs]'), "
+            f"or run the lab here without it: python -m grader lab {chapter} --run"
+        )
+        return 0
+    print(f"opening {path} in JupyterLab (Ctrl-C here ends it)")
+    return subprocess.call([sys.executable, "-m", "jupyterlab", str(path)], cwd=REPO)
+
+
+def _run(nb: dict, impl: str, out: Path, chapter: str) -> int:
+    try:
+        import ipykernel  # noqa: F401
+        import nbclient  # noqa: F401
+    except ImportError as exc:
+        print(
+            f"error: running a lab needs nbclient and ipykernel ({exc}): install the labs extra "
+            "(uv sync --extra grader --extra labs, or pip install -e '.[grader,labs]')",
+            file=sys.stderr,
+        )
+        return 2
+    from harness.target import resolve_impl
+
+    done = execute(nb, resolve_impl(impl), out)
+    for cell in done.cells:
+        if cell.cell_type == "markdown":
+            print("\n" + cell.source + "\n")
+            continue
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                print(output["text"], end="")
+            elif output.get("output_type") == "error":
+                print(f"{output.get('ename')}: {output.get('evalue')}")
+                return 1
+    ran = out / f"{chapter}.run.ipynb"
+    ran.write_text(json.dumps(done, indent=1) + "\n", encoding="utf-8")
+    print(f"\n(the lab with its outputs: {ran}; its figures: {out})")
+    return 0

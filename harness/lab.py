@@ -73,6 +73,7 @@ def run_tests(chapter: str) -> int:
             impl,
             "-q",
             "--no-header",
+            "--color=no",  # a kernel's environment may ask for colour (FORCE_COLOR): no ANSI
         ],
         cwd=root,
         capture_output=True,
@@ -85,9 +86,25 @@ def run_tests(chapter: str) -> int:
     return proc.returncode
 
 
+OUTPUT = "labs-out"  # the labs' own folder at the course's root, ignored by git
+
+
+def output_folder() -> Path:
+    """``labs-out/`` at the course's root, made on first use with a ``.gitignore`` of its own
+    (so nothing a lab writes is ever offered for a commit)."""
+    folder = target.REPO / OUTPUT
+    folder.mkdir(exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# written by the course's labs: never committed\n*\n")
+    return folder
+
+
 def figure_path(name: str) -> Path:
-    """Where a lab may save a figure of its own: next to the notebook, or in the folder
-    ``COURSE_LAB_FIGURES`` names (the project's tests use a temporary one)."""
-    folder = Path(os.environ.get(FIGURES_ENV) or Path.cwd())
+    """Where a lab saves a figure of its own: ``labs-out/``, or the folder
+    ``COURSE_LAB_FIGURES`` names (the project's tests use a temporary one). Never the folder
+    the lab was started from."""
+    chosen = os.environ.get(FIGURES_ENV)
+    folder = Path(chosen) if chosen else output_folder()
     folder.mkdir(parents=True, exist_ok=True)
     return folder / name

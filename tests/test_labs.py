@@ -4,11 +4,8 @@ a lab checks is the number its chapter's reading quotes."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
-import tempfile
+import subprocess
 
 import pytest
 
@@ -21,47 +18,14 @@ LABS = {p.stem: p for p in labs.sources()}
 
 
 def execute(source, impl: str, figures) -> list[str]:
-    """Run the lab as a notebook in a fresh kernel (its figures go to ``figures``, never
-    into the repository); every line it printed. Its closing ``lab.run_tests`` cell only
-    names the pytest run it would make: what that run shows on stubs and solutions is
-    ``tests/test_chapters.py``'s proof, and ``run_tests`` itself is tested below."""
-    import nbformat
-    from jupyter_client.manager import KernelManager
-    from nbclient import NotebookClient
-
-    nb = nbformat.reads(json.dumps(labs.to_notebook(source.read_text())), as_version=4)
-    settings = {
-        "COURSE_IMPL": str(impl),
-        "OMP_NUM_THREADS": "1",
-        lab.FIGURES_ENV: str(figures),
-        lab.TESTS_ENV: "name",  # the lab's pytest run: proven apart, below and per chapter
-    }
-    saved = {key: os.environ.get(key) for key in settings}
-    os.environ.update(settings)
-    # The kernel talks over Unix sockets, not TCP: a port picked as free can be taken by
-    # another test's process before the kernel binds it ("Address already in use").
-    sockets = tempfile.mkdtemp(prefix="lab-kernel-")
-    kernel = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"))
-    try:
-        NotebookClient(
-            nb, timeout=600, km=kernel, resources={"metadata": {"path": str(REPO)}}
-        ).execute()
-    finally:
-        shutil.rmtree(sockets, ignore_errors=True)
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    printed = []
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "stream":
-                printed += output["text"].splitlines()
-            assert output.get("output_type") != "error", (
-                f"{source.name}: {output.get('ename')}: {output.get('evalue')}"
-            )
-    return printed
+    """Run the lab as ``python -m grader lab --run`` does, straight from the writer (a fresh
+    kernel; its figures go to ``figures``, never into the repository); every line it
+    printed. Its closing ``lab.run_tests`` cell only names the pytest run it would make:
+    what that run shows on stubs and solutions is ``tests/test_chapters.py``'s proof, and
+    ``run_tests`` itself is tested below."""
+    nb = labs.to_notebook(source.read_text())
+    done = labs.execute(nb, impl, figures, {lab.TESTS_ENV: "name"})
+    return labs.printed(done)
 
 
 @pytest.mark.parametrize("chapter", sorted(LABS))
@@ -91,11 +55,16 @@ def assert_runs_its_own_tests(chapter: str, printed: list[str], impl: str) -> No
 
 @pytest.mark.parametrize("impl", ["exercises", "solutions"])
 def test_run_tests_shows_the_chapters_task_summary(impl, monkeypatch, capsys):
-    """What a lab's last cell shows: the student's own pytest run of the chapter."""
+    """What a lab's last cell shows: the student's own pytest run of the chapter, in plain
+    text even where the kernel's environment asks for colour."""
     monkeypatch.setenv("COURSE_IMPL", str(REPO / impl))
     monkeypatch.delenv(lab.TESTS_ENV, raising=False)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("PY_COLORS", "1")
     code = lab.run_tests("ch00")
-    lines = capsys.readouterr().out.strip().splitlines()
+    shown = capsys.readouterr().out
+    assert "\x1b[" not in shown, f"ANSI colour codes in a notebook's output: {shown[:300]!r}"
+    lines = shown.strip().splitlines()
     assert "course tasks" in lines[0], lines
     if impl == "solutions":
         assert code == 0 and re.fullmatch(r"\d+ passed in .*", lines[-1]), lines
@@ -111,3 +80,39 @@ def test_the_release_ships_a_real_notebook_per_lab(tmp_path):
     assert {p.stem for p in written} == set(LABS)
     for path in written:
         nbformat.validate(nbformat.read(path, as_version=4))
+    for source in LABS.values():  # as the writer returns it, before any file round trip
+        nbformat.validate(nbformat.from_dict(labs.to_notebook(source.read_text())))
+
+
+def test_a_labs_figures_go_to_an_ignored_folder_not_where_it_was_started(monkeypatch, tmp_path):
+    monkeypatch.delenv(lab.FIGURES_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    path = lab.figure_path("ch99_probe.png")
+    assert path.parent == REPO / lab.OUTPUT, path
+    path.write_bytes(b"not committed")
+    try:
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=REPO)
+        assert ignored.returncode == 0, f"git would offer {path} for a commit"
+    finally:
+        path.unlink()
+    assert not list(tmp_path.iterdir()), "the lab wrote into the folder it was started from"
+
+
+def test_grader_lab_writes_the_notebook_and_says_how_to_open_or_run_it(monkeypatch, capsys):
+    """Without JupyterLab installed, ``grader lab`` still builds the notebook and says how
+    to go on; with it, it would open it (not started here)."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_jupyterlab(name, *args, **kwargs):
+        if name == "jupyterlab":
+            raise ImportError("no jupyterlab here")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_jupyterlab)
+    assert labs.main("ch07") == 0
+    said = capsys.readouterr().out
+    assert "python -m grader lab ch07 --run" in said and "labs" in said, said
+    assert (REPO / lab.OUTPUT / "ch07.ipynb").is_file()
+    assert labs.main("ch99") == 2
