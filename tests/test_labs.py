@@ -116,3 +116,11 @@ def test_grader_lab_writes_the_notebook_and_says_how_to_open_or_run_it(monkeypat
     assert "python -m grader lab ch07 --run" in said and "labs" in said, said
     assert (REPO / lab.OUTPUT / "ch07.ipynb").is_file()
     assert labs.main("ch99") == 2
+
+
+def test_the_readme_and_each_reading_say_how_to_run_the_lab():
+    for page in ("README.md", "course/README.md"):
+        assert "python -m grader lab " in (REPO / page).read_text(), f"{page} hides the labs"
+    for chapter in LABS:
+        reading = (REPO / "course" / f"{chapter}.md").read_text()
+        assert f"python -m grader lab {chapter}" in reading, f"course/{chapter}.md hides its lab"
