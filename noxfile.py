@@ -1,6 +1,6 @@
 """Developer sessions: `nox -s tests`, `nox -s lint`, `nox -s demo`, `nox -s bench`,
 `nox -s mutants [-- chNN ...]`,
-`nox -s mutants_changed`, `nox -s lock`.
+`nox -s mutants_changed`, `nox -s lock`, `nox -s install_route`.
 
 Every install goes through constraints.txt, which pins the CPU build of torch this
 course is measured on (an unpinned torch pulls a multi-GB CUDA build).
@@ -22,17 +22,30 @@ def tests(session: nox.Session) -> None:
 
     Test files run side by side, a whole file per worker (its module fixtures, such as a
     graded class, are built once); tests marked ``serial`` load or measure the whole
-    machine, so they run afterwards, alone. Arguments after ``--`` replace all of this."""
+    machine, so they run afterwards, alone; tests marked ``slow`` (installs) are left to
+    ``nox -s install_route``. Arguments after ``--`` replace all of this."""
     session.install(*INSTALL)
     if session.posargs:
         session.run("python", "-m", "pytest", *session.posargs)
         return
     workers = str(max(2, min(4, os.cpu_count() or 1)))
     session.run(
-        "python", "-m", "pytest", "-m", "not serial", "-n", workers, "--dist", "loadfile",
-        "--no-loadscope-reorder", "--durations=25",
+        "python", "-m", "pytest", "-m", "not serial and not slow", "-n", workers,
+        "--dist", "loadfile", "--no-loadscope-reorder", "--durations=25",
     )  # fmt: skip
-    session.run("python", "-m", "pytest", "-m", "serial", success_codes=[0, 5])
+    session.run("python", "-m", "pytest", "-m", "serial and not slow", success_codes=[0, 5])
+
+
+@nox.session
+def install_route(session: nox.Session) -> None:
+    """The student's two install routes (uv, pip) as a normal user with no pip configuration:
+    CPU torch on Linux in at most 1.5 GB (tests/test_install_route.py; ~2-5 minutes: two
+    installs from PyPI, torch from the local CPU wheel served as PyTorch's CPU index)."""
+    session.install(*INSTALL)
+    session.run(
+        "python", "-m", "pytest", "tests/test_install_route.py", "-m", "slow", "-s",
+        *session.posargs,
+    )  # fmt: skip
 
 
 @nox.session
