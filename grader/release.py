@@ -27,11 +27,26 @@ TOP_FILES = ("pyproject.toml", "constraints.txt", "conftest.py", ".gitignore")
 STUDENT_README = REPO / "course" / "README.md"
 
 
+# Folders of grader/ that hold no part of the grader's code: never bundled as such.
+NOT_GRADER_CODE = ("hidden", "alternatives", "bugzoo", "demo")
+
+
+def grader_modules() -> list[Path]:
+    """The grader's own Python files: its modules and its packages (``isolation/``), never
+    the hidden tests, the bug zoo, the alternatives or the demo students."""
+    grader = REPO / "grader"
+    files = sorted(grader.glob("*.py"))
+    for init in sorted(grader.glob("*/__init__.py")):
+        if init.parent.name not in NOT_GRADER_CODE:
+            files += sorted(init.parent.glob("*.py"))
+    return files
+
+
 def release_files() -> list[Path]:
     """Every file of the bundle, as paths inside REPO."""
     files = [REPO / name for name in TOP_FILES if (REPO / name).is_file()]
     files += sorted((REPO / "harness").glob("*.py"))
-    files += sorted((REPO / "grader").glob("*.py"))  # `python -m grader check` (public tests)
+    files += grader_modules()  # `python -m grader check` (public tests)
     for chapter in index.chapters().values():
         folder = REPO / "exercises" / chapter.id
         files += [p for p in (folder / f"{chapter.module}.py", chapter.public_tests) if p.is_file()]
