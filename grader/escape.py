@@ -28,8 +28,10 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|
 # C0 and C1 controls except tab and newline; DEL; bidirectional overrides and isolates
 # (text that displays in another order than it reads); zero-width joiners and marks.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-# Characters CommonMark (and GitHub's tables and strikethrough) give a meaning inline.
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#!|~])")
+# What makes markup inline in CommonMark and GitHub's Markdown: links and images need
+# brackets, emphasis needs * or a word-boundary _, code spans backticks, strikethrough ~,
+# table cells |. (An underscore inside a word, as in plot_losses, makes nothing.)
+_MD_SPECIAL = re.compile(r"([\\`*~\[\]|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 # Cells a spreadsheet reads as a formula (OWASP's CSV injection rule).
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -52,7 +54,7 @@ def md_text(text: object) -> str:
     text = one_line(text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
-    if text[:1] in ("-", "+", "=", ">"):
+    if text[:1] in ("-", "+", "=", "#"):
         return "\\" + text
     return re.sub(r"^(\d+)([.)])", r"\1\\\2", text)
 

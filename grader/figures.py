@@ -4,7 +4,10 @@
   submitted* (no module), *not graded* (the grader's failure, no verdict yet), a zero,
   partial marks in four bands and full marks are columns of their own.
 - ``task_losses.png``: per task, the share of the class's points for it that were lost,
-  split by why: failed tests, not started (the stub's "not implemented"), not
+  split by the state each student's task is in (``task_table``, which the summary's
+  task table reads too): failed, not started (the stub's "not implemented"), blocked (a
+  task it relies on fails or is not written: the course index's ``task_states``, as the
+  student's own test summary says), not run (the module does not import), not
   submitted, not graded.
 
 Both stay the same size whatever the class size (they count students, never list them).
@@ -16,11 +19,15 @@ from collections import Counter
 from pathlib import Path
 
 from grader.score import StudentResult, TestResult
+from harness import index
 
 BINS = ("not submitted", "not graded", "0", "1–24%", "25–49%", "50–74%", "75–99%", "100%")
-LOSSES = ("failed", "not started", "not submitted", "not graded")
-LOSS_COLOURS = ("#c0392b", "#f0b27a", "#aab7b8", "#5dade2")
-NOT_STARTED = ("TODO: implement", "not implemented yet")
+# The state of one student's task; every state but "done" can lose points.
+STATES = ("done", "failed", "not started", "blocked", "not run", "not submitted", "not graded")
+LOSSES = STATES[1:]
+LOSS_COLOURS = ("#c0392b", "#f0b27a", "#8e44ad", "#6c3483", "#aab7b8", "#5dade2")
+# The course index's words for what the grader calls failed.
+_INDEX_STATES = {"failing": "failed"}
 
 
 def band(result: StudentResult, chapter: str) -> str:
@@ -41,27 +48,69 @@ def chapter_bands(results: list[StudentResult], chapters: list[str]) -> dict[str
     return {c: Counter(band(r, c) for r in results) for c in chapters}
 
 
-def _why_lost(t: TestResult) -> str:
-    if t.status in ("not_submitted", "not_graded"):
-        return t.status.replace("_", " ")
-    if any(t.output.startswith(p) or t.output.endswith(p) for p in NOT_STARTED):
-        return "not started"
-    return "failed"
+def task_states(result: StudentResult) -> dict[str, str]:
+    """The state of each of ``result``'s tasks (their tests that carry points): not
+    submitted (no module), not graded (some test has no verdict yet), else the course
+    index's own judgement (``harness.index.task_states``, what the student's test summary
+    says): done, failed, not started, blocked (by a task it relies on that fails or is
+    not written) or not run (the module does not import)."""
+    per_task: dict[str, list[TestResult]] = {}
+    for t in result.tests:
+        if t.spec.task and t.max_score:
+            per_task.setdefault(t.spec.task, []).append(t)
+    states, outcomes = {}, []
+    for task, tests in per_task.items():
+        if all(t.status == "not_submitted" for t in tests):
+            states[task] = "not submitted"
+        elif any(t.status == "not_graded" for t in tests):
+            states[task] = "not graded"
+        else:
+            outcomes += [
+                index.TestOutcome(
+                    task, t.status if t.status == "passed" else "failed", t.category, t.output
+                )
+                for t in tests
+            ]
+    for task, state in index.task_states(outcomes).items():
+        states[task] = _INDEX_STATES.get(state.status, state.status)
+    return states
+
+
+def task_table(results: list[StudentResult]) -> dict[str, dict[str, int]]:
+    """task -> {"points": the class's points for it, "lost": the points lost, and per
+    state in ``STATES`` the number of students (``state``) and the points they lost
+    (``lost state``)}; tasks in course order (the order of the tests). The one source of
+    the summary's task table and of ``task_losses.png``."""
+    table: dict[str, dict[str, int]] = {}
+    for r in results:
+        per_task: dict[str, list[TestResult]] = {}
+        for t in r.tests:
+            if t.spec.task and t.max_score:
+                per_task.setdefault(t.spec.task, []).append(t)
+        states = task_states(r)
+        for task, tests in per_task.items():
+            row = table.setdefault(
+                task,
+                {"points": 0, "lost": 0}
+                | dict.fromkeys(STATES, 0)
+                | dict.fromkeys((f"lost {s}" for s in STATES), 0),
+            )
+            state = states[task]
+            lost = sum(t.max_score - t.score for t in tests)
+            row["points"] += sum(t.max_score for t in tests)
+            row["lost"] += lost
+            row[state] += 1
+            row[f"lost {state}"] += lost
+    return table
 
 
 def task_losses(results: list[StudentResult]) -> dict[str, dict[str, int]]:
-    """task -> {"points": the class's points for it, and per reason in ``LOSSES`` the
-    points lost}, tasks in course order (the order of the tests)."""
-    table: dict[str, dict[str, int]] = {}
-    for r in results:
-        for t in r.tests:
-            if not (t.spec.task and t.max_score):
-                continue
-            row = table.setdefault(t.spec.task, dict.fromkeys(("points", *LOSSES), 0))
-            row["points"] += t.max_score
-            if t.score < t.max_score:
-                row[_why_lost(t)] += t.max_score - t.score
-    return table
+    """task -> {"points": ..., and per state in ``LOSSES`` the points lost in it}: what
+    ``task_losses.png`` draws, read from ``task_table``."""
+    return {
+        task: {"points": row["points"]} | {why: row[f"lost {why}"] for why in LOSSES}
+        for task, row in task_table(results).items()
+    }
 
 
 def _pyplot():

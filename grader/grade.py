@@ -1,11 +1,19 @@
-"""The instructor's main job: collect → sandbox → run → score → report/export.
+"""The instructor's main job: collect → sandbox → run → score → outputs.
 
 python -m grader grade SUBMISSIONS --out OUT [--chapters ch00,ch02] [--jobs N] [--shard K/N]
+
+``run_all`` grades the submissions into OUT's journal (``grader/journal.py``), reusing
+what an earlier run left there; ``grader/outputs.py`` writes every output from the
+journal. ``main`` is the command: it refuses before any work a folder with nobody to
+grade, names every entry it leaves out (and then exits 4), says where the preflight
+stands before grading, lists what it wrote at the end, and on Ctrl-C says which
+students were finished and which were not (the same command then grades the rest).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -16,13 +24,14 @@ from pathlib import Path
 
 from grader import (
     collect,
+    escape,
     isolation,
     journal,
     merge,
+    outputs,
     preflight,
     provenance,
     regrade,
-    report,
     run,
     sandbox,
     score,
@@ -31,6 +40,10 @@ from grader.sandbox import Limits
 from harness import index
 
 JOURNAL = ".journal"
+SOURCE = "source"  # journal meta: where OUT's submissions were read from (for verify)
+LEFT_OUT = 4  # the exit status when an entry of SUBMISSIONS was not graded as a student
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
+NAMES_SHOWN = 20
 
 
 @dataclass(frozen=True)
@@ -74,9 +87,10 @@ class Progress:
             self.done += 1
             elapsed = time.monotonic() - self.start
             left = elapsed / self.done * (self.total - self.done)
-            what = f"{result.total}/{result.max_total} pts" if result else "done"
+            what = f"{result.total}/{result.max_total} pts" if result else "not graded"
             print(
-                f"[{self.done + self.reused}/{self.total + self.reused}] {student}: {what} — "
+                f"[{self.done + self.reused}/{self.total + self.reused}] "
+                f"{escape.terminal(student)}: {what} — "
                 f"elapsed {elapsed:.0f} s, about {left:.0f} s left",
                 file=self.stream,
                 flush=True,
@@ -146,11 +160,16 @@ def grade_one(
         notes.append(f"{facts['unexpected_results']} results for unknown tests were ignored")
     if facts["runs"] > 1:
         notes.append(f"the test process had to be restarted {facts['runs'] - 1} time(s)")
+    flags = list(sub.flags)
+    if facts["unexpected_results"]:
+        flags.append(f"sent {facts['unexpected_results']} result(s) for tests that do not exist")
     return {
         "key": entry_key(sub, plan),
         "student": sub.student,
+        "name": sub.shown,
         "records": {n: r.to_dict() for n, r in records.items()},
         "notes": notes,
+        "flags": flags,
         # the modules themselves, for the similarity report (merged shards have them too)
         "sources": _sources(sub),
         "execution_time": round(
@@ -175,6 +194,28 @@ class PreflightFailed(Exception):
         self.proof = proof
 
 
+class Interrupted(Exception):
+    """Ctrl-C while grading: who was finished (journaled, so kept) and who was not."""
+
+    def __init__(self, finished: list[str], unfinished: list[str]) -> None:
+        super().__init__(f"interrupted: {len(finished)} finished, {len(unfinished)} not")
+        self.finished, self.unfinished = finished, unfinished
+
+    def report(self) -> str:
+        return (
+            f"interrupted: {len(self.finished)} submission(s) finished and kept"
+            + (f" ({_some(self.finished)})" if self.finished else "")
+            + f"; {len(self.unfinished)} not finished"
+            + (f" ({_some(self.unfinished)})" if self.unfinished else "")
+            + ". Run the same command again to grade just those."
+        )
+
+
+def _some(names: list[str]) -> str:
+    shown = ", ".join(escape.terminal(n) for n in names[:NAMES_SHOWN])
+    return shown + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
+
+
 def _unfinished(entry: dict | None, key: str) -> dict | None | bool:
     """What a journal entry means for this run: True (reuse it), None (grade anew) or
     the entry itself (same key, but some tests were not graded: run just those)."""
@@ -185,33 +226,86 @@ def _unfinished(entry: dict | None, key: str) -> dict | None | bool:
     return True
 
 
-def grade(
+@dataclass
+class Graded:
+    """What ``run_all`` leaves for the outputs: the tests, each submission's journal
+    entry, the journal as the last run over OUT left it (for regrade.md), the tests key."""
+
+    specs: list[score.TestSpec]
+    entries: dict[str, dict]
+    before: regrade.Before | None
+    key: str
+    provenance: dict
+
+
+def _preflight_state(plan: Plan) -> str:
+    """Where the proof of the grader stands before grading: cached for this very
+    environment, or to be run beside the first submissions."""
+    files = preflight.reference_files(plan.chapters)
+    if files is None:
+        return "preflight: no reference solutions here (a student release): nothing to prove"
+    key = preflight.proof_key(plan.key, files)
+    cached = cache().read_meta(f"preflight-{key[:40]}")  # preflight.prove's own cache name
+    if cached and cached.get("key") == key:
+        got, most = cached.get("score") or ("?", "?")
+        return (
+            f"preflight: the grader was proven on this machine with these settings before "
+            f"(the reference solutions scored {got}/{most}): cached"
+        )
+    return (
+        "preflight: proving the grader on this machine (the reference solutions through "
+        "the same sandbox) beside the first submissions; nothing is kept until it passes"
+    )
+
+
+def _kill_children() -> None:
+    """End every process this grader started (each leads its own session: its group)
+    and, with it, the student processes bound to it."""
+    me = os.getpid()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1] == str(me):
+            pid = int(stat.parent.name)
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                    break
+                except OSError:
+                    continue
+
+
+def run_all(
     submissions: list[collect.Submission],
     out: Path,
     chapters: list[index.Chapter],
     jobs: int = 1,
     limits: Limits | None = None,
     progress_stream=sys.stderr,
-    gradebook: bool = True,
-) -> list[score.StudentResult]:
-    """Grade ``submissions`` into ``out``, reusing journaled results; write every output.
+    gradebook: bool = False,
+) -> Graded:
+    """Grade ``submissions`` into ``out``'s journal, reusing journaled results.
 
     The preflight (``grader.preflight``) runs beside the first submissions; nothing is
     journaled until it has passed, and if it fails nothing is graded
-    (``PreflightFailed``)."""
+    (``PreflightFailed``). Ctrl-C ends every process of the run and raises
+    ``Interrupted`` (what was journaled stays: the next run grades the rest)."""
     out = Path(out)
     limits = limits or default_limits(jobs)
     plan = make_plan(chapters, limits)
     jr = journal.Journal(out / JOURNAL)
     before = regrade.snapshot(jr)  # the last run over this folder, for regrade.md
     jr.write_meta("run", {"chapters": [c.id for c in chapters]})
-    jr.write_meta(provenance.META, provenance.build(chapters, limits, isolation.mode(), plan.key))
+    prov = provenance.build(chapters, limits, isolation.mode(), plan.key)
+    jr.write_meta(provenance.META, prov)
     state = {s.student: _unfinished(jr.get(s.student), entry_key(s, plan)) for s in submissions}
     todo = [s for s in submissions if state[s.student] is not True]
-    progress = Progress(len(todo), len(submissions) - len(todo), progress_stream)
-    if len(todo) < len(submissions):
+    finished = [s.shown for s in submissions if state[s.student] is True]
+    if finished:
         print(
-            f"{len(submissions) - len(todo)} submissions unchanged since the last run: reused",
+            f"{len(finished)} submissions unchanged since the last run: reused",
             file=progress_stream,
         )
     resumed = sum(isinstance(state[s.student], dict) for s in todo)
@@ -220,7 +314,11 @@ def grade(
             f"{resumed} submissions had tests not graded last time: grading just those",
             file=progress_stream,
         )
+    if todo:
+        print(_preflight_state(plan), file=progress_stream, flush=True)
+    progress = Progress(len(todo), len(submissions) - len(todo), progress_stream)
     failures: dict[str, str] = {}
+    stop = threading.Event()
     # A submission identical to the reference (the demo's complete student, a self-check
     # of solutions/) is graded first and its run doubles as the proof.
     reference = preflight.reference_files(chapters)
@@ -230,86 +328,157 @@ def grade(
     twin_records: Future | None = Future() if twin else None
     if twin:
         todo = [twin] + [s for s in todo if s is not twin]
-    with ThreadPoolExecutor(max_workers=max(1, jobs) + 2) as pool:
-        specs_future = pool.submit(expected_specs, plan, jr)  # overlaps the first runs
-        with sandbox.parent_dir() as tmp:
-            proof_future = pool.submit(
-                preflight.prove,
-                chapters,
-                specs_future,
-                limits,
-                plan.key,
-                tmp,
-                cache(),
-                gradebook,
-                twin_records,
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs) + 2)
+    work = ThreadPoolExecutor(max_workers=max(1, jobs))
+    parent = sandbox.parent_dir()
+    tmp = parent.__enter__()
+    specs_future = pool.submit(expected_specs, plan, jr)  # overlaps the first runs
+    proof_future = pool.submit(
+        preflight.prove,
+        chapters,
+        specs_future,
+        limits,
+        plan.key,
+        tmp,
+        cache(),
+        gradebook,
+        twin_records,
+    )
+
+    def said(future: Future) -> None:
+        proof = None if future.cancelled() or future.exception() else future.result()
+        if proof and proof.ok and proof.score and not stop.is_set():
+            print(
+                f"preflight: passed, the reference solutions scored {proof.score[0]}/"
+                f"{proof.score[1]} here ({proof.mode} isolation)",
+                file=progress_stream,
+                flush=True,
             )
-            work = ThreadPoolExecutor(max_workers=max(1, jobs))
 
-            def task(sub):
-                if proof_future.done() and not proof_future.result().ok:
-                    return  # refused: do not start more work
-                previous = state[sub.student] if isinstance(state[sub.student], dict) else None
-                try:
-                    entry = grade_one(sub, plan, specs_future, tmp, previous)
-                    if sub is twin:
-                        twin_records.set_result(
-                            {n: run.Record(**r) for n, r in entry["records"].items()}
-                        )
-                except score.CollectError as exc:
-                    if sub is twin:
-                        twin_records.set_exception(exc)
-                    raise
-                except Exception as exc:  # a grader bug must not cost the other students
-                    if sub is twin:
-                        twin_records.set_exception(exc)
-                    failures[sub.student] = f"{type(exc).__name__}: {exc}"[:500]
-                    print(f"error: grading {sub.student} failed: {exc!r}", file=progress_stream)
-                    traceback.print_exc(file=progress_stream)
-                    progress.finished(sub.student, None)
-                    return
-                if not proof_future.result().ok:
-                    return  # nothing graded on a machine that failed its proof is kept
-                jr.put(sub.student, entry)
-                progress.finished(
-                    sub.student, score.score_student(sub.student, specs_future.result(), entry)
-                )
+    proof_future.add_done_callback(said)
 
-            futures = [work.submit(task, s) for s in todo]
-            proof = proof_future.result()
-            if not proof.ok:
-                for f in futures:
-                    f.cancel()
+    def task(sub):
+        if stop.is_set() or (proof_future.done() and not proof_future.result().ok):
+            return  # interrupted, or refused: do not start more work
+        previous = state[sub.student] if isinstance(state[sub.student], dict) else None
+        try:
+            entry = grade_one(sub, plan, specs_future, tmp, previous)
+            if sub is twin:
+                twin_records.set_result({n: run.Record(**r) for n, r in entry["records"].items()})
+        except score.CollectError as exc:
+            if sub is twin:
+                twin_records.set_exception(exc)
+            raise
+        except Exception as exc:  # a grader bug must not cost the other students
+            if sub is twin:
+                twin_records.set_exception(exc)
+            if stop.is_set():
+                return  # what an interrupted run cut short is no failure to report
+            failures[sub.student] = f"{type(exc).__name__}: {exc}"[:500]
+            print(
+                f"error: grading {escape.terminal(sub.shown)} failed: {exc!r}",
+                file=progress_stream,
+            )
+            traceback.print_exc(file=progress_stream)
+            progress.finished(sub.shown, None)
+            return
+        if stop.is_set() or not proof_future.result().ok:
+            return  # cut by an interrupt, or graded on a machine that failed its proof
+        jr.put(sub.student, entry)
+        finished.append(sub.shown)
+        progress.finished(sub.shown, score.score_student(sub.student, specs_future.result(), entry))
+
+    try:
+        futures = [work.submit(task, s) for s in todo]
+        proof = proof_future.result()
+        if not proof.ok:
             for f in futures:
-                if not f.cancelled():
-                    f.result()
-            work.shutdown()
+                f.cancel()
+        for f in futures:
+            if not f.cancelled():
+                f.result()
         specs = specs_future.result()
+    except KeyboardInterrupt:
+        stop.set()
+        threading.excepthook = lambda args: None  # threads cut short end in silence
+        for executor in (work, pool):
+            executor.shutdown(wait=False, cancel_futures=True)
+        _kill_children()
+        sandbox.remove(tmp)
+        done = set(finished)
+        unfinished = [s.shown for s in submissions if s.shown not in done]
+        raise Interrupted(list(finished), unfinished) from None
+    finally:
+        if not stop.is_set():
+            work.shutdown(cancel_futures=True)
+            pool.shutdown(cancel_futures=True)
+            parent.__exit__(None, None, None)
     if not proof.ok:
         raise PreflightFailed(proof)
-    if proof.score:
-        print(
-            f"preflight: the reference solutions scored {proof.score[0]}/{proof.score[1]} "
-            f"here ({proof.mode} isolation)",
-            file=progress_stream,
-        )
     entries = {
         s.student: jr.get(s.student)
         or {
+            "name": s.shown,
             "notes": [
                 f"not graded: the grader failed on this submission "
                 f"({failures.get(s.student, 'unknown')}); grading again retries it"
-            ]
+            ],
         }
         for s in submissions
     }
-    for s in submissions:  # an entry reused from an older journal lacks its modules
+    for s in submissions:  # an entry reused from an older journal lacks these
         entries[s.student].setdefault("sources", _sources(s))
-    results = merge.write_outputs(out, chapters, specs, entries, gradebook=gradebook)
-    if before is not None:
-        changes = regrade.diff(before, plan.key, specs, entries, results)
-        regrade.write(out / report.INSTRUCTOR, changes)
-    return results
+        entries[s.student].setdefault("name", s.shown)
+        entries[s.student].setdefault("flags", list(s.flags))
+    return Graded(specs, entries, before, plan.key, prov)
+
+
+def write_outputs(out: Path, chapters: list[index.Chapter], graded: Graded, gradebook: bool):
+    """Every output of a graded run (``grader.outputs``)."""
+    return outputs.write(
+        out,
+        chapters,
+        graded.specs,
+        graded.entries,
+        prov=graded.provenance,
+        before=graded.before,
+        key=graded.key,
+        gradebook=gradebook,
+    )
+
+
+def grade(
+    submissions: list[collect.Submission],
+    out: Path,
+    chapters: list[index.Chapter],
+    jobs: int = 1,
+    limits: Limits | None = None,
+    progress_stream=sys.stderr,
+    gradebook: bool = False,
+) -> list[score.StudentResult]:
+    """Grade ``submissions`` into ``out`` (``run_all``) and write every output; the
+    scored results."""
+    graded = run_all(submissions, out, chapters, jobs, limits, progress_stream, gradebook)
+    return write_outputs(Path(out), chapters, graded, gradebook).results
+
+
+def record_source(out: Path, submissions: Path, layout: str) -> None:
+    """Remember where ``grade`` read the submissions (for a later ``verify``)."""
+    journal.Journal(Path(out) / JOURNAL).write_meta(
+        SOURCE, {"submissions": str(Path(submissions).resolve()), "layout": layout}
+    )
+
+
+def _left_out(found: collect.Found, stream) -> None:
+    for name, why in found.left_out:
+        print(f"error: {escape.terminal(name)!r} is not graded: {why}", file=stream)
+
+
+def _hard_exit(code: int) -> None:
+    """Leave now: threads still waiting on killed processes are not joined."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def main(
@@ -319,16 +488,37 @@ def main(
     jobs: int,
     shard: tuple[int, int] | None = None,
     limits: dict | None = None,
-    gradebook: bool = True,
+    gradebook: bool | None = None,
     layout: str = "folders",
     no_confinement: bool = False,
 ) -> int:
+    """``python -m grader grade``. ``gradebook``: None writes the nbgrader gradebook for
+    the nbgrader layout only (it costs seconds); True or False decide. ``no_confinement``:
+    grade even where student code cannot be confined (the instructor's explicit choice)."""
+    try:
+        return _main(
+            submissions, out, chapters, jobs, shard, limits, gradebook, layout, no_confinement
+        )
+    except KeyboardInterrupt:  # before grading began, or after it ended
+        print(
+            "\ninterrupted: what was graded is kept; run the same command again to go on",
+            file=sys.stderr,
+        )
+        return INTERRUPTED
+
+
+def _main(
+    submissions, out, chapters, jobs, shard, limits, gradebook, layout, no_confinement
+) -> int:
     chosen = choose_chapters(chapters)
+    if gradebook is None:
+        gradebook = layout == "nbgrader"
     problems = preflight.environment_problems(chosen, isolation.mode(), gradebook)
     problems += preflight.confinement_problems(isolation.mode(), no_confinement)
     if problems:  # known before any test runs: say so at once
         print(
-            f"error: {preflight.Proof(False, isolation.mode(), problems).refusal()}", file=sys.stderr
+            f"error: {preflight.Proof(False, isolation.mode(), problems).refusal()}",
+            file=sys.stderr,
         )
         return 2
     if submissions is None:
@@ -341,35 +531,58 @@ def main(
             file=sys.stderr,
         )
     try:
-        subs, warnings = collect.discover(Path(submissions), chosen, layout)
+        found = collect.find(Path(submissions), chosen, layout)
     except FileNotFoundError as exc:
         raise SystemExit(f"error: {exc}") from None
-    for w in warnings:
-        print(f"warning: {w}", file=sys.stderr)
-    if shard:
-        subs = merge.shard_of(subs, *shard)
-    from grader import verify
-
-    verify.record_source(Path(out), Path(submissions), layout)
+    for w in found.warnings:
+        print(f"warning: {escape.terminal(w)}", file=sys.stderr)
+    _left_out(found, sys.stderr)
+    if not found.submissions:
+        where = collect.submissions_dir(Path(submissions), layout)
+        print(
+            f"error: nobody to grade: {where} holds no student's folder or .zip"
+            + (f" ({len(found.left_out)} entries left out, above)" if found.left_out else "")
+            + "; each student is one folder or .zip shaped like exercises/ (chNN/<module>.py)"
+            + (
+                ""
+                if layout == "nbgrader"
+                else "; for an nbgrader course directory pass --layout nbgrader"
+            ),
+            file=sys.stderr,
+        )
+        return LEFT_OUT
+    subs = merge.shard_of(found.submissions, *shard) if shard else found.submissions
+    record_source(Path(out), Path(submissions), layout)
     print(
-        f"grading {len(subs)} submissions on {', '.join(c.id for c in chosen)} with {jobs} job(s)",
+        f"grading {len(subs)} submissions on {', '.join(c.id for c in chosen)} with {jobs} job(s)"
+        + (f" (shard {shard[0]}/{shard[1]} of {len(found.submissions)})" if shard else ""),
         file=sys.stderr,
     )
+    run_limits = default_limits(jobs, **(limits or {}))
     try:
-        results = grade(
-            subs,
-            Path(out),
-            chosen,
-            jobs,
-            default_limits(jobs, **(limits or {})),
-            gradebook=gradebook,
-        )
+        graded = run_all(subs, Path(out), chosen, jobs, run_limits, gradebook=gradebook)
     except score.CollectError as exc:
         raise SystemExit(f"error: {exc}") from None
     except PreflightFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {Path(out) / 'grades.csv'} ({len(results)} students)", file=sys.stderr)
+    except Interrupted as exc:
+        print(f"\n{exc.report()}", file=sys.stderr)
+        _hard_exit(INTERRUPTED)
+    try:
+        written = write_outputs(Path(out), chosen, graded, gradebook)
+    except KeyboardInterrupt:
+        print(
+            "\ninterrupted while writing the outputs: every submission is graded and kept; "
+            "run the same command again to write them (nothing is graded again)",
+            file=sys.stderr,
+        )
+        return INTERRUPTED
+    results = written.results
+    print(f"wrote {len(results)} students' grades:", file=sys.stderr)
+    for line in written.listing(Path(out)):
+        print(f"  {line}", file=sys.stderr)
+    code = 0
     unfinished = [r for r in results if r.not_graded]
     if unfinished:
         tests = sum(len(r.not_graded) for r in unfinished)
@@ -379,5 +592,12 @@ def main(
             "counted against a student): run the same command again to grade just those",
             file=sys.stderr,
         )
-        return 3
-    return 0
+        code = 3
+    if found.left_out:
+        print(
+            f"error: {len(found.left_out)} entr(y/ies) of {submissions} were NOT graded as "
+            "students (listed above, each with why): fix or remove them and run again",
+            file=sys.stderr,
+        )
+        code = code or LEFT_OUT
+    return code

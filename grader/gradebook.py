@@ -8,7 +8,9 @@ cells that exist when it is created); every grade is an ``auto_score`` with
 output folder (``nbgrader export`` alone would overwrite our ``grades.csv``). Never run
 ``generate_assignment`` on these assignments; formgrader does not list them.
 
-``nbgrader.api`` costs ~6 s to import, so it is imported only here, only when writing.
+``nbgrader.api`` costs ~6 s to import, so it is imported only here, only when writing:
+``grade`` writes the gradebook for ``--layout nbgrader`` or ``--gradebook`` only, and
+``python -m grader gradebook OUT`` writes it from the journal afterwards.
 Creating a gradebook runs the ``alembic`` command, which must be on PATH: the
 interpreter's own bin folder is put first.
 """
@@ -63,7 +65,9 @@ def _write(path: Path, results: list[StudentResult], specs: list[TestSpec]) -> N
                     cell, notebook, spec.chapter, max_score=spec.points, cell_type="code"
                 )
             for r in results:
-                gb.update_or_create_student(r.student)
+                # the id is the grader's; a name it was derived from is kept beside it
+                named = {"last_name": r.shown} if r.shown != r.student else {}
+                gb.update_or_create_student(r.student, **named)
             for r in results:
                 # A chapter the student did not submit gets no submission row (nbgrader
                 # then reports it as not submitted, with no score).
@@ -82,3 +86,20 @@ def _write(path: Path, results: list[StudentResult], specs: list[TestSpec]) -> N
         os.replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)
+
+
+def main(out: Path) -> int:
+    """``python -m grader gradebook OUT``: write ``OUT/gradebook.db`` from OUT's journal
+    (the same grades as ``grades.csv``), for a run that did not write it."""
+    from grader import journal, outputs
+
+    out = Path(out)
+    jr = journal.Journal(out / ".journal")
+    expected = jr.read_meta("expected")
+    if jr.read_meta("run") is None or expected is None:
+        raise SystemExit(f"{out} holds no grader journal (was it a grader --out folder?)")
+    specs = [TestSpec(**t) for t in expected["tests"]]
+    results = outputs.score_entries(specs, {s: jr.get(s) or {} for s in jr.students()})
+    write(out / "gradebook.db", results, specs)
+    print(f"wrote {out / 'gradebook.db'} ({len(results)} students)", file=sys.stderr)
+    return 0

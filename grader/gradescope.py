@@ -28,7 +28,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader import collect, grade, isolation, report
+from grader import collect, grade, isolation, release, report
 from harness import index
 from harness.target import REPO
 
@@ -88,7 +88,7 @@ def bundle_files(chapters: list[index.Chapter]) -> list[Path]:
     """The course files the autograder needs for ``chapters`` (paths inside REPO)."""
     files = [REPO / "constraints.txt", REPO / "pyproject.toml"]
     files += sorted((REPO / "harness").glob("*.py"))
-    files += sorted((REPO / "grader").glob("*.py"))
+    files += release.grader_modules()
     files += [REPO / "course" / "untouched.toml"]
     for c in chapters:
         files.append(REPO / "course" / f"{c.id}.toml")
@@ -164,7 +164,10 @@ def run(root: Path) -> int:
     if not files:
         expected = ", ".join(f"{c.id}/{c.module}.py (or {c.module}.py)" for c in chapters)
         notes.insert(0, f"your upload holds none of the files this assignment grades: {expected}")
-    notes.append(f"isolation: {isolation.DESCRIPTION[isolation.mode()]}")
+    notes.append(report.STUDENT_ISOLATION)  # the student's one neutral line
+    # What the mode gives and lacks is the staff's to read: Gradescope shows this script's
+    # output (stdout_visibility "hidden") to them only.
+    print(f"isolation: {isolation.DESCRIPTION[isolation.mode()]}")
     student = "submission"
     sub = collect.Submission(student, root / "submission", files, notes)
     with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:

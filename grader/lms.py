@@ -1,6 +1,6 @@
 """Grades in the shape an LMS imports: Canvas's gradebook import and Moodle's CSV import.
 
-Written by ``grade`` and ``merge`` (``merge.write_outputs``) into ``OUT/_instructor/``:
+Written by ``grade`` and ``merge`` (``grader/outputs.py``) into ``OUT/_instructor/``:
 
 - ``canvas.csv`` / ``canvas_tasks.csv``: Canvas's gradebook import. The columns
   ``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``, then one column per
@@ -15,13 +15,18 @@ Cells are whole points. A chapter not submitted is 0 (as in ``grades.csv``); a c
 with tests *not graded* (the grader's failure: no verdict yet) is left blank, so an
 import does not record a grade that is not one.
 
-Student ids: ours are the submission folders' names. Without a roster, Canvas gets it
-as the ``SIS Login ID`` (and the ``Student`` name) and Moodle as the ``Username``. A
-roster maps them: ``python -m grader lms OUT --roster roster.csv`` keeps a copy in
+Students are named as their submission folders are. Without a roster, Canvas gets the
+name as the ``SIS Login ID`` (and the ``Student`` name) and Moodle as the ``Username``.
+A roster maps them: ``python -m grader lms OUT --roster roster.csv`` keeps a copy in
 ``OUT/_instructor/roster.csv`` (used by every later ``grade`` or ``merge`` of OUT) and
-rewrites the files. Its header names ``student`` (our id) and any of ``name``,
-``canvas_id`` (Canvas's user ID), ``sis_user_id``, ``sis_login_id``, ``section``,
-``email``; Moodle's file uses ``Email address`` when every student has an email.
+rewrites the files. Its header names ``student`` (the folder name, or the grader's id
+from ``_instructor/students.csv``) and any of ``name``, ``canvas_id`` (Canvas's user ID),
+``sis_user_id``, ``sis_login_id``, ``section``, ``email``; Moodle's file uses ``Email
+address`` when every student has an email.
+
+Every cell passes through ``escape.csv_cell``: a name that starts like a formula
+(``=``, ``+``, ``-``, ``@``) is written with a leading ``'``, so a spreadsheet that opens
+the file before the upload shows it instead of running it.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import io
 import sys
 from pathlib import Path
 
+from grader import escape
 from harness import index
 
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -103,8 +109,15 @@ def _cell(result, key: str, tasks: bool) -> str:
 
 def _rows(writer_rows: list[list[str]]) -> str:
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\r\n").writerows(writer_rows)
+    csv.writer(buf, lineterminator="\r\n").writerows(
+        [[escape.csv_cell(cell) for cell in row] for row in writer_rows]
+    )
     return buf.getvalue()
+
+
+def _who(roster: dict, result) -> dict[str, str]:
+    """The roster's row for ``result``: by the name as submitted, else by the id."""
+    return roster.get(result.shown) or roster.get(result.student) or {}
 
 
 def canvas_csv(results, chapters: list[str], roster=None, tasks: bool = False) -> str:
@@ -113,14 +126,14 @@ def canvas_csv(results, chapters: list[str], roster=None, tasks: bool = False) -
     rows = [CANVAS_IDENTITY + [name for name, _, _ in columns]]
     rows.append([POINTS_POSSIBLE, "", "", "", ""] + [str(most) for _, _, most in columns])
     for r in results:
-        who = roster.get(r.student, {})
+        who = _who(roster, r)
         rows.append(
             [
-                who.get("name", r.student),
+                who.get("name", r.shown),
                 who.get("canvas_id", ""),
                 who.get("sis_user_id", ""),
                 who.get("sis_login_id")
-                or ("" if who.get("canvas_id") or who.get("sis_user_id") else r.student),
+                or ("" if who.get("canvas_id") or who.get("sis_user_id") else r.shown),
                 who.get("section", ""),
             ]
             + [_cell(r, keys[0], tasks) for _, keys, _ in columns]
@@ -131,11 +144,9 @@ def canvas_csv(results, chapters: list[str], roster=None, tasks: bool = False) -
 def moodle_identity(results, roster) -> tuple[str, dict[str, str]]:
     """The identifier column's name and each student's value in it."""
     roster = roster or {}
-    if results and all(roster.get(r.student, {}).get("email") for r in results):
-        return "Email address", {r.student: roster[r.student]["email"] for r in results}
-    return "Username", {
-        r.student: roster.get(r.student, {}).get("sis_login_id", r.student) for r in results
-    }
+    if results and all(_who(roster, r).get("email") for r in results):
+        return "Email address", {r.student: _who(roster, r)["email"] for r in results}
+    return "Username", {r.student: _who(roster, r).get("sis_login_id", r.shown) for r in results}
 
 
 def moodle_csv(results, chapters: list[str], roster=None, tasks: bool = False) -> str:
@@ -155,11 +166,12 @@ def write(out: Path, results, chapters: list[str]) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     roster = read_roster(folder / ROSTER) if (folder / ROSTER).is_file() else None
     if roster:
-        missing = [r.student for r in results if r.student not in roster]
+        missing = [r.shown for r in results if not _who(roster, r)]
         if missing:
             print(
                 f"warning: {len(missing)} student(s) are not in {folder / ROSTER} "
-                f"(e.g. {', '.join(missing[:3])}): their LMS rows use their folder names",
+                f"(e.g. {escape.terminal(', '.join(missing[:3]))}): their LMS rows use their "
+                "folder names",
                 file=sys.stderr,
             )
     written = []

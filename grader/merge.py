@@ -14,7 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader import journal, regrade, report, score, similarity
+from grader import escape, journal, outputs, regrade, score
 from harness import index
 
 
@@ -39,25 +39,18 @@ def write_outputs(
     chapters: list[index.Chapter],
     specs: list[score.TestSpec],
     entries: dict[str, dict],
-    gradebook: bool = True,
+    gradebook: bool = False,
 ) -> list[score.StudentResult]:
-    """Score the journal entries and write every output (CSV, per student, summary, gradebook)."""
-    results = [score.score_student(s, specs, entries[s]) for s in sorted(entries)]
-    chapter_ids = [c.id for c in chapters]
-    similar = similarity.find(similarity.sources_of(entries), chapters, Path(out) / ".journal")
-    report.write_all(Path(out), results, chapter_ids, similar=similar)
-    from grader import lms, provenance
-
-    provenance.stamp(out, results, journal.Journal(Path(out) / ".journal").read_meta("provenance"))
-    lms.write(Path(out), results, chapter_ids)
-    if gradebook:
-        from grader import gradebook as gb
-
-        gb.write(Path(out) / "gradebook.db", results, specs)
-    return results
+    """Score the journal entries and write every output (``grader.outputs``, which new
+    callers use directly); the scored results."""
+    prov = journal.Journal(Path(out) / ".journal").read_meta("provenance")
+    return outputs.write(out, chapters, specs, entries, prov=prov, gradebook=gradebook).results
 
 
-def main(parts: list[Path], out: Path, gradebook: bool = True) -> int:
+def main(parts: list[Path], out: Path, gradebook: bool | None = None) -> int:
+    """Join the parts' journals into ``out`` and write every output from them.
+    ``gradebook``: None writes the nbgrader gradebook when the parts graded an nbgrader
+    course directory."""
     out = Path(out)
     merged = journal.Journal(out / ".journal")
     # An OUT that is itself one of the parts is not an earlier merge: only its own slice.
@@ -80,7 +73,8 @@ def main(parts: list[Path], out: Path, gradebook: bool = True) -> int:
         for student in jr.students():
             if student in entries:
                 print(
-                    f"warning: {student} is in more than one part; keeping the first",
+                    f"warning: {escape.terminal(student)} is in more than one part; "
+                    "keeping the first",
                     file=sys.stderr,
                 )
                 continue
@@ -96,9 +90,22 @@ def main(parts: list[Path], out: Path, gradebook: bool = True) -> int:
     known = index.chapters()
     chapters = [known[c] for c in chapters_ids if c in known]
     specs = [score.TestSpec(**t) for t in expected["tests"]]
-    results = write_outputs(out, chapters, specs, entries, gradebook=gradebook)
-    if before is not None:
-        changes = regrade.diff(before, expected["key"], specs, entries, results)
-        regrade.write(out / report.INSTRUCTOR, changes)
-    print(f"merged {len(parts)} parts: {len(results)} students into {out}", file=sys.stderr)
+    if gradebook is None:
+        gradebook = (carried.get("source") or {}).get("layout") == "nbgrader"
+    written = outputs.write(
+        out,
+        chapters,
+        specs,
+        entries,
+        prov=carried.get("provenance"),
+        before=before,
+        key=expected["key"],
+        gradebook=gradebook,
+    )
+    print(
+        f"merged {len(parts)} parts: {len(written.results)} students into {out}; wrote:",
+        file=sys.stderr,
+    )
+    for line in written.listing(out):
+        print(f"  {line}", file=sys.stderr)
     return 0

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import subprocess
 import sys
 import tomllib
@@ -121,7 +120,9 @@ def mismatches(recorded: dict, chapters: list[index.Chapter]) -> list[str]:
     return found
 
 
-def summary_md(prov: dict) -> str:
+def summary_md(prov: dict, isolation: str = "") -> str:
+    """The summary's section on how the grades were made; ``isolation`` says what the
+    recorded isolation mode gives and does not (for the instructor only)."""
     course = prov.get("course") or {}
     commit = course.get("commit")
     limits = prov.get("limits") or {}
@@ -134,7 +135,7 @@ def summary_md(prov: dict) -> str:
         f"sha256 `{prov.get('tests_sha256')}`",
         f"- environment lock `constraints.txt`: sha256 `{prov.get('lock_sha256')}`",
         f"- Python {prov.get('python')}, torch {prov.get('torch')}; isolation "
-        f"`{prov.get('isolation')}`",
+        f"`{prov.get('isolation')}`" + (f" ({isolation})" if isolation else ""),
         "- limits: "
         + ", ".join(f"{k} {v}" for k, v in sorted(limits.items()) if not isinstance(v, dict)),
         f"- grading key `{str(prov.get('grading_key'))[:16]}`",
@@ -144,27 +145,3 @@ def summary_md(prov: dict) -> str:
         "",
     ]
     return "\n".join(lines)
-
-
-def stamp(out: Path, results, prov: dict | None) -> None:
-    """Put ``prov`` into each student's ``results.json``, the summary and
-    ``_instructor/provenance.json`` (nothing when the run recorded none)."""
-    if not prov:
-        return
-    from grader import report
-
-    out = Path(out)
-    for r in results:
-        path = out / report.student_folder(r.student) / "results.json"
-        if not path.is_file():
-            continue
-        data = json.loads(path.read_text())
-        data["extra_data"] = {**data.get("extra_data", {}), "provenance": prov}
-        path.write_text(json.dumps(data, indent=1) + "\n")
-    summary = out / "summary.md"
-    if summary.is_file():
-        summary.write_text(summary.read_text().rstrip("\n") + "\n\n" + summary_md(prov))
-    (out / report.INSTRUCTOR).mkdir(parents=True, exist_ok=True)
-    (out / report.INSTRUCTOR / "provenance.json").write_text(
-        json.dumps(prov, indent=1, sort_keys=True) + "\n"
-    )

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import journal, score
+from grader import escape, journal, score
 
 SHOWN = 50  # moved students listed in regrade.md (all of them are in regrade.csv)
 TESTS_SHOWN = 30  # (test, from, to) rows
@@ -45,7 +45,7 @@ def snapshot(jr: journal.Journal) -> Before | None:
 
 @dataclass
 class Move:
-    student: str
+    student: str  # as every output names them (the name as submitted)
     before: tuple[int, int]  # total, max (0, 0) when new
     after: tuple[int, int]
     why: str
@@ -101,7 +101,7 @@ def diff(
         why_counts[why] += 1
         after = (result.total, result.max_total)
         if old_entry is None:
-            moves.append(Move(result.student, (0, 0), after, why))
+            moves.append(Move(result.shown, (0, 0), after, why))
             continue
         old = score.score_student(result.student, before.specs, old_entry)
         was, now = _verdicts(old), _verdicts(result)
@@ -112,8 +112,11 @@ def diff(
         ]
         before_total = (old.total, old.max_total)
         if changed or before_total != after:
-            moves.append(Move(result.student, before_total, after, why, changed))
-    gone = sorted(set(before.entries) - {r.student for r in results})
+            moves.append(Move(result.shown, before_total, after, why, changed))
+    gone = sorted(
+        before.entries[s].get("name") or s
+        for s in set(before.entries) - {r.student for r in results}
+    )
     moves.sort(key=lambda m: (-abs(m.delta), m.student))
     return Regrade(before.key != tests_key, why_counts, moves, gone)
 
@@ -136,7 +139,7 @@ def markdown(found: Regrade) -> str:
     lines += ["", "| submissions | why |", "| --- | --- |"]
     lines += [f"| {n} | {why} |" for why, n in sorted(found.why_counts.items())]
     if found.gone:
-        names = ", ".join(found.gone[:10]) + (
+        names = ", ".join(escape.md_cell(n) for n in found.gone[:10]) + (
             f" and {len(found.gone) - 10} more" if len(found.gone) > 10 else ""
         )
         lines.append(f"| {len(found.gone)} | in the last run, not in this one: {names} |")
@@ -155,7 +158,7 @@ def markdown(found: Regrade) -> str:
             if len(m.tests) > TESTS_PER_STUDENT:
                 tests += f" and {len(m.tests) - TESTS_PER_STUDENT} more"
             lines.append(
-                f"| {m.student} | {m.before[0]}/{m.before[1]} | {m.after[0]}/{m.after[1]} | "
+                f"| {escape.md_cell(m.student)} | {m.before[0]}/{m.before[1]} | {m.after[0]}/{m.after[1]} | "
                 f"{m.delta:+d} | {m.why} | {tests} |"
             )
         if len(moved) > SHOWN:
@@ -180,12 +183,15 @@ def csv_text(found: Regrade) -> str:
     writer.writerow(["student", "before", "after", "max_before", "max_after", "why", "tests"])
     for m in found.moves:
         tests = "; ".join(f"{n}: {a} -> {b}" for n, a, b in m.tests)
-        writer.writerow([m.student, m.before[0], m.after[0], m.before[1], m.after[1], m.why, tests])
+        row = [m.student, m.before[0], m.after[0], m.before[1], m.after[1], m.why, tests]
+        writer.writerow([escape.csv_cell(cell) for cell in row])
     return buf.getvalue()
 
 
-def write(folder: Path, found: Regrade) -> None:
-    """``regrade.md`` and ``regrade.csv`` in ``folder`` (the run's ``_instructor/``)."""
+def write(folder: Path, found: Regrade) -> list[Path]:
+    """``regrade.md`` and ``regrade.csv`` in ``folder`` (the run's ``_instructor/``);
+    returns their paths."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "regrade.md").write_text(markdown(found))
-    (folder / "regrade.csv").write_text(csv_text(found))
+    (folder / "regrade.md").write_text(markdown(found), encoding="utf-8")
+    (folder / "regrade.csv").write_text(csv_text(found), encoding="utf-8")
+    return [folder / "regrade.md", folder / "regrade.csv"]

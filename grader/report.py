@@ -1,25 +1,24 @@
-"""Write what the grades say: ``grades.csv``, per student ``results.json`` (Gradescope)
-and ``feedback.md``, the instructor's ``summary.md`` with ``score_distribution.png`` and
-``task_losses.png`` (``grader/figures.py``), ``_instructor/hidden_failures.md`` (the full
-messages of failed hidden tests) and, given one, the similarity report
-(``grader/similarity.py``).
+"""What the grades say, as text: ``grades.csv`` and ``grades_status.csv``, per student
+``results.json`` (Gradescope) and ``feedback.md``, the instructor's ``summary.md`` and
+``_instructor/hidden_failures.md`` (the full messages of failed hidden tests). Writing
+them is ``grader/outputs.py``'s job; everything here is a pure function of the scored
+results, so a merged set of shards renders exactly what one run renders.
 
 One visibility policy everywhere: what a student may see of a hidden test (its
 statement and how it failed) is the same in ``results.json`` and ``feedback.md``; the
-full message is in the instructor's file only. Everything here is a pure function of
-the scored results, so a merged set of shards writes exactly what one run writes.
+full message is in the instructor's file only. Every string a student controls (their
+name, messages of their code, zip entry names) goes through ``grader/escape.py``'s
+function for the format it lands in.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
-import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
-from grader import figures, similarity
+from grader import escape, figures, similarity
 from grader.figures import BINS, score_figure  # noqa: F401 - moved to figures.py
 from grader.score import StudentResult, TestResult
 from harness import index
@@ -38,6 +37,9 @@ RUN_FILES = {
     "nbgrader_grades.csv",
     "demo-submissions",
 }
+# What a student is told of the isolation their code ran in; the limits of each mode are
+# the instructor's business (``isolation.DESCRIPTION``, in summary.md and the run's log).
+STUDENT_ISOLATION = "Graded in the course's sandbox."
 
 
 def student_folder(student: str) -> str:
@@ -45,27 +47,51 @@ def student_folder(student: str) -> str:
     return f"_student-{student}" if student.lower() in RUN_FILES else student
 
 
-def grades_csv(results: list[StudentResult], chapters: list[str]) -> str:
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word boundary, with an ellipsis
+    when anything was cut (never mid-word)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def _csv(rows: list[list], terminator: str = "\n") -> str:
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["student", *chapters, "total", "max"])
-    for r in results:
-        writer.writerow(
-            [r.student, *(r.chapter_score(c)[0] for c in chapters), r.total, r.max_total]
-        )
+    csv.writer(buf, lineterminator=terminator).writerows(
+        [[escape.csv_cell(cell) for cell in row] for row in rows]
+    )
     return buf.getvalue()
+
+
+def grades_csv(results: list[StudentResult], chapters: list[str]) -> str:
+    rows = [["student", *chapters, "total", "max"]]
+    rows += [
+        [r.shown, *(r.chapter_score(c)[0] for c in chapters), r.total, r.max_total] for r in results
+    ]
+    return _csv(rows)
 
 
 def grades_status_csv(results: list[StudentResult], chapters: list[str]) -> str:
     """``grades.csv``'s companion: per student and chapter, whether its points are a
     grade (``graded``), a chapter the student did not submit (``not submitted``: 0 points)
     or not a verdict yet (``not graded``: the grader's failure; grading again runs it)."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["student", *chapters, "tests_not_graded"])
-    for r in results:
-        writer.writerow([r.student, *(r.chapter_status(c) for c in chapters), len(r.not_graded)])
-    return buf.getvalue()
+    rows = [["student", *chapters, "tests_not_graded"]]
+    rows += [
+        [r.shown, *(r.chapter_status(c) for c in chapters), len(r.not_graded)] for r in results
+    ]
+    return _csv(rows)
+
+
+def students_csv(results: list[StudentResult]) -> str:
+    """Instructor only: each student's name as submitted, the id the grader derived
+    from it (journal key) and the folder of their ``results.json`` and ``feedback.md``."""
+    rows = [["student", "id", "folder"]]
+    rows += [[r.shown, r.student, student_folder(r.student)] for r in results]
+    return _csv(rows)
 
 
 def _status(t: TestResult) -> str:
@@ -89,10 +115,11 @@ def results_notes(result: StudentResult) -> list[str]:
     return notes
 
 
-def results_json(result: StudentResult) -> dict:
+def results_json(result: StudentResult, provenance: dict | None = None) -> dict:
     """Gradescope's results.json: https://gradescope-autograders.readthedocs.io/en/latest/specs/
     A CUDA test that could not run on this machine is left out of ``tests`` (Gradescope
-    would show it as a failure) and counted in ``output``."""
+    would show it as a failure) and counted in ``output``. Every text is shown as plain
+    text (``*_format``), so HTML or Markdown a student's code produced is never rendered."""
     tests, numbers = [], defaultdict(int)
     chapter_ids = list(index.chapters())
     for t in result.tests:
@@ -101,37 +128,61 @@ def results_json(result: StudentResult) -> dict:
             continue
         chapter_no = chapter_ids.index(t.spec.chapter) if t.spec.chapter in chapter_ids else 0
         entry = {
-            "name": f"{t.spec.chapter} {'hidden' if t.spec.hidden else 'public'}: {t.spec.name}",
+            "name": escape.json_text(
+                f"{t.spec.chapter} {'hidden' if t.spec.hidden else 'public'}: {t.spec.name}"
+            ),
             "number": f"{chapter_no}.{numbers[t.spec.chapter]}",
             "score": t.score,
             "max_score": t.max_score,
             "status": _status(t),
-            "output": t.output,
+            "output": escape.json_text(t.output),
             "visibility": VISIBILITY[t.spec.hidden],
         }
         if t.spec.task:
             entry["tags"] = [t.spec.task]
         tests.append(entry)
-    return {
+    data = {
         "score": result.total,
         "execution_time": round(result.execution_time),
-        "output": "\n".join(results_notes(result)),
+        "output": escape.json_text("\n".join(results_notes(result))),
+        "output_format": "text",
+        "test_output_format": "text",
+        "test_name_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+    if provenance:
+        data["extra_data"] = {"provenance": provenance}
+    return data
 
 
 SAME_REASON_GROUP = 3  # this many tests failing with one message are reported as one line
+INLINE = 200  # a one-line message up to this long stays in its list item; longer: a block
+
+
+def _why(text: str) -> list[str]:
+    """A failure message under a list item: inline when short and on one line, else a
+    code block (shown verbatim, nothing in it rendered)."""
+    text = escape.plain(text).strip()
+    if "\n" not in text and len(text) <= INLINE:
+        return [escape.md_text(text)]
+    block = escape.md_block(text).splitlines()
+    return ["", *(f"  {line}" for line in block)]
+
+
+def _item(head: str, why: str) -> list[str]:
+    first, *rest = _why(why)
+    return [f"{head}: {first}" if first else f"{head}:", *rest]
 
 
 def feedback_md(result: StudentResult, chapters: list[str]) -> str:
-    lines = [f"# Feedback for {result.student}", ""]
+    lines = [f"# Feedback for {escape.md_text(result.shown)}", ""]
     lines.append(f"Total: **{result.total} / {result.max_total}** points.")
     lines.append("")
     notes = [n for n in results_notes(result) if "CUDA" not in n]
     if notes:
-        lines += ["About your submission:", ""] + [f"- {n}" for n in notes] + [""]
+        lines += ["About your submission:", ""] + [f"- {escape.md_text(n)}" for n in notes] + [""]
     for chapter in chapters:
         got, most = result.chapter_score(chapter)
         mine = [t for t in result.tests if t.spec.chapter == chapter]
@@ -140,13 +191,13 @@ def feedback_md(result: StudentResult, chapters: list[str]) -> str:
         lines += [f"## {chapter} — {title}: {got} / {most}", ""]
         if status == "not submitted":
             module = mine[0].output.split("no ", 1)[-1] if mine else "its module"
-            lines += [f"Not submitted: your submission has no {module}", ""]
+            lines += [f"Not submitted: your submission has no {escape.md_text(module)}", ""]
             continue
         not_graded = [t for t in mine if t.status == "not_graded"]
         if not_graded:
             lines.append(f"Not graded yet ({len(not_graded)}), the grader's problem, not yours:")
             reasons = dict.fromkeys(t.output for t in not_graded)
-            lines += [f"- {why}" for why in list(reasons)[:3]]
+            lines += [f"- {escape.md_text(why)}" for why in list(reasons)[:3]]
             lines.append("")
         passed = [t for t in mine if t.status == "passed" and t.max_score]
         failed = [t for t in mine if t.status == "failed" and t.max_score]
@@ -162,21 +213,20 @@ def feedback_md(result: StudentResult, chapters: list[str]) -> str:
             for t in failed:
                 by_reason.setdefault(t.output, []).append(t)
             for why, group in by_reason.items():
-                why = why.replace("\n", "\n  ")
                 if len(group) >= SAME_REASON_GROUP:
                     pts = sum(t.spec.points for t in group)
-                    names = ", ".join(_label(t) for t in group)
-                    lines.append(f"- {len(group)} tests (0 / {pts} pt) failed the same way: {why}")
-                    lines.append(f"  ({names})")
+                    lines += _item(f"- {len(group)} tests (0 / {pts} pt) failed the same way", why)
+                    lines.append(f"  ({', '.join(_label(t) for t in group)})")
                 else:
-                    lines += [f"- {_label(t)} (0 / {t.spec.points} pt): {why}" for t in group]
+                    for t in group:
+                        lines += _item(f"- {_label(t)} (0 / {t.spec.points} pt)", why)
             lines.append("")
             hints = [h for h in dict.fromkeys(_hint(t.spec.task) for t in failed) if h]
             if hints:
                 lines += ["Where to look:", ""] + [f"- {h}" for h in hints] + [""]
         if other:
             lines.append(f"CUDA tests, not counted ({len(other)}):")
-            lines += [f"- {_label(t)}: {t.output.splitlines()[0]}" for t in other]
+            lines += [f"- {_label(t)}: {escape.md_text(t.output.splitlines()[0])}" for t in other]
             lines.append("")
     return "\n".join(lines)
 
@@ -199,6 +249,7 @@ def _hint(task_id: str | None) -> str:
 
 CLUSTERS_SHOWN = 12
 NOTES_SHOWN = 30
+FLAGS_SHOWN = 40
 NOISE = (
     "TODO: implement",
     "not found under",
@@ -219,9 +270,11 @@ def summary_md(
     results: list[StudentResult],
     chapters: list[str],
     similar: similarity.Similarity | None = None,
+    provenance: str = "",
 ) -> str:
     """A page that stays short at 500 students: per chapter, per task, the few failure
-    clusters that matter, and the submissions that need a look."""
+    clusters that matter, the submissions that need a look, and (given) how the grades
+    were made."""
     n = len(results)
     lines = ["# Grading summary", "", f"{n} submissions.", ""]
     unfinished = [r for r in results if r.not_graded]
@@ -255,48 +308,76 @@ def summary_md(
                 f"| {states.count('not graded')} |"
             )
     lines += ["", "![score distribution per chapter](score_distribution.png)", ""]
-    lines += _tasks_table(results)
+    lines += tasks_table(results)
     lines += ["![points lost per task, and why](task_losses.png)", ""]
+    lines += _flags(results)
     if similar is not None:
         lines += similarity.summary_lines(similar, results)
     lines += _clusters(results)
     lines += _needs_a_look(results)
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    return text + ("\n" + provenance if provenance else "")
 
 
-def _tasks_table(results: list[StudentResult]) -> list[str]:
-    lost: Counter = Counter()
-    most: Counter = Counter()
-    done: Counter = Counter()
-    untouched: Counter = Counter()
-    for r in results:
-        per_task: dict[str, list[TestResult]] = defaultdict(list)
-        for t in r.tests:
-            if t.spec.task and t.max_score:
-                per_task[t.spec.task].append(t)
-        for task, tests in per_task.items():
-            most[task] = sum(t.max_score for t in tests)
-            lost[task] += sum(t.max_score - t.score for t in tests)
-            done[task] += all(t.status == "passed" for t in tests)
-            untouched[task] += all(
-                t.status == "not_submitted" or (t.status != "passed" and t.output.startswith(NOISE))
-                for t in tests
-            )
+def tasks_table(results: list[StudentResult]) -> list[str]:
+    """Per task, the class's points lost and how many students are in each state
+    (``figures.task_table``, which ``task_losses.png`` draws too)."""
+    table = figures.task_table(results)
     lines = [
         "## Where the class loses points (by task)",
         "",
-        "| task | name | points | lost (class) | done | not started |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "Students per state of the task, in the words of their own test summary: *not "
+        'started* (only the stub\'s "not implemented"), *blocked* (a task it relies on '
+        "fails or is not written), *not run* (the module does not import), *not submitted* "
+        "(no module), *not graded* (no verdict yet: the grader's failure).",
+        "",
+        "| task | name | points | lost (class) | " + " | ".join(figures.STATES) + " |",
+        "| --- | --- | --- | --- | " + " | ".join("---" for _ in figures.STATES) + " |",
     ]
-    for task in sorted(most, key=lambda t: (-lost[t], t)):
+    for task in sorted(table, key=lambda t: (-table[t]["lost"], list(table).index(t))):
+        row = table[task]
         try:
             name = index.task(task).name
         except KeyError:
             name = "?"
-        lines.append(
-            f"| {task} | {name} | {most[task]} | {lost[task]} | {done[task]} | {untouched[task]} |"
-        )
+        most = row["points"] // max(1, sum(row[s] for s in figures.STATES))
+        counts = " | ".join(str(row[s]) for s in figures.STATES)
+        lines.append(f"| {task} | {name} | {most} | {row['lost']} | {counts} |")
     return lines + [""]
+
+
+def flag_lines(result: StudentResult) -> list[str]:
+    """What a submission tried or held that took no part in grading, one finding a line:
+    files that would have changed how tests run, refused files and zip entries,
+    grader-shaped results, tests failed as tampering."""
+    found = list(result.flags)
+    tampered = [t for t in result.tests if t.category == "tampering" and t.status == "failed"]
+    if tampered:
+        where = ", ".join(sorted({t.spec.chapter for t in tampered}))
+        found.append(f"{len(tampered)} test(s) failed as tampering ({where}; see feedback.md)")
+    return found
+
+
+def _flags(results: list[StudentResult]) -> list[str]:
+    found = [(r, f) for r in results for f in flag_lines(r)]
+    if not found:
+        return []
+    lines = [
+        "## Tampering attempts and refused files",
+        "",
+        "None of these took part in grading; each is a reason to read the submission.",
+        "",
+    ]
+    for r, flag in found[:FLAGS_SHOWN]:
+        lines.append(f"- {escape.md_text(r.shown)}: {escape.md_text(clip(flag, 300))}")
+    if len(found) > FLAGS_SHOWN:
+        lines.append(f"- ... and {len(found) - FLAGS_SHOWN} more (see their feedback.md)")
+    return lines + [""]
+
+
+def _names(names: list[str], shown: int = 8) -> str:
+    text = ", ".join(escape.md_text(n) for n in names[:shown])
+    return text + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def _clusters(results: list[StudentResult]) -> list[str]:
@@ -307,7 +388,7 @@ def _clusters(results: list[StudentResult]) -> list[str]:
         for t in r.tests:
             if t.status == "failed" and t.max_score and not t.output.startswith(NOISE):
                 first = t.output.splitlines()[0] if t.output else ""
-                groups[(t.spec.task or "?", first)].add(r.student)
+                groups[(t.spec.task or "?", first)].add(r.shown)
     shared = sorted(
         ((k, v) for k, v in groups.items() if len(v) > 1), key=lambda kv: (-len(kv[1]), kv[0])
     )
@@ -315,23 +396,27 @@ def _clusters(results: list[StudentResult]) -> list[str]:
     if not shared:
         return lines + ["No failure message is shared by two or more students.", ""]
     for (task, first), students in shared[:CLUSTERS_SHOWN]:
-        who = sorted(students)
-        names = ", ".join(who[:8]) + (f" and {len(who) - 8} more" if len(who) > 8 else "")
-        lines.append(f"- **{len(who)} students**, {task}: {first[:300]}")
-        lines.append(f"  ({names})")
+        lines.append(f"- **{len(students)} students**, {task}: {escape.md_text(clip(first, 300))}")
+        lines.append(f"  ({_names(sorted(students))})")
     if len(shared) > CLUSTERS_SHOWN:
         lines.append(f"- ... and {len(shared) - CLUSTERS_SHOWN} smaller clusters")
     return lines + [""]
 
 
 def _needs_a_look(results: list[StudentResult]) -> list[str]:
-    flagged = [r for r in results if r.notes or r.not_graded]
+    # What the previous section listed (refused files) is not listed twice.
+    own = {id(r): [n for n in r.notes if n not in r.flags] for r in results}
+    flagged = [r for r in results if own[id(r)] or r.not_graded]
     if not flagged:
         return []
-    lines = ["## Submissions with notes (refused files, restarts, tampering, moved folders)", ""]
+    lines = ["## Submissions with notes (restarts, moved folders, not graded)", ""]
     for r in flagged[:NOTES_SHOWN]:
-        notes = results_notes(r)[: len(r.notes) + bool(r.not_graded)]
-        lines.append(f"- {r.student}: {'; '.join(notes)[:300]}")
+        notes = [n for n in results_notes(r) if n not in r.flags][
+            : len(own[id(r)]) + bool(r.not_graded)
+        ]
+        more = f" (and {len(notes) - 3} more notes)" if len(notes) > 3 else ""
+        text = "; ".join(clip(n, 200) for n in notes[:3]) + more
+        lines.append(f"- {escape.md_text(r.shown)}: {escape.md_text(text)}")
     if len(flagged) > NOTES_SHOWN:
         lines.append(f"- ... and {len(flagged) - NOTES_SHOWN} more (see their feedback.md)")
     return lines + [""]
@@ -344,10 +429,9 @@ def hidden_failures_md(results: list[StudentResult]) -> str:
         mine = [t for t in r.tests if t.spec.hidden and t.status == "failed" and t.max_score]
         if not mine:
             continue
-        lines += [f"## {r.student}", ""]
+        lines += [f"## {escape.md_text(r.shown)}", ""]
         for t in mine:
-            detail = (t.detail or t.output).replace("\n", "\n  ")
-            lines.append(f"- `{t.spec.nodeid}`: {detail}")
+            lines += _item(f"- `{t.spec.nodeid}`", t.detail or t.output)
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -358,26 +442,8 @@ def write_all(
     chapters: list[str],
     similar: similarity.Similarity | None = None,
 ) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "grades.csv").write_text(grades_csv(results, chapters))
-    (out / "grades_status.csv").write_text(grades_status_csv(results, chapters))
-    for r in results:
-        name = student_folder(r.student)
-        if name != r.student:
-            print(
-                f"warning: student {r.student!r} shares its name with one of the run's "
-                f"files: its outputs are in {name}/",
-                file=sys.stderr,
-            )
-            r.notes.append(f"your outputs are in {name}/ (your id is the name of a grader file)")
-        folder = out / name
-        folder.mkdir(exist_ok=True)
-        (folder / "results.json").write_text(json.dumps(results_json(r), indent=1) + "\n")
-        (folder / "feedback.md").write_text(feedback_md(r, chapters))
-    (out / "summary.md").write_text(summary_md(results, chapters, similar))
-    figures.score_figure(results, chapters, out / "score_distribution.png")
-    figures.task_figure(results, out / "task_losses.png")
-    (out / INSTRUCTOR).mkdir(exist_ok=True)
-    (out / INSTRUCTOR / "hidden_failures.md").write_text(hidden_failures_md(results))
-    if similar is not None:
-        similarity.write(out / INSTRUCTOR, similar, results, chapters)
+    """Every report of ``results`` into ``out`` (kept for callers of the old name; the
+    run's writer is ``grader.outputs``)."""
+    from grader import outputs
+
+    outputs.write_reports(Path(out), results, chapters, similar)

@@ -49,6 +49,9 @@ class TestResult:
     score: int
     output: str  # what the student sees
     detail: str = ""  # the full failure message (differs from output for hidden tests)
+    # how it failed: todo | import | timeout | crash | tampering | raised | assert | error
+    # | skipped (empty when it passed, or had no verdict)
+    category: str = ""
 
     @property
     def max_score(self) -> int:
@@ -62,10 +65,17 @@ class TestResult:
 
 @dataclass
 class StudentResult:
-    student: str
+    student: str  # the internal id (``collect.student_id``): output folder, journal key
     tests: list[TestResult]
     notes: list[str] = field(default_factory=list)
     execution_time: float = 0.0
+    name: str = ""  # the name as submitted; every output shows it (escaped)
+    flags: list[str] = field(default_factory=list)  # for the instructor (``collect``)
+
+    @property
+    def shown(self) -> str:
+        """The student as every output names them: the name as submitted."""
+        return self.name or self.student
 
     def chapter_score(self, chapter: str) -> tuple[int, int]:
         mine = [t for t in self.tests if t.spec.chapter == chapter]
@@ -191,16 +201,16 @@ def score_test(spec: TestSpec, record: dict) -> TestResult:
     elif outcome == "error" and not message:
         message = "the test errored before it could check anything"
     detail = message.strip() or f"test {outcome}"
-    if not spec.hidden:
-        return TestResult(spec, "failed", 0, detail, detail)
     category = record.get("category") or ("skipped" if outcome == "skipped" else "error")
     if outcome in ("timeout", "crashed"):
         category = "timeout" if outcome == "timeout" else "crash"
     if outcome == "not_run":
         category = "error"
+    if not spec.hidden:
+        return TestResult(spec, "failed", 0, detail, detail, category)
     statement = spec.statement or record.get("statement") or spec.name
     visible = f"{statement.rstrip('.')} — {HIDDEN_CATEGORY.get(category, 'not true of your code')}"
-    return TestResult(spec, "failed", 0, visible, detail)
+    return TestResult(spec, "failed", 0, visible, detail, category)
 
 
 def score_student(student: str, specs: list[TestSpec], entry: dict) -> StudentResult:
@@ -211,5 +221,10 @@ def score_student(student: str, specs: list[TestSpec], entry: dict) -> StudentRe
     }
     tests = [score_test(spec, records.get(spec.nodeid, missing)) for spec in specs]
     return StudentResult(
-        student, tests, list(entry.get("notes", [])), float(entry.get("execution_time", 0.0))
+        student,
+        tests,
+        list(entry.get("notes", [])),
+        float(entry.get("execution_time", 0.0)),
+        str(entry.get("name") or ""),
+        list(entry.get("flags", [])),
     )

@@ -6,7 +6,9 @@ source of all of OUT's outputs). Refuses (exit 2), before regrading anything, wh
 checkout's tests or environment lock differ from those OUT's provenance records: then
 the grades are not expected to match. Exit 0 when every sampled grade is reproduced,
 1 with the differences listed when one is not, 3 when the regrade itself could not
-grade some test (the grader's own failure: run it again).
+grade some test (the grader's own failure: run it again). Before regrading it says how
+long that should take (what the sample took when it was graded, over ``--jobs``) and
+names a sampled student whose grading took minutes.
 """
 
 from __future__ import annotations
@@ -16,17 +18,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader import journal, provenance, score
+from grader import collect, escape, grade, journal, outputs, provenance, score
+from grader.sandbox import Limits
 from harness import index
 
-SOURCE = "source"  # journal meta: where OUT's submissions were read from
-
-
-def record_source(out: Path, submissions: Path, layout: str) -> None:
-    """Remember where ``grade`` read the submissions (for a later ``verify``)."""
-    journal.Journal(Path(out) / ".journal").write_meta(
-        SOURCE, {"submissions": str(Path(submissions).resolve()), "layout": layout}
-    )
+SOURCE = grade.SOURCE  # journal meta: where OUT's submissions were read from
+LONG = 120  # seconds: a sampled student whose grading took longer is named beforehand
 
 
 def choose(students: list[str], sample: int, seed: int) -> list[str]:
@@ -34,6 +31,24 @@ def choose(students: list[str], sample: int, seed: int) -> list[str]:
     if sample >= len(students):
         return sorted(students)
     return sorted(random.Random(seed).sample(sorted(students), sample))
+
+
+def _shown(entries: dict[str, dict], student: str) -> str:
+    return escape.terminal(entries.get(student, {}).get("name") or student)
+
+
+def estimate(entries: dict[str, dict], students: list[str], jobs: int) -> str:
+    """How long regrading ``students`` should take, from how long their grading took
+    (``execution_time`` in the journal), spread over ``jobs``; names the long ones."""
+    took = {s: float(entries.get(s, {}).get("execution_time") or 0.0) for s in students}
+    longest = max(took.values(), default=0.0)
+    seconds = max(longest, sum(took.values()) / max(1, jobs))
+    text = f"about {seconds:.0f} s with --jobs {jobs} (as long as their first grading took)"
+    slow = [s for s, t in sorted(took.items(), key=lambda kv: -kv[1]) if t > LONG]
+    if slow:
+        text += "; " + ", ".join(f"{_shown(entries, s)} took {took[s]:.0f} s" for s in slow)
+        text += " (its code runs long or hangs; --student chooses whom to regrade)"
+    return text
 
 
 def _verdicts(result: score.StudentResult) -> dict[str, tuple[str, int]]:
@@ -49,11 +64,11 @@ def compare(before: score.StudentResult, after: score.StudentResult) -> list[str
         if a == b or any(v and v[0] == "not_graded" for v in (a, b)):
             continue
         lines.append(
-            f"{before.student}: {nodeid}: graded {a[0] if a else 'absent'} "
+            f"{escape.terminal(before.shown)}: {nodeid}: graded {a[0] if a else 'absent'} "
             f"({a[1] if a else 0} pt), regraded {b[0] if b else 'absent'} ({b[1] if b else 0} pt)"
         )
     if before.total != after.total and lines:
-        lines.append(f"{before.student}: total {before.total} -> {after.total}")
+        lines.append(f"{escape.terminal(before.shown)}: total {before.total} -> {after.total}")
     return lines
 
 
@@ -66,9 +81,6 @@ def main(
     seed: int = 0,
     stream=sys.stderr,
 ) -> int:
-    from grader import collect, grade
-    from grader.sandbox import Limits
-
     out = Path(out)
     jr = journal.Journal(out / ".journal")
     run_meta, expected = jr.read_meta("run"), jr.read_meta("expected")
@@ -109,12 +121,15 @@ def main(
         )
         return 2
     graded = jr.students()
+    entries = {s: jr.get(s) or {} for s in graded}
     if students:
-        unknown = [s for s in students if s not in graded]
+        # a student is named as submitted or by the grader's id
+        by_name = {e.get("name") or s: s for s, e in entries.items()} | {s: s for s in graded}
+        unknown = [s for s in students if s not in by_name]
         if unknown:
-            print(f"verify: {', '.join(unknown)} not graded in {out}", file=stream)
+            print(f"verify: {escape.terminal(', '.join(unknown))} not graded in {out}", file=stream)
             return 2
-        chosen = sorted(students)
+        chosen = sorted({by_name[s] for s in students})
     else:
         chosen = choose(graded, sample, seed)
     found, _ = collect.discover(where, chapters, source.get("layout", "folders"))
@@ -128,8 +143,8 @@ def main(
             subs.append(sub)
     for student in changed:
         print(
-            f"verify: {student}'s submission is missing or changed since it was graded: "
-            "not compared",
+            f"verify: {_shown(entries, student)}'s submission is missing or changed since it "
+            "was graded: not compared",
             file=stream,
         )
     if not subs:
@@ -145,19 +160,24 @@ def main(
     limits = Limits(**prov["limits"])
     print(
         f"verify: regrading {len(subs)} of {len(graded)} students "
-        f"({', '.join(s.student for s in subs)}) with tests {prov['tests_sha256'][:16]}",
+        f"({', '.join(escape.terminal(s.shown) for s in subs)}) with tests "
+        f"{prov['tests_sha256'][:16]}; {estimate(entries, [s.student for s in subs], jobs)}",
         file=stream,
+        flush=True,
     )
-    with tempfile.TemporaryDirectory(prefix="grader-verify-") as tmp:
-        again = grade.grade(
-            subs, Path(tmp), chapters, jobs, limits, progress_stream=stream, gradebook=False
-        )
+    try:
+        with tempfile.TemporaryDirectory(prefix="grader-verify-") as tmp:
+            run = grade.run_all(subs, Path(tmp), chapters, jobs, limits, progress_stream=stream)
+    except grade.Interrupted as exc:
+        print(f"verify: {exc.report()}", file=stream)
+        return 130
+    again = outputs.score_entries(run.specs, {s.student: run.entries[s.student] for s in subs})
     lines, inconclusive = [], []
     for after in again:
-        before = score.score_student(after.student, specs, jr.get(after.student) or {})
+        before = score.score_student(after.student, specs, entries[after.student])
         lines += compare(before, after)
         if after.not_graded:
-            inconclusive.append(after.student)
+            inconclusive.append(after.shown)
     if lines:
         print(f"verify: DIFFERENT grades for the same tests ({len(lines)} line(s)):", file=stream)
         for line in lines:
@@ -166,7 +186,7 @@ def main(
     if inconclusive:
         print(
             f"verify: {len(inconclusive)} student(s) had tests the regrade could not grade "
-            f"({', '.join(inconclusive)}): run verify again",
+            f"({escape.terminal(', '.join(inconclusive))}): run verify again",
             file=stream,
         )
         return 3

@@ -88,6 +88,14 @@ def test_one_enclosing_folder_is_not_a_layout(tmp_path):
     assert [s.student for s in found] == ["hal"] and found[0].files and not warnings
 
 
+def test_notes_name_no_chapter_the_student_did_not_submit(tmp_path):
+    """A class that submits one chapter a week is graded with every chapter: a chapter
+    not there is "not submitted" in its own section, never a note per chapter."""
+    write_submission(tmp_path, "ann", SOLUTION)
+    [sub] = collect.find(tmp_path, list(index.chapters().values())).submissions
+    assert sub.files == {MODULE: SOLUTION.encode()} and sub.notes == [] and sub.flags == []
+
+
 def test_the_layout_option():
     assert cli.parser().parse_args(["grade", "subs"]).layout == "folders"
     args = cli.parser().parse_args(["grade", "course", "--layout", "nbgrader"])

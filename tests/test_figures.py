@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import figures, regrade, report, score, similarity
+from grader import figures, outputs, regrade, report, score, similarity
 from harness import index
 
 pytestmark = pytest.mark.timeout(600)
@@ -46,6 +46,7 @@ FAILED = {"outcome": "failed", "category": "assert", "message": "expected 4, got
 TODO = {"outcome": "failed", "category": "todo", "message": "TODO: implement ch00.1"}
 MISSING = {"outcome": "not_submitted", "message": "not submitted: no ch00/x.py"}
 LOST = {"outcome": "not_graded", "message": "not graded: the sandbox did not start"}
+IMPORT = {"outcome": "failed", "category": "import", "message": "importing ch00/x.py failed"}
 
 
 def result(student: str, ch00: list[dict], ch01: list[dict] | None = None) -> score.StudentResult:
@@ -86,30 +87,87 @@ def test_the_score_figure_tells_each_state_apart():
     assert figures.band(results[1], "ch00") == "not graded"
 
 
-def test_the_task_view_splits_lost_points_by_why():
+def test_each_students_task_has_one_state_and_the_view_splits_lost_points_by_it():
     results = [
         result("missing", [MISSING] * 4),
         result("lost", [PASSED, PASSED, PASSED, LOST]),
         result("todo", [TODO, TODO, FAILED, PASSED]),
+        result("broken", [IMPORT] * 4),
         result("full", [PASSED] * 4),
     ]
+    states = {r.student: [figures.task_states(r)[t] for t in ("ch00.1", "ch00.2")] for r in results}
+    assert states == {
+        "missing": ["not submitted", "not submitted"],
+        "lost": ["done", "not graded"],
+        "todo": ["not started", "failed"],  # ch00.2: one passed, one failed
+        "broken": ["not run", "not run"],
+        "full": ["done", "done"],
+    }
     table = figures.task_losses(results)
     assert list(table) == ["ch00.1", "ch00.2", "ch01.1", "ch01.2"]  # course order
-    assert table["ch00.1"] == {
-        "points": 16,
-        "failed": 0,
+    assert table["ch00.1"] == {"points": 20} | dict.fromkeys(figures.LOSSES, 0) | {
         "not started": 4,
+        "not run": 4,
         "not submitted": 4,
-        "not graded": 0,
     }
-    assert table["ch00.2"] == {
-        "points": 16,
+    # a task with one test not graded is "not graded" as a whole: its lost points too
+    assert table["ch00.2"] == {"points": 20} | dict.fromkeys(figures.LOSSES, 0) | {
         "failed": 2,
-        "not started": 0,
+        "not run": 4,
         "not submitted": 4,
         "not graded": 2,
     }
-    assert table["ch01.1"] == {"points": 16} | dict.fromkeys(figures.LOSSES, 0)
+    assert table["ch01.1"] == {"points": 20} | dict.fromkeys(figures.LOSSES, 0)
+
+
+def test_a_task_that_relies_on_a_failing_task_is_blocked_as_the_student_is_told():
+    """ch03.5's tests run ch03.2's code (course/ch03.toml ``uses``): with ch03.2 failing,
+    ch03.5 is blocked by it, in the instructor's table as in the student's summary."""
+    assert "ch03.2" in index.relies_on("ch03.5")
+    tasks = {"ch03.2": [FAILED, PASSED], "ch03.5": [FAILED, FAILED]}
+    specs_ = [
+        score.TestSpec(
+            f"exercises/ch03/test_x.py::test_{t}_{k}", "ch03", f"t{k}", t, 2, False, False
+        )
+        for t, outcomes in tasks.items()
+        for k in range(len(outcomes))
+    ]
+    records = {s.nodeid: r for s, r in zip(specs_, [r for rs in tasks.values() for r in rs])}
+    r = score.score_student("ann", specs_, {"records": records})
+    assert figures.task_states(r) == {"ch03.2": "failed", "ch03.5": "blocked"}
+    assert figures.task_table([r])["ch03.5"]["lost blocked"] == 4
+
+
+def test_the_summarys_task_table_is_the_figures_table():
+    """One source for both: each row's counts of students per state, and its lost points,
+    are those the figure is drawn from."""
+    results = [
+        result("missing", [MISSING] * 4),
+        result("lost", [PASSED, PASSED, PASSED, LOST]),
+        result("todo", [TODO, TODO, FAILED, PASSED], [TODO] * 4),
+        result("broken", [IMPORT] * 4, [FAILED] * 4),
+        result("full", [PASSED] * 4),
+    ]
+    lines = report.tasks_table(results)
+    header = next(line for line in lines if line.startswith("| task |"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    assert columns[4:] == list(figures.STATES)
+    rows = {}
+    for line in lines:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if re.fullmatch(r"ch\d+\.\d+", cells[0]):
+            rows[cells[0]] = dict(zip(columns, cells))
+    table, losses = figures.task_table(results), figures.task_losses(results)
+    assert set(rows) == set(table)
+    for task, row in rows.items():
+        assert (
+            int(row["lost (class)"])
+            == table[task]["lost"]
+            == sum(losses[task][why] for why in figures.LOSSES)
+        )
+        for state in figures.STATES:
+            assert int(row[state]) == table[task][state], (task, state)
+        assert sum(int(row[s]) for s in figures.STATES) == len(results)
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -120,7 +178,7 @@ def png_size(path: Path) -> tuple[int, int]:
 
 def test_both_figures_are_written_and_linked_from_the_summary(tmp_path):
     results = [result("a", [PASSED] * 4), result("b", [TODO] * 4, [FAILED] * 4)]
-    report.write_all(tmp_path, results, CHAPTERS)
+    outputs.write_reports(tmp_path, results, CHAPTERS)
     for name in ("score_distribution.png", "task_losses.png"):
         width, height = png_size(tmp_path / name)
         assert 300 < width < 2000 and 100 < height < 2000
@@ -172,7 +230,7 @@ def test_outputs_stay_readable_at_500_students(tmp_path):
         assert {(p.a, p.b) for p in found.pairs} == {
             (f"student{k:03d}", f"student{k + 100:03d}") for k in range(30)
         }
-    report.write_all(tmp_path, results, CHAPTERS, similar=found)
+    outputs.write_reports(tmp_path, results, CHAPTERS, similar=found)
 
     summary = (tmp_path / "summary.md").read_text()
     assert len(summary.splitlines()) < 130, len(summary.splitlines())

@@ -36,7 +36,7 @@ def graded(tmp_path_factory):
     chapters = [index.chapter("ch00")]
     found, _ = collect.discover(subs, chapters)
     progress = io.StringIO()
-    grade.grade(found, out, chapters, jobs=2, progress_stream=progress)
+    grade.grade(found, out, chapters, jobs=2, progress_stream=progress, gradebook=True)
     return out, progress.getvalue()
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import gradebook, report, score
+from grader import figures, gradebook, outputs, report, score
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -93,7 +93,7 @@ def test_a_hidden_test_shows_the_same_in_feedback_and_results_and_its_detail_onl
     tmp_path,
 ):
     r = student("ann", random.Random(1), gpu=False)
-    report.write_all(tmp_path, [r], ["ch00"])
+    outputs.write_reports(tmp_path, [r], ["ch00"])
     data = json.loads((tmp_path / "ann" / "results.json").read_text())
     feedback = (tmp_path / "ann" / "feedback.md").read_text()
     hidden = [
@@ -110,7 +110,7 @@ def test_a_student_named_like_an_output_file_does_not_stop_the_run(tmp_path):
     results = [
         student(name, random.Random(2), gpu=False) for name in ("grades.csv", "summary.md", "zoe")
     ]
-    report.write_all(tmp_path, results, ["ch00"])
+    outputs.write_reports(tmp_path, results, ["ch00"])
     with open(tmp_path / "grades.csv") as f:
         rows = {row["student"]: row for row in csv.DictReader(f)}
     assert set(rows) == {"grades.csv", "summary.md", "zoe"}
@@ -124,7 +124,7 @@ def test_the_summary_stays_short_at_500_students(tmp_path):
     text = report.summary_md(results, ["ch00"])
     assert len(text.splitlines()) < 80, f"{len(text.splitlines())} lines"
     assert "Failures shared by several students" in text and "and" in text
-    report.score_figure(results, ["ch00"], tmp_path / "fig.png")
+    figures.score_figure(results, ["ch00"], tmp_path / "fig.png")
     assert (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -134,7 +134,7 @@ def test_gradebook_cells_come_from_the_course_not_the_first_student(tmp_path):
         student("aaa", random.Random(4), gpu=False),
         student("bbb", random.Random(5), gpu=True),
     ]
-    report.write_all(tmp_path, results, ["ch00"])
+    outputs.write_reports(tmp_path, results, ["ch00"])
     gradebook.write(tmp_path / "gradebook.db", results, specs())
     env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
     subprocess.run(
@@ -152,3 +152,28 @@ def test_gradebook_cells_come_from_the_course_not_the_first_student(tmp_path):
     for name in ("aaa", "bbb"):
         assert float(exported[name]["score"]) == float(table[name]["total"])
         assert float(exported[name]["max_score"]) == float(table[name]["max"])
+
+
+def test_tampering_attempts_and_refused_files_are_one_line_each_in_the_summary():
+    mallory = student("mallory", random.Random(6), gpu=False)
+    mallory.flags = [
+        "'conftest.py': a conftest.py (pytest would load it; the grader never does)",
+        "zip entry '../x.py' refused: path leaves the submission (..)",
+    ]
+    mallory.tests[0].status, mallory.tests[0].category = "failed", "tampering"
+    honest = student("honest", random.Random(7), gpu=False)
+    text = report.summary_md([honest, mallory], ["ch00"])
+    section = text.split("## Tampering attempts and refused files", 1)[1].split("\n## ", 1)[0]
+    items = [line for line in section.splitlines() if line.startswith("- ")]
+    assert len(items) == 3 and all(line.startswith("- mallory: ") for line in items), items
+    assert "conftest.py" in items[0] and "refused" in items[1] and "tampering" in items[2]
+    assert "honest" not in section
+    assert "## Tampering" not in report.summary_md([honest], ["ch00"])
+
+
+def test_notes_in_the_summary_are_cut_between_words():
+    r = student("ann", random.Random(8), gpu=False)
+    r.notes = ["the test process had to be restarted " + "again and again " * 30]
+    [line] = [x for x in report.summary_md([r], ["ch00"]).splitlines() if x.startswith("- ann:")]
+    assert line.endswith("…") and len(line) < 260
+    assert line.removesuffix("…").split()[-1] in ("again", "and"), line
