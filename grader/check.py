@@ -21,10 +21,17 @@ def main(chapters: list[str], impl: str = "exercises", limits: dict | None = Non
     chosen = grade.choose_chapters(chapters)
     folder = resolve_impl(impl)
     files, notes = collect.read_folder(folder, chosen)
-    problems = preflight.environment_problems(chosen, isolation.mode())
+    mode = isolation.mode()
+    problems = preflight.environment_problems(chosen, mode)
     if problems:
-        print(f"error: {preflight.Proof(False, isolation.mode(), problems).refusal()}")
+        print(f"error: {preflight.Proof(False, mode, problems).refusal()}")
         return 2
+    if mode == "none":  # macOS, Windows, or Linux without namespaces and Landlock
+        print(
+            f"note: no sandbox on this machine ({isolation.DESCRIPTION[mode]}): your code runs "
+            "as you; the tests and the score are the same as in grading",
+            file=sys.stderr,
+        )
     if not any(c.hidden_tests.exists() for c in chosen):
         print(
             "no hidden tests here (a student release): checking the public tests only",
