@@ -1,23 +1,15 @@
-"""No channel between student processes: what one submission's code leaves in the
-kernel or on disk never reaches the next one.
-
-A *writer* submission, at import, leaves a marker through every channel we can name —
-the user keyring, files in every folder any user may write, a System V shared memory
-segment, an abstract Unix socket, a lock on a file every sandbox can read — and forks
-processes that keep the live ones open. A *reader* graded after it (the next student of
-the same run, which may well get the same sandbox uid) looks for each marker, and so
-does the hidden phase of a student whose public phase left them; its
-``gradient_at`` answers correctly only if it found none, and otherwise returns a bit
-mask of what it found. Run in every isolation mode this machine offers.
+"""No channel between student processes that live at the same time: a second grader on
+the machine, or a second job of the same one, finds nothing of a sandbox that holds
+every channel open (tests/grader_data/channel_students.py); and in the uid mode a
+sandbox cannot open the hidden phase's files or a classmate's by their paths. (What one
+submission leaves for the *next* one is checked in every column of
+tests/test_grader_confinement.py.)
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import os
-import platform
-import secrets
 import shutil
 import subprocess
 import sys
@@ -30,158 +22,15 @@ import pytest
 from grader import isolation
 from grader.isolation import uids
 from harness.target import REPO
+from tests.grader_data.channel_students import (
+    READER,
+    WRITER,
+    found_channels,
+    returned,
+)
 from tests.grader_data.helpers import STUB, readable_python_prefix, write_submission
 
 pytestmark = pytest.mark.timeout(900)
-KEYS = {"x86_64": (248, 250), "aarch64": (217, 219)}.get(platform.machine(), (-1, -1))
-CHANNELS = ("keyring", "tmp", "var_tmp", "dev_shm", "sysv_shm", "abstract_socket", "flock")
-CHANNELS += ("inotify", "dnotify", "proc", "loopback_socket", "page_cache")  # live sandboxes
-SHARED_FILE = os.__file__  # part of Python: readable by every sandbox in every mode
-# What this test run's markers are named by: the uid mode's sandboxes share /tmp, System V
-# IPC and abstract sockets with a second test run on the machine, which must not find ours.
-RUN = secrets.token_hex(4)
-MARKER = f"course-marker-{RUN}"
-
-COMMON = f"""
-import ctypes as _c, fcntl as _f, os as _o, socket as _s, time as _t
-_libc = _c.CDLL(None, use_errno=True)
-_MARK = b"course-channel-marker"
-_ADD_KEY, _KEYCTL = {KEYS}
-_NAME = {MARKER!r}
-_FILES = tuple(_o.path.join(d, _NAME) for d in ("/tmp", "/var/tmp", "/dev/shm"))
-_SHM_KEY = {0x10000000 | int(RUN, 16) & 0x0FFFFFFF}
-_SOCKET = "\\0" + _NAME
-_SHARED = {SHARED_FILE!r}
-"""
-
-WRITER = (
-    STUB
-    + COMMON
-    + """
-def _leave():
-    _libc.syscall(_ADD_KEY, b"user", _NAME.encode(), _MARK, len(_MARK), _c.c_long(-4))
-    for path in _FILES:
-        try:
-            with open(path, "wb") as f:
-                f.write(_MARK)
-            _o.chmod(path, 0o644)
-        except OSError:
-            pass
-    _libc.shmget(_SHM_KEY, 4096, 0o1000 | 0o666)  # IPC_CREAT
-    if _o.getpid() == 1:
-        return  # a PID namespace ends every process with us: leave the uid free for reuse
-    if _o.fork() == 0:  # a process that keeps the live channels open, out of our group
-        _o.setsid()
-        try:
-            server = _s.socket(_s.AF_UNIX, _s.SOCK_STREAM)
-            server.bind(_SOCKET)
-            server.listen(4)
-        except OSError:
-            pass
-        try:
-            held = open(_SHARED, "rb")
-            _f.flock(held, _f.LOCK_SH)
-        except OSError:
-            pass
-        _t.sleep(600)
-        _o._exit(0)
-    _t.sleep(0.5)
-
-
-_leave()
-"""
-)
-
-READER = (
-    STUB
-    + COMMON
-    + """
-def _found():
-    mask = 0
-    if _libc.syscall(_KEYCTL, 10, _c.c_long(-4), b"user", _NAME.encode(), 0) >= 0:
-        mask |= 1  # KEYCTL_SEARCH in the user keyring
-    for bit, path in zip((2, 4, 8), _FILES):
-        mask |= bit if _o.path.exists(path) else 0
-    if _libc.shmget(_SHM_KEY, 0, 0) >= 0:
-        mask |= 16
-    try:  # closed at once: a connection kept open would fill the holder's backlog
-        with _s.socket(_s.AF_UNIX, _s.SOCK_STREAM) as client:
-            client.settimeout(2)  # a full backlog would block a plain connect
-            client.connect(_SOCKET)
-            mask |= 32
-    except OSError:
-        pass
-    try:
-        with open(_SHARED, "rb") as probe:
-            _f.flock(probe, _f.LOCK_EX | _f.LOCK_NB)
-    except BlockingIOError:
-        mask |= 64
-    except OSError:
-        pass
-    return mask
-
-
-def gradient_at(w, x, target):
-    found = _found()
-    return -16.0 if not found else float(found)
-"""
-)
-
-
-# One student whose public phase leaves the markers and whose hidden phase (a process of
-# its own, possibly under the same uid) looks for them: right answers only if it finds none.
-SELF = (
-    WRITER.replace("\n_leave()\n", "\n")
-    + READER.rsplit("def gradient_at", 1)[0].split(COMMON, 1)[1]
-    + """
-from pathlib import Path as _Path
-
-_HIDDEN = (_Path(__file__).resolve().parents[2] / "grader").exists()
-if not _HIDDEN:
-    _leave()
-
-
-def gradient_at(w, x, target):
-    found = _found() if _HIDDEN else 0
-    return 2 * x * (x * w - target) + (1e6 * found if found else 0.0)
-"""
-)
-
-
-def found_channels(value: float) -> list[str]:
-    return [name for bit, name in enumerate(CHANNELS) if int(value) >> bit & 1]
-
-
-def returned(said: str) -> float:
-    """The value a failed probe's message reports the student's function gave."""
-    import re
-
-    found = re.search(r"(?:returned|got) (-?[0-9.]+(?:e[-+]?[0-9]+)?)", said)
-    return float(found.group(1)) if found else 0.0
-
-
-def grade_pair(tmp_path: Path, env: dict, prefix: list[str]) -> dict:
-    subs, out = tmp_path / "subs", tmp_path / "out"
-    write_submission(subs, "a_writer", WRITER)
-    write_submission(subs, "b_reader", READER)
-    write_submission(subs, "c_self", SELF)
-    done = subprocess.run(
-        [*prefix, sys.executable, "-m", "grader", "grade", str(subs), "--out", str(out),
-         "--chapters", "ch00", "--jobs", "1", "--no-gradebook", "--test-timeout", "20"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=800,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    import json
-
-    data = json.loads((out / "b_reader" / "results.json").read_text())
-    with open(out / "grades.csv") as f:
-        assert {row["student"] for row in csv.DictReader(f)} == {"a_writer", "b_reader", "c_self"}
-    tests = {t["name"]: t for t in data["tests"]}
-    own = json.loads((out / "c_self" / "results.json").read_text())
-    tests["self"] = next(t for t in own["tests"] if t["name"].endswith("gradient_at_random_points"))
-    lines = (out / "_instructor" / "hidden_failures.md").read_text().splitlines()
-    tests["self"]["detail"] = "\n".join(line for line in lines if "random_points" in line)
-    return tests
 
 
 def grader_env(tmp_path: Path) -> dict[str, str]:
@@ -191,28 +40,6 @@ def grader_env(tmp_path: Path) -> dict[str, str]:
 
 
 MODES = ["namespace", "uid"] if isolation.mode() == "namespace" else [isolation.mode()]
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="sandbox uids need root")
-@pytest.mark.parametrize("mode", MODES)
-def test_nothing_a_submission_leaves_reaches_the_next_one(tmp_path, mode):
-    env = grader_env(tmp_path)
-    prefix = []
-    if mode == "uid":
-        env["GRADER_ISOLATION"] = "uid"
-        prefix = readable_python_prefix()
-    tests = grade_pair(tmp_path, env, prefix)
-    probe = tests["ch00 public: test_gradient_at_the_books_point"]
-    if probe["status"] != "passed":
-        said = probe["output"]
-        pytest.fail(f"{mode} mode: the reader found {found_channels(returned(said))}: {said}")
-    own = tests["self"]
-    assert own["status"] == "passed", (
-        f"{mode} mode: a student's hidden phase found what its public phase left: "
-        f"{own['detail'][-1500:]}"
-    )
-    leftovers = [p for p in ("/tmp", "/var/tmp", "/dev/shm") if Path(p, MARKER).exists()]
-    assert not leftovers, f"the writer's files outlived it in {leftovers}"
 
 
 PROBER = (

@@ -17,6 +17,7 @@ states each column; a row this file does not hold is not in that table as defend
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
 import json
 import os
@@ -32,7 +33,14 @@ import pytest
 
 from grader import isolation
 from harness.target import REPO
-from tests.grader_data.helpers import SOLUTION, STUB, readable_python_prefix, write_submission
+from tests.grader_data import channel_students as channels
+from tests.grader_data.helpers import (
+    CH00_MAX,
+    SOLUTION,
+    STUB,
+    readable_python_prefix,
+    write_submission,
+)
 
 pytestmark = [
     pytest.mark.timeout(900),
@@ -149,10 +157,38 @@ def gradient_at(w, x, target):
 """
 
 
+# The attack the instructors' reports describe, whole: run the reference in place of its
+# own code (found at its known path or through sys.path), leave a note in the grader's
+# folder, and sink a classmate's next regrade. It deserves 0 and must change nothing.
+COPIER = """
+import os as _o, sys as _sys
+from pathlib import Path as _P
+
+_WHERE = {where!r}
+_candidates = [_P(_WHERE["repo"]) / "solutions/ch00/training_loop.py"]
+for _entry in _sys.path:
+    for _folder in [_P(_entry or "."), *_P(_entry or ".").resolve().parents]:
+        _candidates.append(_folder / "solutions/ch00/training_loop.py")
+for _path in _candidates:
+    try:
+        exec(compile(_path.read_text(), str(_path), "exec"), globals())
+        break
+    except Exception:
+        pass
+for _path, _text in ((_WHERE["home"] + "/copied.txt", "found it"),
+                     (_WHERE["classmate"], "\nraise SystemExit\n")):
+    try:
+        with open(_path, "a") as _f:
+            _f.write(_text)
+    except Exception:
+        pass
+"""
+
+
 class Column:
     """One way of running the grader: its command prefix, environment and files."""
 
-    def __init__(self, name: str, tmp: Path) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
         self.base = Path(tempfile.mkdtemp(prefix=f"confinement-{name}-", dir="/tmp"))
         self.base.chmod(0o711)  # enterable (a uid sandbox's folder lies under TMPDIR)
@@ -198,7 +234,7 @@ class Column:
 
 
 @contextlib.contextmanager
-def listeners(folder: Path):
+def listeners():
     """A TCP and a UDP socket on one loopback port, and a Unix socket anyone may connect
     to at a path (in a folder anyone may enter)."""
     tcp = socket.create_server(("127.0.0.1", 0))
@@ -234,61 +270,133 @@ def digest(path: Path) -> str:
 COLUMNS = ["root", "normal-user", "container", "landlock"]
 
 
-@pytest.mark.parametrize("column", COLUMNS)
-def test_a_submission_reaches_nothing_outside_its_sandbox(tmp_path, column):
-    if column == "root" and isolation.mode() != "namespace":
-        pytest.skip("namespaces are refused here: the container column covers root")
-    col = Column(column, tmp_path)
-    everywhere = [d for d in world_writable() if not d.startswith(str(col.base))]
-    writable = everywhere
-    if column in ("root", "normal-user"):  # its /tmp and /dev/shm are its own, in memory
-        writable = [d for d in writable if not d.startswith(("/tmp", "/dev/shm"))]
-    if column in ("container", "landlock"):  # multiprocessing's semaphores live there:
-        # its own files, never readable by another uid (container), or the README's gap
-        writable = [d for d in writable if not d.startswith("/dev/shm")]
-        everywhere = [d for d in everywhere if not d.startswith("/dev/shm")]
-    try:
-        with listeners(tmp_path) as (port, unix):
-            classmate = col.subs / "a_classmate" / "ch00" / "training_loop.py"
+class Graded:
+    """One column's run: the prober, the copier, the channel students, the reference."""
+
+    def __init__(self, column: str) -> None:
+        self.column = column
+        self.col = col = Column(column)
+        everywhere = [d for d in world_writable() if not d.startswith(str(col.base))]
+        writable = everywhere
+        if column in ("root", "normal-user"):  # its /tmp and /dev/shm are its own, in memory
+            writable = [d for d in writable if not d.startswith(("/tmp", "/dev/shm"))]
+        if column in ("container", "landlock"):  # multiprocessing's semaphores live there:
+            # its own files, never readable by another uid (container), or the README's gap
+            writable = [d for d in writable if not d.startswith("/dev/shm")]
+            everywhere = [d for d in everywhere if not d.startswith("/dev/shm")]
+        self.everywhere = everywhere
+        self.classmate = col.subs / "a_classmate" / "ch00" / "training_loop.py"
+        with listeners() as (port, unix):
             where = {
-                "repo": str(REPO), "classmate": str(classmate), "out": str(col.out),
+                "repo": str(REPO), "classmate": str(self.classmate), "out": str(col.out),
                 "home": str(col.home), "writable": writable, "marker": MARKER, "port": port,
                 "unix": unix,
             }  # fmt: skip
-            write_submission(col.subs, "a_classmate", SOLUTION)
-            write_submission(col.subs, "b_prober", STUB + PROBER.format(where=where))
+            students = {
+                "a_classmate": SOLUTION,
+                "b_prober": STUB + PROBER.format(where=where),
+                "c_copier": STUB + COPIER.format(where=where),
+                "d_writer": channels.WRITER,  # graded before e_reader (--jobs 1, in order)
+                "e_reader": channels.READER,
+                "f_self": channels.SELF,
+            }
+            for name, module in students.items():
+                write_submission(col.subs, name, module)
             col.chown_tree(col.subs)
-            before = digest(classmate)
-            done = subprocess.run(
+            self.classmate_before = digest(self.classmate)
+            self.done = subprocess.run(
                 [*col.prefix, sys.executable, "-m", "grader", "grade", str(col.subs),
                  "--out", str(col.out), "--chapters", "ch00", "--jobs", "1", "--no-gradebook",
                  "--test-timeout", "60", *col.flags],
                 cwd=REPO, env=col.env, capture_output=True, text=True, timeout=800,
             )  # fmt: skip
-        assert done.returncode == 0, f"{column}: the grader failed: {done.stderr[-3000:]}"
-        data = json.loads((col.out / "b_prober" / "results.json").read_text())
-        probe = next(t for t in data["tests"] if t["name"].endswith("gradient_at_the_books_point"))
-        found = set()
-        if probe["status"] != "passed":
-            import re
+        assert self.done.returncode == 0, f"{column}: the grader failed: {self.done.stderr[-3000:]}"
+        with open(col.out / "grades.csv") as f:
+            self.scores = {row["student"]: row["ch00"] for row in csv.DictReader(f)}
 
-            value = re.search(r"(?:returned|got) (-?[0-9.]+(?:e[-+]?[0-9]+)?)", probe["output"])
-            assert value, f"{column}: the prober failed without a mask: {probe['output']}"
-            mask = int(float(value.group(1)))
-            found = {name for bit, name in enumerate(ROWS) if mask >> bit & 1}
-        abi = isolation.landlock_abi()
-        print(f"{column} (Landlock ABI {abi}): reached {sorted(found) or 'nothing'}")
-        assert found <= allowed_here(column), (
-            f"{column}: a submission reached {sorted(found - allowed_here(column))} "
-            f"(grader/README.md says this column leaves open only "
-            f"{sorted(allowed_here(column)) or 'nothing'})"
-        )
-        left = [d for d in everywhere if Path(d, MARKER).exists()]
-        left += [str(p) for p in (col.home / MARKER, col.out / MARKER) if p.exists()]
-        assert not left, f"{column}: files the prober wrote are on disk: {left}"
-        assert digest(classmate) == before, f"{column}: the classmate's submission was changed"
-    finally:
+    def test(self, student: str, name: str) -> dict:
+        data = json.loads((self.col.out / student / "results.json").read_text())
+        return next(t for t in data["tests"] if t["name"].endswith(name))
+
+    def mask(self, student: str, name: str) -> int:
+        """0 if ``student``'s test ``name`` passed, else the value its function returned."""
+        probe = self.test(student, name)
+        if probe["status"] == "passed":
+            return 0
+        value = channels.returned(probe["output"])
+        assert value, f"{self.column}: {student} failed without a mask: {probe['output']}"
+        return int(value)
+
+    def cleanup(self) -> None:
         for d in world_writable():
-            with contextlib.suppress(OSError):
-                Path(d, MARKER).unlink()
-        col.cleanup()
+            for name in (MARKER, channels.MARKER):
+                with contextlib.suppress(OSError):
+                    Path(d, name).unlink()
+        self.col.cleanup()
+
+
+@pytest.fixture(scope="module", params=COLUMNS)
+def graded(request):
+    if request.param == "root" and isolation.mode() != "namespace":
+        pytest.skip("namespaces are refused here: the container column covers root")
+    run = Graded(request.param)
+    yield run
+    run.cleanup()
+
+
+def test_a_submission_reaches_nothing_outside_its_sandbox(graded):
+    mask = graded.mask("b_prober", "test_gradient_at_the_books_point")
+    found = {name for bit, name in enumerate(ROWS) if mask >> bit & 1}
+    allowed = allowed_here(graded.column)
+    print(f"{graded.column} (Landlock ABI {isolation.landlock_abi()}): reached {sorted(found)}")
+    assert found <= allowed, (
+        f"{graded.column}: a submission reached {sorted(found - allowed)} (grader/README.md "
+        f"says this column leaves open only {sorted(allowed) or 'nothing'})"
+    )
+    col = graded.col
+    left = [d for d in graded.everywhere if Path(d, MARKER).exists()]
+    left += [str(p) for p in (col.home / MARKER, col.out / MARKER) if p.exists()]
+    assert not left, f"{graded.column}: files the prober wrote are on disk: {left}"
+
+
+def test_a_module_that_runs_the_reference_in_its_place_gets_nothing_and_changes_nothing(graded):
+    assert graded.scores["c_copier"] == "0", (
+        f"{graded.column}: a module that runs the reference in place of its own code scored "
+        f"{graded.scores['c_copier']}: it found the solutions"
+    )
+    assert digest(graded.classmate) == graded.classmate_before, (
+        f"{graded.column}: the classmate's submission was changed on disk"
+    )
+    assert not (graded.col.home / "copied.txt").exists(), (
+        f"{graded.column}: the copier wrote into the grader's home"
+    )
+    assert int(graded.scores["a_classmate"]) == CH00_MAX, (
+        f"{graded.column}: the reference, graded beside them, scored {graded.scores['a_classmate']}"
+    )
+
+
+def shared_between_sandboxes(column: str) -> set[str]:
+    """What the README says one sandbox can leave for the next in a column."""
+    return {"dev_shm"} if column == "landlock" else set()  # the grader's own user's folder
+
+
+def test_nothing_a_submission_leaves_reaches_the_next_one(graded):
+    """The reader, graded after the writer (maybe under the same uid), and the writer's
+    own hidden phase find none of the markers it left (grader_data/channel_students.py)."""
+    allowed = shared_between_sandboxes(graded.column)
+    found = set(channels.found_channels(graded.mask("e_reader", "books_point")))
+    assert found <= allowed, (
+        f"{graded.column}: a submission graded after the writer found what it left: "
+        f"{sorted(found - allowed)} (grader/README.md: {sorted(allowed) or 'nothing'})"
+    )
+    if not allowed:  # the hidden phase sees the same; it reports only pass or fail
+        own = graded.test("f_self", "gradient_at_random_points")
+        assert own["status"] == "passed", (
+            f"{graded.column}: a student's hidden phase found what its public phase left "
+            f"({graded.col.out / '_instructor' / 'hidden_failures.md'})"
+        )
+    folders = ("/tmp", "/var/tmp", "/dev/shm")
+    left = {p for p in folders if Path(p, channels.MARKER).exists()}
+    assert left <= ({"/dev/shm"} & {"/" + c.replace("_", "/") for c in allowed}), (
+        f"{graded.column}: the writer's files outlived it in {sorted(left)}"
+    )
