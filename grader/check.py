@@ -14,6 +14,7 @@ import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from grader import collect, grade, isolation, preflight, report, run, sandbox, score
+from harness import index
 from harness.target import resolve_impl
 
 
@@ -64,6 +65,7 @@ def main(chapters: list[str], impl: str = "exercises", limits: dict | None = Non
         print(f"error: {proof.refusal()}")
         return 2
     print(report.feedback_md(result, [c.id for c in chosen]))
+    print("\n".join(task_table(result)))
     for c in chosen:
         got, most = result.chapter_score(c.id)
         status = result.chapter_status(c.id)
@@ -77,3 +79,26 @@ def main(chapters: list[str], impl: str = "exercises", limits: dict | None = Non
         )
         return 3
     return 0
+
+
+def task_table(result: score.StudentResult) -> list[str]:
+    """Per task, as the chapter's own pytest run shows it: done, failing, not started, or
+    blocked by the first task it relies on that fails or is unwritten."""
+    shown = {"passed": "passed", "failed": "failed", "not_here": "skipped"}
+    outcomes = [
+        # the full message names the task whose TODO a test met (a hidden test's shown
+        # text does not); it only picks which task the table names, and is not shown
+        index.TestOutcome(t.spec.task, shown[t.status], t.category, t.detail or t.output)
+        for t in result.tests
+        if t.spec.task and t.status in shown
+    ]
+    lines = ["## Tasks", ""]
+    for task_id, state in sorted(
+        index.task_states(outcomes).items(), key=lambda kv: index.task_key(kv[0])
+    ):
+        try:
+            name = index.task(task_id).name
+        except KeyError:
+            name = "?"
+        lines.append(f"{task_id:<9} {name:<28} {state.describe()}")
+    return lines + [""]

@@ -5,6 +5,7 @@ a task is started, and the same results whatever the multiprocessing start metho
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -205,3 +206,28 @@ def test_the_students_pytest_runs_under_a_locale_that_is_not_utf8():
     stub = subprocess.run(base, cwd=REPO, capture_output=True, text=True, env=env)
     assert "UnicodeDecodeError" not in stub.stdout + stub.stderr, stub.stdout[-1500:]
     assert "TODO: implement" in stub.stdout, stub.stdout[-1500:]
+
+
+def test_grader_checks_task_table_names_the_task_a_failing_one_waits_on():
+    """`grader check` shows the same task states as the chapter's pytest run; a hidden
+    test's shown text names no task, so its full message decides whose TODO it met."""
+    from grader import check, score
+
+    def result(task, status, category="", shown="", detail="", hidden=False):
+        spec = score.TestSpec(f"x::{task}{status}{hidden}", "ch07", "t", task, 1, False, hidden)
+        return score.TestResult(spec, status, 0, shown, detail or shown, category)
+
+    todo = "TODO: implement ch07.2 merge_heads — see course/ch07.md#x"
+    student = score.StudentResult("you", [
+        result("ch07.2", "failed", "todo", todo),
+        result("ch07.6", "failed", "todo", "heads — not implemented yet", todo, hidden=True),
+        result("ch07.6", "failed", "assert", "weights differ"),
+        result("ch07.1", "passed"),
+        result("ch07.3", "not_graded", "", "not graded"),
+    ])  # fmt: skip
+    lines = check.task_table(student)
+    assert any(re.fullmatch(r"ch07\.6 +MultiHeadSelfAttention +blocked by ch07\.2 merge_heads", ln)
+               for ln in lines), lines  # fmt: skip
+    assert any(re.fullmatch(r"ch07\.2 +merge_heads +not started \(TODO\)", ln) for ln in lines)
+    assert any(re.fullmatch(r"ch07\.1 +split_heads +done", ln) for ln in lines), lines
+    assert not any(ln.startswith("ch07.3") for ln in lines), "a test not graded decides nothing"
