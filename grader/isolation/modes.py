@@ -132,7 +132,8 @@ def gaps(mode: str, abi: int | None = None) -> list[str]:
 DESCRIPTION = {
     "namespace": "own namespaces and root, a uid of its own, Landlock and seccomp",
     "userns": "own user namespace, root and namespaces (as your user), Landlock and seccomp",
-    "uid": "a uid of its own, Landlock rules and seccomp, no namespaces (refused here)",
+    "uid": "a uid of its own and seccomp, Landlock rules where the kernel has them; no "
+    "namespaces (refused here)",
     "landlock": "Landlock rules and seccomp as your own user (no user namespaces here)",
     "none": "limits only: no namespaces and no Landlock here",
 }
