@@ -309,18 +309,22 @@ def task_states(
 
 def _first_cause(task_id: str, trouble: dict[str, bool], named: set[str]) -> str | None:
     """The task to fix first: one ``task_id`` relies on (or whose TODO its tests met) that is
-    in trouble and does not itself wait on another such task. Tasks that rely on each other
-    never block each other."""
+    in trouble and does not itself wait on another such task. Of two tasks that rely on each
+    other, the later in the course waits on the earlier, never the other way round."""
     candidates = sorted(
-        {t for t in relies_on(task_id) if t in trouble and task_id not in relies_on(t)} | named,
+        {t for t in relies_on(task_id) if t in trouble and waits(task_id, t)} | named,
         key=task_key,
     )
-
-    def waits(u: str, v: str) -> bool:  # u relies on v, and not the other way round
-        return v in relies_on(u) and u not in relies_on(v)
-
     roots = [u for u in candidates if not any(v != u and waits(u, v) for v in candidates)]
     return roots[0] if roots else None
+
+
+def waits(task_id: str, other: str) -> bool:
+    """Whether ``task_id`` waits on ``other``: it relies on it, and ``other`` does not rely
+    on it back unless ``other`` comes first in the course."""
+    if other not in relies_on(task_id):
+        return False
+    return task_id not in relies_on(other) or task_key(other) < task_key(task_id)
 
 
 def hint_text(task_id: str, level: int = 2) -> str:
