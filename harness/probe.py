@@ -37,9 +37,10 @@ import operator
 from pathlib import Path
 from time import perf_counter as _clock  # bound here, before any student module loads
 
-from harness import wire
+from harness import invariants, wire
 
 MESSAGE_LIMIT = 300  # characters of a student exception's text that reach a report
+BROKEN_LIMIT = 600  # characters of a broken invariant's text (the harness's own words)
 
 
 class Probe:
@@ -154,6 +155,8 @@ def rebuilt_error(type_name: str, base: str | None, message: str, where=()) -> S
     """A StudentError that is also an instance of the builtin ``base`` (when allowed)."""
     if type_name == TAMPERING_TYPE:
         return Tampering(message, where)
+    if type_name == invariants.BROKEN_TYPE:  # the test's own failure, as in one process
+        return invariants.Broken(str(message)[:BROKEN_LIMIT])
     cls = _REBUILT_BY_NAME.get(str(base))
     if cls is None:
         return StudentError(type_name, message, where)
@@ -183,7 +186,8 @@ def error_report(exc: BaseException, impl_root: Path | None = None) -> dict:
             )
             where.append(f"{rel}:{tb.tb_lineno} in {tb.tb_frame.f_code.co_name}")
         tb = tb.tb_next
-    return {"type": name[:100], "base": base, "message": text[:MESSAGE_LIMIT], "where": where[-5:]}
+    limit = BROKEN_LIMIT if isinstance(exc, invariants.Broken) else MESSAGE_LIMIT
+    return {"type": name[:100], "base": base, "message": text[:limit], "where": where[-5:]}
 
 
 def is_from_student(exc: BaseException) -> bool:
@@ -538,8 +542,11 @@ class InProcess:
     @contextlib.contextmanager
     def inside(self, label: str = "a call"):
         """Reach the student's module live; afterwards, check that it left the names the
-        tests rely on alone (a replacement fails the call as tampering)."""
+        tests rely on alone (a replacement fails the call as tampering) and report an
+        invariant it broke even where a probe caught that failure."""
         self.watch.refuse_if_tampered()
+        if not self.depth:
+            invariants.take_pending()
         self.depth += 1
         try:
             yield
@@ -547,6 +554,9 @@ class InProcess:
             self.depth -= 1
             if not self.depth:
                 self.watch.check(f"after {label}")
+                broken = invariants.take_pending()
+                if broken is not None:
+                    raise broken
 
     def call(self, p: Probe, args: tuple, kwargs: dict):
         args, kwargs = plain_arguments(f"probe {p.name}", args, kwargs)
@@ -562,7 +572,7 @@ class InProcess:
             # the student's module is imported only once a test reaches it, after the
             # watch's record was taken.
             raise AttributeError(f"{chapter}/{module}.py's {name} is not reached from here")
-        value = live()
+        value = invariants.checked(live(), chapter, name)
         if self.depth:
             return value
         if callable(value):
@@ -570,7 +580,7 @@ class InProcess:
         return readable(value)
 
     def begin_test(self, nodeid: str, timeout: float | None) -> None:
-        pass
+        invariants.HANDOUTS.clear()
 
     def end_test(self) -> None:
         pass
@@ -593,16 +603,23 @@ class StudentSide(InProcess):
         request, each with an error of its own, rather than the import itself (a failed
         import is one error object re-raised by every test of the chapter)."""
         self.watch.refuse_if_tampered()
+        invariants.take_pending()
         try:
             value = run()
         except BaseException:
             self.watch.check(f"after {label}")
+            broken = invariants.take_pending()
+            if broken is not None:
+                raise broken from None
             raise
         try:
             self.watch.check(f"after {label}")
         except Tampering:
             if not importing:
                 raise
+        broken = invariants.take_pending()
+        if broken is not None:
+            raise broken
         return value
 
 

@@ -1,7 +1,7 @@
 """Divides the curve by its first value in the caller's own list (only ratios matter), then
 classifies: every verdict is right, and the caller's losses are gone."""
 
-EXPECT = r"changed the list"
+EXPECT = r"changed its argument `losses`"
 SELECT = "classify"
 
 

@@ -1,7 +1,7 @@
 """Non-finite losses are replaced, in the caller's own list, by a value above the largest
 finite one before plotting: the picture is fine, the caller's record of the run is not."""
 
-EXPECT = r"changed the list"
+EXPECT = r"changed its argument `losses`"
 SELECT = "plot"
 EDITS = [
     (

@@ -2,7 +2,7 @@
 finite; but batch.detach().float() of a float32 batch is the caller's own storage, so
 checking a batch rewrites it: its nan and inf are gone."""
 
-EXPECT = r"in place|caller"
+EXPECT = r"in place|caller|changed its argument `batch`"
 SELECT = "contract or violation or range"
 TASK = "ch05a.2"
 

@@ -1,7 +1,7 @@
 """Zeroes the caller's padding in place (masked_fill_) before summing: the mean is right,
 the input tensor is silently changed."""
 
-EXPECT = r"modified the tensor|in place"
+EXPECT = r"modified the tensor|in place|changed its argument `x`"
 SELECT = "masked_mean"
 
 

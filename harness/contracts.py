@@ -1,0 +1,138 @@
+"""What a task's contract allows beyond the invariants every call keeps (``harness.invariants``).
+
+By default a call into the student's code only reads what its caller passed in, leaves
+global state as it found it, writes no file but the paths it was given, and returns
+objects of its own. A contract that says otherwise is written here, once, keyed by
+``"chNN.name"`` (the chapter and the name the tests reach):
+
+- ``changes``: parameters the call changes in place (``sgd_step`` updates the parameters
+  it is given; a name ending in ``_`` says so in PyTorch's own convention), or only the
+  gradients under one (``model.grad``);
+- ``aliases``: parameters whose memory the result may share (a view of an input, the
+  caller's module inside the model it returns);
+- ``state``: global state the call may change (``"random"``: it seeds or draws from the
+  global generators, as ``seed_worker`` exists to do);
+- ``repeats``: the call may hand out the same object on every call;
+- ``generator``: the parameter through which the caller may pass a generator: once one is
+  given, drawing from the global generators is no longer allowed.
+
+The table is immutable: the student's process holds a copy of it (the harness runs
+there too), and nothing there may loosen what the tests demand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class Allow:
+    """What one task's contract allows (see module doc); the default allows nothing."""
+
+    changes: frozenset[str] = frozenset()
+    aliases: frozenset[str] = frozenset()
+    state: frozenset[str] = frozenset()
+    repeats: bool = False
+    generator: str = ""  # a parameter: once given a generator, the call draws from it alone
+    methods: bool = True  # a class: check its methods' calls too
+    why: str = ""
+
+
+NOTHING = Allow()
+
+
+def _allow(
+    changes="", aliases="", state="", repeats=False, generator="", methods=True, why=""
+) -> Allow:
+    return Allow(
+        frozenset(changes.split()),
+        frozenset(aliases.split()),
+        frozenset(state.split()),
+        repeats,
+        generator,
+        methods,
+        why,
+    )
+
+
+ALLOWED = MappingProxyType(
+    {
+        # ch01
+        "ch01.standardize_channels_": _allow(
+            changes="x", aliases="x", why="standardizes x in place and returns it (the _ says so)"
+        ),
+        # ch02
+        "ch02.find_graph_cuts": _allow(
+            changes="args", why="runs the caller's fn on args; what fn does to them is its own"
+        ),
+        "ch02.first_stage": _allow(changes="log", why="appends a copy of its output to log"),
+        "ch02.accumulated_grad": _allow(
+            changes="model.grad", why="leaves the accumulated gradient in each parameter's .grad"
+        ),
+        # ch03
+        "ch03.sgd_step": _allow(changes="params", why="updates the parameters in place"),
+        # ch04
+        "ch04.xor_data": _allow(
+            state="random", why="given code: seeds the global generator, as the book does"
+        ),
+        "ch04.load_checkpoint": _allow(
+            changes="model optimizer", why="restores the file into model and optimizer"
+        ),
+        # ch05
+        "ch05.seed_worker": _allow(state="random", why="reseeds the worker's global generators"),
+        "ch05.time_loader": _allow(
+            state="random",
+            why="iterating a DataLoader that shuffles draws its seed from the global generator",
+        ),
+        # ch05a
+        "ch05a.train_with_pipeline": _allow(
+            state="random",
+            why="builds its model from the global generator seeded with seed, so runs with and "
+            "without scaling start from the same weights",
+        ),
+        "ch05a.flip_with_label": _allow(
+            aliases="label", why="a label the mirror leaves alone may come back as it was given"
+        ),
+        # ch06
+        "ch06.to_channels_first": _allow(aliases="x", why="a permuted view of x is the answer"),
+        # ch06a
+        "ch06a.distance_concentration": _allow(
+            state="random", generator="generator", why="the global generator when none is given"
+        ),
+        # ch07
+        "ch07.split_heads": _allow(aliases="x", why="a view of x (view + transpose)"),
+        "ch07.merge_heads": _allow(aliases="x", why="may be a view of x where memory allows"),
+        # ch08
+        "ch08.build_transfer_setup": _allow(
+            changes="model",
+            aliases="model",
+            state="random",
+            why="freezes the caller's model and gives it a fresh head (initialised from the "
+            "global generator, as nn.Linear does), then returns that model",
+        ),
+        "ch08.overfit_one_batch": _allow(changes="model", why="trains model in place"),
+        "ch08.train_steps": _allow(
+            changes="model optimizer", why="given code: trains model with optimizer"
+        ),
+        # ch09a: compiled by the tests; a wrapper around forward would be compiled with it
+        "ch09a.CausalTagger": _allow(methods=False, why="compiled: Dynamo would trace the check"),
+        "ch09a.NormalizedGate": _allow(methods=False, why="compiled: Dynamo would trace the check"),
+        # ch09b
+        "ch09b.make_run": _allow(
+            state="random", why="seeds torch's global state with seed before building the model"
+        ),
+        # ch10
+        "ch10.generate": _allow(
+            aliases="idx", why="with max_new_tokens=0, idx itself is the whole answer"
+        ),
+        "ch10.train_gpt": _allow(
+            state="random", why="deterministic for a given seed: seeds the global generator"
+        ),
+    }
+)
+
+
+def allowed(chapter: str, name: str) -> Allow:
+    """The exceptions ``chapter``'s ``name`` may take (``NOTHING`` unless listed)."""
+    return ALLOWED.get(f"{chapter}.{name}", NOTHING)
