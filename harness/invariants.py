@@ -233,7 +233,7 @@ class Owned:
         elif isinstance(x, np.ndarray):
             self._note("array", x, where, (x.shape, x.dtype, x.strides, x.copy()))
             if x.nbytes:
-                lo, hi = np.byte_bounds(x)
+                lo, hi = _byte_bounds(x)
                 self.memory.append((("cpu", lo, hi), where))
         elif isinstance(x, list):
             self._note("list", x, where, list(x))
@@ -420,11 +420,20 @@ def reachable(result, limit: int = MAX_NODES):
                 todo.append((getattr(x, f.name, None), f"{where}.{f.name}", depth + 1))
 
 
+def _byte_bounds(a: np.ndarray) -> tuple[int, int]:
+    """The first and one-past-last byte addresses ``a`` covers."""
+    lo = hi = a.__array_interface__["data"][0]
+    for n, step in zip(a.shape, a.strides):
+        if n:
+            lo, hi = lo + min(0, (n - 1) * step), hi + max(0, (n - 1) * step)
+    return lo, hi + a.itemsize
+
+
 def _memory(x) -> tuple | None:
     if isinstance(x, torch.Tensor):
         return _storage(x)
     if isinstance(x, np.ndarray) and x.nbytes:
-        lo, hi = np.byte_bounds(x)
+        lo, hi = _byte_bounds(x)
         return ("cpu", lo, hi)
     return None
 
@@ -512,7 +521,7 @@ def _same_as(x, mem, old) -> bool:
     if mem is None:
         return False
     if isinstance(obj, np.ndarray):
-        lo, hi = np.byte_bounds(obj)
+        lo, hi = _byte_bounds(obj)
         return _overlap(mem, ("cpu", lo, hi))
     if obj.nbytes() == 0:
         return False
@@ -777,21 +786,28 @@ def written(before: dict[Path, dict], paths: list[Path]) -> tuple[Path, str] | N
 
 # ---- the checked call ------------------------------------------------------------------------
 
-_signatures: dict[int, inspect.Signature | None] = {}
+_signatures: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _signature(fn) -> inspect.Signature | None:
+    try:
+        return _signatures[fn]
+    except (KeyError, TypeError):
+        pass
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    with contextlib.suppress(TypeError):  # not weakly referable: looked up each time
+        _signatures[fn] = sig
+    return sig
 
 
 def _named(fn, args: tuple, kwargs: dict) -> list[tuple[str, object]]:
-    key = id(fn)
-    if key not in _signatures:
-        try:
-            _signatures[key] = inspect.signature(fn)
-        except (TypeError, ValueError):
-            _signatures[key] = None
-    sig = _signatures[key]
+    sig = _signature(fn)
     if sig is not None:
         try:
-            bound = sig.bind(*args, **kwargs)
-            return list(bound.arguments.items())
+            return list(sig.bind(*args, **kwargs).arguments.items())
         except TypeError:
             pass
     return [(f"argument {i + 1}", v) for i, v in enumerate(args)] + list(kwargs.items())

@@ -1,0 +1,531 @@
+"""The invariants every call into the student's code keeps (``harness.invariants``): each one
+fails on a function that breaks it, with a message naming the invariant, the object and
+what changed; a function that keeps it passes; what a contract allows
+(``harness.contracts``) is allowed and nothing more. (That every chapter's reference and
+correct alternatives pass with the invariants on is ``tests/test_chapters.py``'s proof.)"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import dataclasses
+import inspect
+import os
+import random
+import re
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from harness import contracts, index, invariants, probe
+from harness.contracts import Allow
+from harness.target import NAMED_TARGETS
+
+
+def run(fn, *args, allow: Allow = contracts.NOTHING, **kwargs):
+    """``fn(*args, **kwargs)`` as the tests call a student's function."""
+    return invariants.call(fn, f"test.{fn.__name__}", fn.__name__, allow, args, kwargs)
+
+
+def broken(fn, *args, allow: Allow = contracts.NOTHING, **kwargs) -> str:
+    """The message of the invariant ``fn`` breaks (the test fails if it breaks none)."""
+    invariants.HANDOUTS.clear()
+    with pytest.raises(invariants.Broken) as caught:
+        run(fn, *args, allow=allow, **kwargs)
+    invariants.take_pending()
+    return str(caught.value)
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    invariants.HANDOUTS.clear()
+    invariants.take_pending()
+    yield
+    invariants.take_pending()
+
+
+# ---- arguments unchanged ---------------------------------------------------------------
+
+
+def test_a_list_rewritten_in_place_is_named_with_its_first_change():
+    def classify_curve(losses):
+        first = losses[0]
+        for k, v in enumerate(losses):
+            losses[k] = v / first
+        return "slow"
+
+    text = broken(classify_curve, [4.0, 2.0, 1.0])
+    assert "classify_curve(losses) changed its argument `losses` (element 0: 4 -> 1)" in text
+    assert "(invariant: arguments unchanged)" in text
+
+
+def test_appending_to_a_list_or_a_dict_is_a_change():
+    def pad(a):
+        a.insert(0, 1)
+
+    def note(d):
+        d["seen"] = True
+
+    assert "`a` (length 2 -> 3)" in broken(pad, [2, 3])
+    assert "`d` (keys removed [], added ['seen'])" in broken(note, {"x": 1})
+
+
+@pytest.mark.parametrize(
+    "edit, seen",
+    [
+        (lambda x: x.mul_(2), "element [0, 0]: 1 -> 2"),
+        (lambda x: x.unsqueeze_(0), "shape (2, 3)"),
+        (lambda x: x.t_(), "shape (2, 3)"),
+        (lambda x: x.requires_grad_(), "requires_grad False -> True"),
+        (lambda x: x.set_(torch.ones(2, 3)), "other memory"),
+    ],
+    ids=["values", "unsqueeze_", "t_", "requires_grad_", "set_"],
+)
+def test_a_tensor_is_compared_by_value_and_metadata(edit, seen):
+    def f(x):
+        edit(x)
+
+    assert seen in broken(f, torch.ones(2, 3))
+
+
+def test_a_backward_pass_that_reaches_the_callers_tensor_is_a_change():
+    def f(w):
+        (w * 2).sum().backward()
+
+    text = broken(f, torch.ones(3, requires_grad=True))
+    assert "`w` (its .grad: None -> a tensor" in text
+
+
+def test_nan_stays_nan_and_an_equal_new_float_is_no_change():
+    def f(xs, t):
+        xs[0] = float("nan")  # was NaN already
+        xs[1] = float(xs[1])  # the same value, another object
+        t[0] = float("nan")
+
+    xs = [float("nan"), 2.5]
+    t = torch.tensor([float("nan"), 1.0])
+    run(f, xs, t)  # no change seen
+
+
+def test_numpy_arrays_modules_optimizers_and_dataclasses_are_compared():
+    @dataclasses.dataclass
+    class Config:
+        lr: float
+
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))
+    opt = sgd(model, lr=0.1)
+
+    def zero(a):
+        a[1] = 0
+
+    def nudge(m):
+        with torch.no_grad():
+            m[0].weight.add_(1)
+
+    def evaluate(m):
+        m.eval()
+
+    def swap(m):
+        m[1] = nn.Identity()
+
+    def faster(o):
+        o.param_groups[0]["lr"] = 1.0
+
+    def tune(c):
+        c.lr = 2.0
+
+    assert "`a` (element [1]: 2 -> 0)" in broken(zero, np.array([1.0, 2.0]))
+    assert "`m`'s 0.weight (element [0, 0]" in broken(nudge, model)
+    assert "switched from training to evaluation mode" in broken(evaluate, model)
+    model.train()
+    assert "submodules were added, removed or replaced" in broken(swap, model)
+    assert "param_groups[0]['lr']: 0.1 -> 1" in broken(faster, opt)
+    assert "`c` (.lr: 0.1 -> 2)" in broken(tune, Config(0.1))
+
+
+def sgd(model: nn.Module, lr: float) -> torch.optim.SGD:
+    """An SGD optimizer as its constructor leaves it, without the constructor (whose first
+    call imports torch._dynamo: seconds this file does not need)."""
+    opt = torch.optim.SGD.__new__(torch.optim.SGD)
+    opt.param_groups = [{"params": list(model.parameters()), "lr": lr, "momentum": 0.9}]
+    opt.state = collections.defaultdict(dict)
+    return opt
+
+
+def test_optimizer_state_that_appears_is_a_change():
+    model = nn.Linear(2, 1)
+    opt = sgd(model, lr=0.1)
+
+    def momentum(o):  # what a step leaves behind
+        p = o.param_groups[0]["params"][0]
+        o.state[p]["momentum_buffer"] = torch.zeros_like(p)
+
+    assert "`o` (its state changed (a step was taken))" in broken(momentum, opt)
+
+
+def test_what_a_function_only_reads_passes():
+    def reads(losses, x, a, m, d):
+        return sum(losses), x.sum().item(), a.sum(), m(x).sum().item(), len(d)
+
+    model = nn.Linear(3, 1)
+    run(reads, [1.0, 2.0], torch.ones(2, 3), np.ones(3), model, {"k": [1]})
+
+
+def test_declared_in_place_changes_are_allowed_and_only_those():
+    def sgd_step(params, lr):
+        for p in params.values():
+            p.sub_(lr)
+
+    run(sgd_step, {"W": torch.ones(2)}, 0.1, allow=Allow(changes=frozenset({"params"})))
+
+    def accumulate(model, x):
+        model(x).sum().backward()
+
+    only_grads = Allow(changes=frozenset({"model.grad"}))
+    run(accumulate, nn.Linear(2, 1), torch.ones(1, 2), allow=only_grads)
+
+    def steps(model, x):
+        model(x).sum().backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= p.grad
+
+    assert "changed its argument `model`'s weight" in broken(
+        steps, nn.Linear(2, 1), torch.ones(1, 2), allow=only_grads
+    )
+
+
+# ---- global state unchanged ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "use, name",
+    [
+        (lambda: torch.rand(()), "torch's global random state"),
+        (lambda: torch.manual_seed(3), "torch's global random state"),
+        (lambda: np.random.random(), "numpy's global random state"),
+        (lambda: random.random(), "Python's global random state"),
+        (lambda: torch.set_grad_enabled(False), "grad mode"),
+        (lambda: torch.set_default_dtype(torch.float64), "the default dtype"),
+        (lambda: torch.set_num_threads(torch.get_num_threads() + 1), "torch's thread count"),
+        (lambda: torch.set_anomaly_enabled(True), "anomaly detection"),
+    ],
+    ids=["torch-draw", "torch-seed", "numpy", "python", "grad", "dtype", "threads", "anomaly"],
+)
+def test_global_state_is_checked_and_put_back(use, name):
+    def f():
+        use()
+
+    before = invariants.global_state()
+    text = broken(f)
+    assert f"f() changed {name}" in text and "(invariant: global state unchanged)" in text
+    after = invariants.global_state()
+    assert invariants._equal_state(before[name], after[name]), f"{name} was not put back"
+
+
+def test_the_working_directory_and_the_environment(tmp_path):
+    def wander():
+        os.chdir(tmp_path)
+
+    def export():
+        os.environ["COURSE_TEST_LEAK"] = "1"
+
+    here = os.getcwd()
+    assert "changed the working directory" in broken(wander)
+    assert os.getcwd() == here
+    try:
+        assert "COURSE_TEST_LEAK" in broken(export)
+    finally:
+        os.environ.pop("COURSE_TEST_LEAK", None)
+
+
+def test_a_generator_given_is_the_only_one_drawn_from():
+    allow = Allow(state=frozenset({"random"}), generator="generator")
+
+    def draw(n, generator=None):
+        return torch.rand(n)  # ignores the generator it was given
+
+    run(draw, 3, allow=allow)  # none given: the global one is allowed
+    assert "torch's global random state" in broken(
+        draw, 3, generator=torch.Generator().manual_seed(0), allow=allow
+    )
+
+
+def test_pyplot_figures_and_the_current_figure_belong_to_the_caller():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def leaves_open():
+        plt.figure()
+
+    def draws_on_current():
+        plt.plot([1, 2])
+
+    def closes_current():
+        plt.close()
+
+    def own_figure():
+        fig, ax = plt.subplots()
+        ax.plot([1, 2])
+        plt.close(fig)
+
+    plt.close("all")
+    assert "left figure(s) [1] open" in broken(leaves_open)
+    assert not plt.get_fignums(), "the figure a call left open is closed again"
+    caller = plt.figure()
+    try:
+        assert "drew into the caller's current figure" in broken(draws_on_current)
+        assert "closed the caller's figure(s)" in broken(closes_current)
+        run(own_figure)
+    finally:
+        plt.close(caller)
+
+
+def test_a_file_left_open_is_named(tmp_path):
+    kept = []
+
+    def log(path):
+        kept.append(open(path, "w"))  # noqa: SIM115 - the mistake under test
+
+    try:
+        assert "left " + str(tmp_path / "log.txt") + " open" in broken(log, tmp_path / "log.txt")
+    finally:
+        for f in kept:
+            f.close()
+
+
+# ---- writes only where told ------------------------------------------------------------
+
+
+def test_only_the_given_path_is_written(tmp_path, monkeypatch):
+    def exact(path):
+        path.write_bytes(b"x")
+
+    def with_suffix(path):
+        path.with_suffix(".png").write_bytes(b"x")
+
+    def by_name(path):
+        open(path.name, "wb").close()  # relative: lands in the working directory
+
+    run(exact, tmp_path / "a")
+    text = broken(with_suffix, tmp_path / "curve")
+    assert "wrote 'curve.png' in" in text and "(invariant: writes only where told)" in text
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    (tmp_path / "out").mkdir()
+    assert "wrote 'ckpt.pt'" in broken(by_name, tmp_path / "out" / "ckpt.pt")
+
+
+def test_a_folder_given_is_the_calls_to_write_in(tmp_path):
+    def fill(folder):
+        (folder / "a.txt").write_text("a")
+        (folder / "sub").mkdir()
+
+    run(fill, tmp_path)
+
+
+# ---- results are the call's own ---------------------------------------------------------
+
+
+def test_returning_the_callers_list_or_a_view_of_its_tensor_is_aliasing():
+    def same(xs):
+        return xs
+
+    def view(x):
+        return x.view(-1)
+
+    def copy(x):
+        return x.view(-1).clone()
+
+    text = broken(same, [1, 2])
+    assert "returned the result, which is (or shares memory with) its argument `xs`" in text
+    assert "(invariant: results are the call's own)" in text
+    assert "its argument `x`" in broken(view, torch.ones(2, 2))
+    run(copy, torch.ones(2, 2))
+    run(view, torch.ones(2, 2), allow=Allow(aliases=frozenset({"x"})))
+
+
+def test_returning_a_modules_live_gradient_is_aliasing():
+    model = nn.Linear(2, 1)
+    model(torch.ones(1, 2)).sum().backward()
+
+    def grads(m):
+        return {n: p.grad for n, p in m.named_parameters()}
+
+    def copies(m):
+        return {n: p.grad.clone() for n, p in m.named_parameters()}
+
+    assert re.search(r"returned the result\['(weight|bias)'\]", broken(grads, model))
+    run(copies, model)
+
+
+def test_a_cached_result_handed_out_twice_is_caught():
+    cache = {}
+
+    def causal_mask(t):
+        if t not in cache:
+            cache[t] = torch.ones(t, t).tril().bool()
+        return cache[t]
+
+    def window(t):
+        base = cache.setdefault("base", torch.ones(8, 8))
+        return base[:t, :t]
+
+    def listed(n):
+        return cache.setdefault(("list", n), list(range(n)))
+
+    for fn in (causal_mask, window, listed):
+        invariants.HANDOUTS.clear()
+        first = run(fn, 3)
+        with pytest.raises(invariants.Broken, match="an earlier call also returned"):
+            run(fn, 3)
+        del first
+
+
+def test_fresh_results_pass_even_where_memory_is_reused():
+    def fresh(t):
+        return torch.ones(t, t)
+
+    for _ in range(5):
+        run(fresh, 4)  # each result dropped: the allocator may hand its memory out again
+    kept = [run(fresh, 4) for _ in range(3)]
+    assert len({id(k) for k in kept}) == 3
+
+
+# ---- methods of the student's classes ---------------------------------------------------
+
+
+def test_a_modules_forward_that_writes_its_input_is_caught_and_its_own_state_is_free():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.register_buffer("calls", torch.zeros(()))
+
+        def forward(self, x):
+            self.calls += 1  # its own state: allowed
+            return self.inner(x)
+
+        def inner(self, x):  # reached from forward: not checked again
+            x += self.lin(x)
+            return x
+
+    Block.__module__ = "chzz.blocks"
+    assert invariants.checked(Block, "chzz", "Block") is Block
+    block = Block()
+    x = torch.ones(2, 3)
+    with pytest.raises(invariants.Broken, match=r"Block.forward\(x\) changed its argument `x`"):
+        with torch.no_grad():
+            block(x)
+    invariants.take_pending()
+
+
+# ---- how a broken invariant is reported -------------------------------------------------
+
+
+def test_a_probe_that_catches_the_failure_cannot_hide_it():
+    def classify(losses):
+        losses.clear()
+
+    checked = invariants.checked(classify, "test", "classify")
+    transport = probe.InProcess()
+    with pytest.raises(invariants.Broken, match="changed its argument `losses`"):
+        with transport.inside("a probe"):
+            try:
+                checked([1.0])
+            except Exception:  # noqa: BLE001 - what a careless probe does
+                pass
+
+
+def test_split_runs_report_the_same_failure_as_an_assertion():
+    def classify(losses):
+        losses.clear()
+
+    side = probe.StudentSide()
+    checked = invariants.checked(classify, "test", "classify")
+    with pytest.raises(invariants.Broken) as caught:
+        side.answer("call classify", lambda: checked([1.0]))
+    report = probe.error_report(caught.value)
+    assert report["type"] == invariants.BROKEN_TYPE
+    rebuilt = probe.rebuilt_error(report["type"], report["base"], report["message"])
+    assert type(rebuilt) is invariants.Broken and not isinstance(rebuilt, probe.StudentError)
+    assert str(rebuilt) == str(caught.value)
+
+
+def test_stubs_keep_their_todo_and_errors_their_own_report():
+    def stub(x):
+        raise NotImplementedError("chzz.1 stub — see course/chzz.md#x")
+
+    def fails(x):
+        torch.set_grad_enabled(False)
+        raise ValueError("bad input")
+
+    with pytest.raises(NotImplementedError):
+        run(stub, [1])
+    with pytest.raises(ValueError, match="bad input"):
+        run(fails, [1])
+    assert torch.is_grad_enabled(), "the grad mode a failing call left behind is put back"
+
+
+def test_the_checks_are_out_of_sight_of_a_probes_torch_function_mode():
+    seen = []
+
+    class Watch(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", str(func)))
+            return func(*args, **(kwargs or {}))
+
+    def add(x):
+        return x + 1
+
+    x = torch.ones(2)
+    with Watch():
+        run(add, x)
+    assert seen == ["add"], f"the torch calls seen were {seen}"
+
+
+# ---- the table of what contracts allow --------------------------------------------------
+
+
+def _definitions(chapter: str) -> dict[str, ast.AST]:
+    module = index.chapter(chapter).module
+    tree = ast.parse((NAMED_TARGETS["solutions"] / chapter / f"{module}.py").read_text())
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            found[node.name] = node
+            if isinstance(node, ast.ClassDef):
+                for sub in node.body:
+                    if isinstance(sub, ast.FunctionDef):
+                        found[f"{node.name}.{sub.name}"] = sub
+    return found
+
+
+@pytest.mark.parametrize("key", sorted(contracts.ALLOWED))
+def test_every_allowance_names_a_definition_its_parameters_and_a_reason(key):
+    chapter, _, name = key.partition(".")
+    allow = contracts.ALLOWED[key]
+    node = _definitions(chapter).get(name)
+    assert node is not None, f"{key}: no such definition in solutions/{chapter}"
+    assert allow.why.strip(), f"{key}: say why the contract allows it"
+    if isinstance(node, ast.FunctionDef):
+        params = {a.arg for a in node.args.args + node.args.kwonlyargs}
+        params |= {a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None}
+        named = {n.split(".")[0] for n in allow.changes | allow.aliases}
+        named |= {allow.generator} if allow.generator else set()
+        assert named <= params, f"{key}: {sorted(named - params)} are not its parameters"
+    groups = {group for _, _, group in invariants.STATE.values()}
+    assert allow.state <= groups, f"{key}: unknown state {sorted(allow.state - groups)}"
+
+
+def test_the_table_cannot_be_loosened_from_the_students_process():
+    with pytest.raises(TypeError):
+        contracts.ALLOWED["ch00.classify_curve"] = Allow(changes=frozenset({"losses"}))  # type: ignore[index]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        contracts.NOTHING.changes = frozenset({"x"})  # type: ignore[misc]
+    assert re.fullmatch(r"[\w.]+", invariants.BROKEN_TYPE) and inspect.isclass(Allow)
