@@ -580,7 +580,7 @@ class InProcess:
         return readable(value)
 
     def begin_test(self, nodeid: str, timeout: float | None) -> None:
-        invariants.HANDOUTS.clear()
+        pass
 
     def end_test(self) -> None:
         pass

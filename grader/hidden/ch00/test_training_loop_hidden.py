@@ -3,6 +3,8 @@ solution that only fits the public cases fails. Messages state the property, not
 
 import math
 import random
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -71,6 +73,30 @@ def test_gradient_at_random_points():
 
 
 @pytest.mark.task("ch00.1")
+@examples(25)
+@given(
+    w=st.integers(-6, 6) | st.floats(-6, 6),
+    x=st.integers(-6, 6) | st.floats(-6, 6),
+    t=st.integers(-6, 6) | st.floats(-6, 6),
+)
+def test_gradient_at_takes_ints_and_floats(w, x, t):
+    """gradient_at takes any Python numbers, ints included, and returns a Python float."""
+    with because(
+        f"gradient_at({w!r}, {x!r}, {t!r}) raised: the arguments are numbers, ints included; "
+        "torch.tensor of an int is an int64 tensor, which cannot require grad (use float(w))"
+    ):
+        g = tl.gradient_at(w, x, t)
+    assert type(g) is float, f"gradient_at({w!r}, {x!r}, {t!r}) returned a {type(g).__name__}"
+    judge.number(
+        g,
+        2 * x * (x * w - t),
+        f"gradient_at({w!r}, {x!r}, {t!r}) must equal 2*x*(x*w - target)",
+        rel=1e-4,
+        abs=1e-3,
+    )
+
+
+@pytest.mark.task("ch00.1")
 def test_gradient_at_comes_from_autograd():
     """gradient_at obtains the derivative from autograd, not from a hand-written formula."""
     g, runs = with_autograd_watched("gradient_at", 0.25, -1.5, 2.0)
@@ -122,6 +148,46 @@ def test_zero_steps_changes_nothing():
     judge.number(result.w, 0.7, unchanged, rel=1e-6, abs=1e-12)
     judge.exactly(result.ws, [], f"ws: {unchanged} (an empty list)")
     judge.exactly(result.losses, [], f"losses: {unchanged} (an empty list)")
+
+
+@pytest.mark.task("ch00.2")
+def test_train_scalar_takes_ints():
+    """train_scalar takes ints wherever it takes numbers: the data, w0 and lr alike."""
+    with because(
+        "train_scalar([1, 2, 3], [2, 5, 6], w0=0, lr=..., steps=4) with int data and w0 raised: "
+        "the data and w0 are numbers, ints included; build float tensors (dtype=torch.float32, "
+        "float(w0)), since an int64 tensor cannot require grad"
+    ):
+        result = tl.train_scalar([1, 2, 3], [2, 5, 6], w0=0, lr=0.05, steps=4)
+    w, ws, losses = gd([1, 2, 3], [2, 5, 6], w=0, lr=0.05, steps=4)
+    judge.number(
+        result.ws, ws, "ws with int data: gradient descent as with floats", rel=1e-4, abs=1e-6
+    )
+    judge.number(result.losses, losses, "losses with int data", rel=1e-4, abs=1e-6)
+    judge.number(result.w, w, "w after 4 steps with int data", rel=1e-4, abs=1e-6)
+    with because("train_scalar(..., lr=1, steps=1) with an int learning rate raised"):
+        one = tl.train_scalar([0.5], [1.0], w0=1.0, lr=1, steps=1)
+    judge.number(
+        one.w, gd([0.5], [1.0], w=1.0, lr=1, steps=1)[0], "one step, lr=1", rel=1e-5, abs=1e-6
+    )
+
+
+@pytest.mark.task("ch00.2")
+@pytest.mark.parametrize(
+    "xs, ys, w0",
+    [([1.0, 2.0], [3.0, 6.0], 3.0), ([2.0, -1.0], [0.0, 0.0], 0.0)],
+    ids=["perfect-fit", "zero-data"],
+)
+def test_train_scalar_runs_every_step_when_there_is_nothing_left_to_learn(xs, ys, w0):
+    """train_scalar runs exactly `steps` steps, even when the loss is 0 from the start and never moves."""
+    result = tl.train_scalar(xs, ys, w0=w0, lr=0.1, steps=6)
+    assert len(result.ws) == len(result.losses) == 6, (
+        f"train_scalar(..., steps=6) from a perfect fit (loss 0, gradient 0) returned "
+        f"{len(result.ws)} ws and {len(result.losses)} losses: the loop runs for `steps` steps "
+        "whatever the loss does; stopping early is the caller's decision, not train_scalar's"
+    )
+    judge.number(result.losses, [0.0] * 6, "a perfect fit keeps a loss of 0", abs=1e-12)
+    judge.number(result.w, w0, "a zero gradient leaves w where it was", abs=1e-12)
 
 
 @pytest.mark.task("ch00.2")
@@ -288,6 +354,47 @@ def test_plot_survives_awkward_curves():
             seen = plotted(losses)
         problem = png_problem(seen["png"])
         assert problem is None, f"plot_losses on a curve with {label}: {problem}"
+
+
+@probe
+def plotted_beside_a_figure(losses):
+    """plot_losses while the caller has a figure of its own open and current, one line on
+    it: the PNG written, then whether the caller's figure is still open and current and how
+    many lines its axes hold."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0.0, 1.0], [1.0, 0.0])
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "curve.png"
+            tl.plot_losses(list(losses), out)
+            data = out.read_bytes() if out.is_file() else None
+        still = plt.fignum_exists(fig.number)
+        return {
+            "png": data,
+            "open": still,
+            "current": still and plt.gcf() is fig,
+            "lines": len(ax.lines),
+        }
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.task("ch00.4")
+def test_plot_leaves_the_callers_figure_alone():
+    """plot_losses draws on a figure of its own: the caller's open figure stays open, current and untouched."""
+    seen = plotted_beside_a_figure([3.0, 2.0, 1.5, 1.0])
+    problem = png_problem(seen["png"])
+    assert problem is None, f"plot_losses beside the caller's figure: {problem}"
+    assert seen["open"] and seen["current"] and seen["lines"] == 1, (
+        f"the caller's figure after plot_losses: open={seen['open']}, current={seen['current']}, "
+        f"{seen['lines']} line(s) (it had 1): pyplot's current figure belongs to the caller; "
+        "draw on a figure of your own (fig, ax = plt.subplots()) and close only that one"
+    )
 
 
 @pytest.mark.task("ch00.4")
