@@ -64,8 +64,13 @@ def main(chapters: list[str], impl: str = "exercises", limits: dict | None = Non
     if not proof.ok:
         print(f"error: {proof.refusal()}")
         return 2
+    states = task_states(result)
+    for t in result.tests:  # a blocked task's failures say first what they wait on
+        state = states.get(t.spec.task)
+        if t.status == "failed" and state is not None and state.status == "blocked":
+            t.output = f"{state.lead()}. {t.output}"
     print(report.feedback_md(result, [c.id for c in chosen]))
-    print("\n".join(task_table(result)))
+    print("\n".join(task_table(states)))
     for c in chosen:
         got, most = result.chapter_score(c.id)
         status = result.chapter_status(c.id)
@@ -81,8 +86,8 @@ def main(chapters: list[str], impl: str = "exercises", limits: dict | None = Non
     return 0
 
 
-def task_table(result: score.StudentResult) -> list[str]:
-    """Per task, as the chapter's own pytest run shows it: done, failing, not started, or
+def task_states(result: score.StudentResult) -> dict[str, index.TaskState]:
+    """Per task, as the chapter's own pytest run decides it: done, failing, not started, or
     blocked by the first task it relies on that fails or is unwritten."""
     shown = {"passed": "passed", "failed": "failed", "not_here": "skipped"}
     outcomes = [
@@ -92,13 +97,15 @@ def task_table(result: score.StudentResult) -> list[str]:
         for t in result.tests
         if t.spec.task and t.status in shown
     ]
+    return index.task_states(outcomes)
+
+
+def task_table(states: dict[str, index.TaskState]) -> list[str]:
     lines = ["## Tasks", ""]
-    for task_id, state in sorted(
-        index.task_states(outcomes).items(), key=lambda kv: index.task_key(kv[0])
-    ):
+    for task_id in sorted(states, key=index.task_key):
         try:
             name = index.task(task_id).name
         except KeyError:
             name = "?"
-        lines.append(f"{task_id:<9} {name:<28} {state.describe()}")
+        lines.append(f"{task_id:<9} {name:<28} {states[task_id].describe()}")
     return lines + [""]
