@@ -389,10 +389,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"course target (--impl): {target.current_root()}"]
-    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+    testpaths = config.getini("testpaths")
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS and "exercises" not in testpaths:
         lines.append(
-            "no path given: this runs the course's own developer tests (tests/, over a thousand, "
-            "minutes). Working on a chapter? pytest exercises/ch02 (Ctrl-C stops this run)"
+            f"no path given: this runs the course's own developer tests ({', '.join(testpaths)}: "
+            "over a thousand, minutes). Working on a chapter? pytest exercises/ch02 (Ctrl-C "
+            "stops this run)"
         )
     return lines
 
