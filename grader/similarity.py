@@ -1,97 +1,149 @@
-"""Pairs of submissions whose code for one chapter is unusually alike.
+"""Pairs of submissions whose code for one chapter is unusually alike, and submissions
+that are copies of the reference solution, judged against the chapter's honest pairs.
 
-The fingerprinting is not ours: it is ``copydetect`` (MIT licence; on PyPI since 2020,
-with a Python API besides its command line; 0.5.0 needs only numpy, matplotlib, jinja2,
-pygments and tqdm, all but tqdm already in this project, and is pure Python, so it
-installs wherever the grader does). It implements MOSS's method,
-winnowing over k-grams of a token stream in which pygments has replaced every
-variable, function and class name by one letter and every string by another, so
-renaming variables, rewording docstrings or reordering functions does not hide a copy;
-fingerprints present in the starter code are dropped (its *boilerplate* option), so the
-stub every student starts from (``exercises/chNN/<module>.py``) never counts as shared
-work. It is chosen over writing our own (a fingerprinting scheme is easy to get subtly
-wrong, and instructors know MOSS's numbers), over MOSS itself (a web service: student
-code would leave the machine) and over JPlag (a Java program, a JVM on every grading
-machine). If it is not installed, grading goes on and the report says it was skipped.
+How alike: each module is put in its canonical form (``grader/canonical.py``: layout,
+comments, docstrings, names, the order of functions and of commutative operands, the
+direction of comparisons and statements that do nothing are undone, so a copy run through
+a script reads as its original), then fingerprinted (``grader/fingerprint.py``: every
+8-token k-gram, the starter code's left out). A pair's share on each side is the share
+of that side's own tokens found in the other; its score is the larger share.
 
-What is ours: which files are compared (one chapter's module, student against student),
-the thresholds, a pre-filter that keeps 500 students fast, and the reports. The score of
-a pair is copydetect's: for each of the two files, the share of its own (non-starter)
-tokens that also appear in the other. A pair is flagged when either share reaches
-``FLAG_AT`` and at least ``MIN_TOKENS`` tokens match. Independent correct solutions in
-this course share a quarter (ch06a) to two thirds (ch07's attention: the same few PyTorch
-calls in the same order) of their tokens; a copy with renamed variables, reworded
-docstrings and reordered functions shares 94% or more (``tests/test_similarity.py``
-measures both on seven chapters).
+Flagged: a pair whose score reaches its chapter's flag level (``Rule``), the highest of
 
-Hashes are Python's ``hash`` of each k-gram, salted per process; with every k-gram kept
-(a winnowing window of 1, copydetect's default) the result does not depend on the salt.
+- ``FLOOR``, the most alike that independent correct solutions of this course have been
+  measured (0.61, ch05's module written without sight of the reference), plus a margin;
+- the chapter's own honest pairs plus ``MARGIN``: the reference against each correct
+  alternative in ``grader/alternatives/chNN/`` (the whole module for
+  ``written_independently.py``; for the others, the functions the alternative writes
+  anew against the reference's same functions);
+- the class's own pairs: their median plus ``SPREADS`` robust standard deviations
+  (1.4826 x the median absolute deviation), when at least ``CLASS_FROM`` students
+  submitted: a chapter the whole class writes alike flags only the outliers;
+
+and never above ``CEILING``, so a copy that survives every disguise is flagged in any
+chapter. At least ``MIN_TOKENS`` tokens must match. Every submission is also compared
+with the reference solution (when the grader has it), and a pair of students whose
+are no more alike than each is to the reference (``SOURCE_MARGIN``) says so: the
+reference is then their likely common source, not one of the two.
+
+It replaces copydetect (which needs pygments and blanks every name, so independent
+solutions built from the same few PyTorch calls look alike): on canonical text,
+copydetect let a copy with ``print(end="")`` after every statement share 45% while
+honest pairs shared up to 52%; these fingerprints give 80% and 61% (``tests/
+test_similarity.py`` measures every chapter).
 """
 
 from __future__ import annotations
 
+import ast
 import csv
 import hashlib
 import io
 import json
 import multiprocessing
 import os
+import statistics
 import sys
-from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from grader import journal
+from grader import canonical, escape, fingerprint, journal
 from harness import index
 from harness.target import REPO
 
-K = 25  # copydetect's noise threshold: matches shorter than this (filtered) many characters are noise
-WINDOW = 1  # every k-gram is a fingerprint: exact, and independent of the hash salt
-# The share of one file's own code found in the other that flags a pair: halfway between
-# the most alike independent pair measured (ch07, 0.64 to 0.67) and the least alike
-# disguised copy (0.94).
-FLAG_AT = 0.8
-MIN_TOKENS = 100  # and at least this much matching code (filtered characters)
-# The pre-filter skips fragments that more than this many of the class wrote (MOSS skips
-# passages found in more than 10 programs by default): code most students write alike
-# is no sign of copying, and counting it would cost n² at 500 students.
-COMMON = 10
-COMMON_SHARE = 0.1
-# A pair is compared in full once this share of its fragments (of the smaller file) are
-# shared and rare: well below FLAG_AT, as a copy edited every few lines keeps its tokens
-# but loses the k-grams that straddle each edit.
-PREFILTER = FLAG_AT / 3
+FLOOR = 0.7
+MARGIN = 0.15
+SPREADS = 4.0
+CLASS_FROM = 10  # students, for the class's own distribution to count
+CEILING = 0.9
+MIN_TOKENS = 40  # matching tokens: a few lines, not one shared call
+SOURCE_MARGIN = 0.02  # a pair this much more alike than each is to the reference has its own source
+SAMPLE = 3000  # pairs scored exactly for the class's distribution
+PREFILTER = 1 / 3  # of the flag level: k-gram overlap below this is not scored exactly
+REFERENCE = "(reference solution)"  # what a pair with the reference names as its b
 PAIRS_SHOWN = 20  # per chapter in similarity.md
 SUMMARY_SHOWN = 10  # in summary.md, all chapters together
-PARALLEL_FROM = 64  # modules to lex before it pays to start worker processes
+PARALLEL_FROM = 64  # modules to canonicalise before it pays to start worker processes
+VERSION = f"canonical 1, k {fingerprint.K}"  # what the cached canonical texts depend on
 
 
 @dataclass(frozen=True)
 class Pair:
     chapter: str
     a: str
-    b: str
+    b: str  # a student, or REFERENCE
     share_a: float  # of a's own code, the share also found in b
     share_b: float
-    tokens: int  # matching code, in filtered characters
+    tokens: int  # matching code, in tokens of the canonical form
+    with_reference: bool = False  # b is the reference solution (named REFERENCE)
+    # for two students: how alike each is to the reference solution (its score), if known
+    reference_a: float | None = None
+    reference_b: float | None = None
 
     @property
     def score(self) -> float:
         return max(self.share_a, self.share_b)
+
+    @property
+    def of_reference(self) -> bool:
+        """Whether b is the reference solution."""
+        return self.with_reference
+
+    @property
+    def through_reference(self) -> bool:
+        """Whether the two students are no more alike than each is to the reference
+        (within ``SOURCE_MARGIN``): the reference explains what they share."""
+        if self.reference_a is None or self.reference_b is None:
+            return False
+        return self.score <= min(self.reference_a, self.reference_b) + SOURCE_MARGIN
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How a chapter's flag level was set."""
+
+    chapter: str
+    level: float
+    basis: str  # which term set it, in words
+    honest: float | None = None  # the most alike honest pair of the alternatives
+    median: float | None = None  # of the class's pairs
+    spread: float | None = None  # 1.4826 x their median absolute deviation
+    reference: bool = False  # whether submissions were compared with the reference
+
+    def describe(self) -> str:
+        parts = [f"flag level {self.level:.0%} ({self.basis})"]
+        if self.honest is not None:
+            parts.append(f"correct alternatives share up to {self.honest:.0%} with the reference")
+        if self.median is not None:
+            parts.append(
+                f"the class's pairs: median {self.median:.0%}, robust spread {self.spread:.0%}"
+            )
+        if not self.reference:
+            parts.append("no reference solution here to compare with")
+        return "; ".join(parts)
 
 
 @dataclass
 class Similarity:
     pairs: list[Pair] = field(default_factory=list)  # flagged, most similar first
     compared: dict[str, int] = field(default_factory=dict)  # chapter -> submissions compared
+    rules: dict[str, Rule] = field(default_factory=dict)  # chapter -> its flag level
     skipped: str = ""  # why nothing was compared, when so
 
 
 def starter(chapter: index.Chapter) -> str:
-    path = REPO / "exercises" / chapter.id / f"{chapter.module}.py"
+    return _read(REPO / "exercises" / chapter.id / f"{chapter.module}.py")
+
+
+def reference(chapter: index.Chapter) -> str:
+    """The reference solution's module ("" where the grader runs without solutions)."""
+    return _read(REPO / "solutions" / chapter.id / f"{chapter.module}.py")
+
+
+def _read(path: Path) -> str:
     try:
-        return path.read_text()
+        return path.read_text(encoding="utf-8")
     except OSError:
         return ""
 
@@ -102,75 +154,79 @@ def find(
     cache: Path | None = None,
 ) -> Similarity:
     """Flagged pairs per chapter. ``sources`` maps a student to ``{"chNN/<module>.py": code}``;
-    ``cache`` (the run's journal folder) keeps each module's token stream, the slow part
-    (pygments), so that a rerun over 500 students lexes only the modules that changed."""
-    try:
-        import copydetect  # noqa: F401
-    except ImportError as exc:
-        return Similarity(skipped=f"copydetect is not installed ({exc}); pip install copydetect")
+    ``cache`` (the run's journal folder) keeps each module's canonical text, the slow part,
+    so that a rerun over 500 students redoes only the modules that changed."""
     found = Similarity()
     for chapter in chapters:
         rel = f"{chapter.id}/{chapter.module}.py"
         codes = {s: files[rel] for s, files in sorted(sources.items()) if files.get(rel)}
         found.compared[chapter.id] = len(codes)
-        tokens = Tokens(cache / "similarity" / f"{chapter.id}.json" if cache else None)
-        found.pairs += chapter_pairs(chapter.id, codes, starter(chapter), tokens)
-        tokens.save()
+        path = cache / "similarity" / f"{chapter.id}.json" if cache else None
+        canon = Canon(starter(chapter), path)
+        pairs, found.rules[chapter.id] = chapter_pairs(chapter, codes, canon)
+        found.pairs += pairs
+        canon.save()
     found.pairs.sort(key=lambda p: (-p.score, p.chapter, p.a, p.b))
     return found
 
 
-class Tokens:
-    """copydetect's filtered token stream of each module, by the module's hash, kept in a
-    JSON file between runs (for the same copydetect and pygments versions)."""
+class Canon:
+    """The canonical text of each module of one chapter (whose starter code is
+    ``starter``), by the module's hash, kept in a JSON file between runs (for the same
+    starter code and canonical form)."""
 
-    def __init__(self, path: Path | None) -> None:
-        from importlib.metadata import version
-
+    def __init__(self, starter: str, path: Path | None = None) -> None:
+        self.starter = starter
+        self.keep = canonical.contract_names(self.starter)
         self.path = path
-        self.versions = f"copydetect {version('copydetect')}, pygments {version('pygments')}"
-        self.known: dict[str, str] = {}
-        self.used: dict[str, str] = {}
+        self.version = f"{VERSION}, starter {_key(self.starter)}"
+        self.known: dict[str, str | None] = {}
+        self.used: dict[str, str | None] = {}
         if path is not None:
             try:
                 data = json.loads(path.read_text())
-                if data.get("versions") == self.versions:
-                    self.known = dict(data["tokens"])
+                if data.get("version") == self.version:
+                    self.known = dict(data["canonical"])
             except (OSError, ValueError, KeyError, TypeError):
                 pass
 
     def prepare(self, codes: list[str]) -> None:
-        """Lex the modules not cached yet, on every core when there are many."""
+        """Canonicalise the modules not cached yet, on every core when there are many."""
         todo = {_key(c): c for c in codes}
         todo = {k: c for k, c in todo.items() if k not in self.known}
         cores = min(os.cpu_count() or 1, 16)
         if len(todo) < PARALLEL_FROM or cores < 2 or not _spawnable():
-            return  # lexed one by one when asked
+            return  # canonicalised one by one when asked
         context = multiprocessing.get_context("spawn")  # no fork of a threaded grader
         try:
             with ProcessPoolExecutor(cores, mp_context=context) as pool:
-                lexed = list(pool.map(_filtered, todo.values(), chunksize=8))
-        except Exception:  # no worker processes here: lexed one by one when asked
+                texts = list(pool.map(_canonical, todo.values(), [self.keep] * len(todo)))
+        except Exception:  # no worker processes here: one by one when asked
             return
-        self.known |= {k: f for k, f in zip(todo, lexed) if f is not None}
+        self.known |= dict(zip(todo, texts))
 
     def __call__(self, code: str) -> str | None:
         key = _key(code)
         if key not in self.known:
-            filtered = _filtered(code)
-            if filtered is None:
-                return None
-            self.known[key] = filtered
+            self.known[key] = _canonical(code, self.keep)
         self.used[key] = self.known[key]
         return self.used[key]
+
+    def print(self, code: str, starter: frozenset[int]) -> fingerprint.Print | None:
+        text = self(code)
+        return None if text is None else fingerprint.make(text, starter)
 
     def save(self) -> None:
         if self.path is None:
             return
         try:
-            journal.write_json_atomic(self.path, {"versions": self.versions, "tokens": self.used})
+            journal.write_json_atomic(self.path, {"version": self.version, "canonical": self.used})
         except OSError:
             pass  # no cache, no harm
+
+
+def _canonical(code: str, keep: frozenset[str]) -> str | None:
+    return canonical.canonical(code, keep)
 
 
 def _spawnable() -> bool:
@@ -187,85 +243,136 @@ def _key(code: str) -> str:
     return hashlib.sha256(code.encode()).hexdigest()
 
 
-def _filtered(code: str) -> str | None:
-    """copydetect's token stream: names and strings blanked, comments and spaces gone."""
-    from copydetect.utils import filter_code
+def chapter_pairs(
+    chapter: index.Chapter, codes: dict[str, str], canon: Canon | None = None
+) -> tuple[list[Pair], Rule]:
+    """Flagged pairs among one chapter's submissions (student -> code), each student
+    also against the reference solution; and the chapter's rule."""
+    canon = canon or Canon(starter(chapter))
+    canon.prepare(list(codes.values()))
+    start = _starter_kgrams(canon)
+    prints = {s: p for s, code in codes.items() if (p := canon.print(code, start)) and p.tokens}
+    ref_code = reference(chapter)
+    ref = canon.print(ref_code, start) if ref_code else None
+    honest = honest_scores(chapter, canon)
+    rule = rule_for(chapter.id, honest, class_scores(prints), ref is not None)
+    students = sorted(prints)
+    alike: dict[str, float] = {}  # student -> score against the reference
 
+    def to_reference(student: str) -> float:
+        if student not in alike:
+            alike[student] = round(max(fingerprint.shares(prints[student], ref)[:2]), 3)
+        return alike[student]
+
+    pairs = []
+    for i, a in enumerate(students):
+        for b in students[i + 1 :]:
+            pair = _flagged(chapter.id, a, prints[a], b, prints[b], rule.level)
+            if pair is not None and ref is not None:
+                pair = replace(pair, reference_a=to_reference(a), reference_b=to_reference(b))
+            pairs += [pair] if pair else []
+        if ref is not None and ref.tokens:
+            pair = _flagged(chapter.id, a, prints[a], REFERENCE, ref, rule.level)
+            pairs += [replace(pair, with_reference=True)] if pair else []
+    return pairs, rule
+
+
+def _flagged(
+    chapter: str, a: str, pa: fingerprint.Print, b: str, pb: fingerprint.Print, level: float
+) -> Pair | None:
+    """The pair of ``a`` and ``b`` if it reaches ``level``."""
+    if fingerprint.overlap(pa, pb) < PREFILTER * level:
+        return None
+    share_a, share_b, tokens = fingerprint.shares(pa, pb)
+    if max(share_a, share_b) < level or tokens < MIN_TOKENS:
+        return None
+    return Pair(chapter, a, b, round(share_a, 3), round(share_b, 3), tokens)
+
+
+def _starter_kgrams(canon: Canon) -> frozenset[int]:
+    text = canon(canon.starter) if canon.starter else None
+    return frozenset(fingerprint.kgrams(text)) if text else frozenset()
+
+
+def class_scores(prints: dict[str, fingerprint.Print]) -> list[float]:
+    """Scores of the class's pairs: all of them, or a fixed sample of ``SAMPLE`` when
+    there are more (chosen by the students' ids, so the same class gives the same
+    sample)."""
+    students = sorted(prints)
+    pairs = [(a, b) for i, a in enumerate(students) for b in students[i + 1 :]]
+    if len(pairs) > SAMPLE:
+        pairs = sorted(pairs, key=lambda p: _key(f"{p[0]}\n{p[1]}"))[:SAMPLE]
+    return [max(fingerprint.shares(prints[a], prints[b])[:2]) for a, b in pairs]
+
+
+def honest_scores(chapter: index.Chapter, canon: Canon) -> list[float]:
+    """Scores of the chapter's honest pairs: the reference against each correct
+    alternative (``written_independently.py`` whole; any other alternative on the
+    definitions it writes anew, against the reference's same definitions)."""
+    ref = reference(chapter)
+    if not ref:
+        return []
+    start = _starter_kgrams(canon)
+    found = []
+    for path in sorted(chapter.alternatives.glob("*.py")):
+        alternative = _read(path)
+        if path.name != "written_independently.py":
+            names = _definitions(alternative) & _definitions(ref)
+            ref_part, alternative = _only(ref, names), _only(alternative, names)
+        else:
+            ref_part = ref
+        a, b = canon.print(ref_part, start), canon.print(alternative, start)
+        if a and b and a.tokens and b.tokens:
+            found.append(max(fingerprint.shares(a, b)[:2]))
+    return found
+
+
+def _definitions(code: str) -> set[str]:
     try:
-        return filter_code(code, "module.py")[0]
-    except Exception:  # code pygments cannot read is not compared
-        return None
+        return {n.name for n in ast.parse(code).body if isinstance(n, canonical.DEFINITIONS)}
+    except SyntaxError:
+        return set()
 
 
-def _fingerprint(code: str, tokens: Tokens, drop=None):
-    """copydetect's fingerprint of ``code``, built from its (cached) filtered tokens:
-    hashing the filtered text unfiltered is what ``CodeFingerprint`` does after filtering."""
-    from copydetect import CodeFingerprint
+def _only(code: str, names: set[str]) -> str:
+    """``code`` with its imports and the definitions named ``names``, nothing else."""
+    tree = ast.parse(code)
+    tree.body = [
+        n
+        for n in tree.body
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        or (isinstance(n, canonical.DEFINITIONS) and n.name in names)
+    ]
+    return ast.unparse(tree)
 
-    filtered = tokens(code)
-    if filtered is None:
-        return None
-    return CodeFingerprint("module.py", K, WINDOW, drop, filter=False, fp=io.StringIO(filtered))
 
-
-def _starter_hashes(boilerplate: str, tokens: Tokens):
-    import numpy as np
-
-    fp = _fingerprint(boilerplate, tokens) if boilerplate else None
-    return np.array(sorted(fp.hashes)) if fp and fp.hashes else None
+def rule_for(chapter: str, honest: list[float], scores: list[float], ref: bool) -> Rule:
+    """The chapter's flag level from its honest pairs and its class's pairs."""
+    terms = [(FLOOR, "the course-wide floor")]
+    top = round(max(honest), 3) if honest else None
+    if top is not None:
+        terms.append((top + MARGIN, "set by the chapter's correct alternatives"))
+    median = spread = None
+    if len(scores) >= CLASS_FROM * (CLASS_FROM - 1) // 2:
+        median = statistics.median(scores)
+        spread = 1.4826 * statistics.median(abs(s - median) for s in scores)
+        terms.append((median + SPREADS * spread, "set by the class's own pairs"))
+        median, spread = round(median, 3), round(spread, 3)
+    level, basis = max(terms)
+    if level > CEILING:
+        level, basis = CEILING, f"the ceiling; {basis} it would be {level:.0%}"
+    return Rule(chapter, round(level, 3), basis, top, median, spread, ref)
 
 
 def compare(chapter: str, a: str, code_a: str, b: str, code_b: str, boilerplate: str) -> Pair:
-    """copydetect's verdict on one pair, flagged or not."""
-    from copydetect import compare_files
-
-    tokens = Tokens(None)
-    drop = _starter_hashes(boilerplate, tokens)
-    fa, fb = _fingerprint(code_a, tokens, drop), _fingerprint(code_b, tokens, drop)
-    if not (fa and fb and fa.hashes and fb.hashes):
+    """One pair's shares, flagged or not; ``boilerplate``: the starter code to leave out."""
+    canon = Canon(boilerplate)
+    start = _starter_kgrams(canon)
+    pa, pb = canon.print(code_a, start), canon.print(code_b, start)
+    if not (pa and pb):
         return Pair(chapter, a, b, 0.0, 0.0, 0)
-    overlap, (share_a, share_b), _ = compare_files(fa, fb)
-    return Pair(chapter, a, b, round(float(share_a), 3), round(float(share_b), 3), int(overlap))
-
-
-def chapter_pairs(
-    chapter: str, codes: dict[str, str], boilerplate: str, tokens: Tokens | None = None
-) -> list[Pair]:
-    """Flagged pairs among one chapter's submissions (student -> code)."""
-    from copydetect import compare_files
-
-    tokens = tokens or Tokens(None)
-    drop = _starter_hashes(boilerplate, tokens)
-    tokens.prepare(list(codes.values()))
-    prints = {s: fp for s, code in codes.items() if (fp := _fingerprint(code, tokens, drop))}
-    prints = {s: fp for s, fp in prints.items() if fp.hashes}
-    pairs = []
-    for a, b in candidates(prints):
-        overlap, (share_a, share_b), _ = compare_files(prints[a], prints[b])
-        pair = Pair(chapter, a, b, round(float(share_a), 3), round(float(share_b), 3), int(overlap))
-        if pair.score >= FLAG_AT and pair.tokens >= MIN_TOKENS:
-            pairs.append(pair)
-    return pairs
-
-
-def candidates(prints: dict) -> list[tuple[str, str]]:
-    """Pairs sharing enough fragments that few others wrote to be worth a full comparison."""
-    holders: dict[int, list[str]] = defaultdict(list)
-    for student, fp in prints.items():
-        for h in fp.hashes:
-            holders[h].append(student)
-    common = max(COMMON, int(COMMON_SHARE * len(prints)))
-    shared: Counter = Counter()
-    for who in holders.values():
-        if 1 < len(who) <= common:
-            for i, a in enumerate(who):
-                for b in who[i + 1 :]:
-                    shared[(a, b)] += 1
-    return sorted(
-        (a, b)
-        for (a, b), n in shared.items()
-        if n >= PREFILTER * min(len(prints[a].hashes), len(prints[b].hashes))
-    )
+    share_a, share_b, tokens = fingerprint.shares(pa, pb)
+    return Pair(chapter, a, b, round(share_a, 3), round(share_b, 3), tokens)
 
 
 # ---- reports ----------------------------------------------------------------------
@@ -279,18 +386,48 @@ def _grade(results: dict, student: str, chapter: str) -> str:
     return f"{got}/{most}"
 
 
-def _row(p: Pair, results: dict) -> str:
+def _second(p: Pair, results: dict) -> tuple[str, str]:
+    """The second side of a pair as a Markdown cell, and its grade."""
+    if p.of_reference:
+        return "*the reference solution*", "—"
+    return escape.md_cell(p.b), _grade(results, p.b, p.chapter)
+
+
+def _source(p: Pair) -> str:
+    if p.of_reference:
+        return "the reference"
+    if p.reference_a is None or p.reference_b is None:
+        return "—"
+    alike = f"{p.reference_a:.0%} and {p.reference_b:.0%} alike to the reference"
+    return f"the reference ({alike})" if p.through_reference else f"one of the two ({alike})"
+
+
+def _row(p: Pair, results: dict, level: float) -> str:
+    b, grade_b = _second(p, results)
     return (
-        f"| {p.chapter} | {p.a} | {_grade(results, p.a, p.chapter)} | {p.b} | "
-        f"{_grade(results, p.b, p.chapter)} | {p.share_a:.0%} | {p.share_b:.0%} | {p.tokens} |"
+        f"| {p.chapter} | {escape.md_cell(p.a)} | {_grade(results, p.a, p.chapter)} | {b} | "
+        f"{grade_b} | {p.share_a:.0%} | {p.share_b:.0%} | {level:.0%} | {p.tokens} "
+        f"| {_source(p)} |"
     )
 
 
 HEADER = [
     "| chapter | student | grade | student | grade | of the first's code in the second "
-    "| of the second's in the first | matching (chars) |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| of the second's in the first | flag level | matching (tokens) | likely common source |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
 ]
+
+
+def _level(found: Similarity, chapter: str) -> float:
+    rule = found.rules.get(chapter)
+    return rule.level if rule else CEILING
+
+
+def _listed(pairs: list[Pair]) -> tuple[list[Pair], int]:
+    """The pairs worth a row: copies of the reference and pairs whose common source is
+    one of the two; and how many pairs of students only share the reference's code."""
+    shown = [p for p in pairs if not p.through_reference]
+    return shown, len(pairs) - len(shown)
 
 
 def summary_lines(found: Similarity, results: list) -> list[str]:
@@ -299,19 +436,33 @@ def summary_lines(found: Similarity, results: list) -> list[str]:
     if found.skipped:
         return lines + [f"Skipped: {found.skipped}.", ""]
     if not found.pairs:
-        return lines + ["No pair of submissions is unusually similar (starter code excluded).", ""]
+        return lines + [
+            "No pair of submissions, and no submission and the reference solution, is "
+            "unusually similar (starter code excluded).",
+            "",
+        ]
     by_student = {r.student: r for r in results}
+    shown, through = _listed(found.pairs)
+    copies = sum(p.of_reference for p in found.pairs)
     lines += [
-        f"{len(found.pairs)} pair(s) share at least {FLAG_AT:.0%} of one side's own code "
-        "(starter code excluded; `_instructor/similarity.md` has them per chapter). "
-        "Similar is not proof: read the code.",
+        f"{copies} submission(s) flagged as alike to the reference solution and "
+        f"{len(found.pairs) - copies} pair(s) of students flagged, each against its "
+        "chapter's flag level (set from the chapter's correct alternatives and the class's "
+        "own pairs; `_instructor/similarity.md` says how, per chapter). "
+        + (
+            f"{through} of the pairs are no more alike than each is to the reference, "
+            "their likely common source (not listed here). "
+            if through
+            else ""
+        )
+        + "Similar is not proof: read the code.",
         "",
         *HEADER,
     ]
-    lines += [_row(p, by_student) for p in found.pairs[:SUMMARY_SHOWN]]
-    if len(found.pairs) > SUMMARY_SHOWN:
+    lines += [_row(p, by_student, _level(found, p.chapter)) for p in shown[:SUMMARY_SHOWN]]
+    if len(shown) > SUMMARY_SHOWN:
         lines.append(
-            f"\n... and {len(found.pairs) - SUMMARY_SHOWN} more pairs in "
+            f"\n... and {len(shown) - SUMMARY_SHOWN} more pairs in "
             "`_instructor/similarity.md` and `_instructor/similarity.csv`."
         )
     return lines + [""]
@@ -322,11 +473,19 @@ def markdown(found: Similarity, results: list, chapters: list[str]) -> str:
     if found.skipped:
         return "\n".join(lines + [f"Skipped: {found.skipped}.", ""])
     lines += [
-        "Per chapter, pairs whose module shares at least "
-        f"{FLAG_AT:.0%} of one side's own code and {MIN_TOKENS}+ matching characters, by "
-        "copydetect (MOSS's winnowing over a token stream with names and strings blanked, "
-        "so renamed variables and reordered functions still match); the chapter's starter "
-        "code is excluded. Similar is not proof: read the two files.",
+        "Per chapter, pairs of submissions, and submissions and the reference solution, "
+        "whose code is unusually alike. Each module is first put in a canonical form "
+        "(layout, comments, docstrings, names, the order of functions and of the operands "
+        "of commutative operators, the direction of comparisons and statements that do "
+        "nothing are undone), so a copy run through a disguising script still matches; the "
+        "shares are of each side's own code (the chapter's starter code excluded) found in "
+        "the other. A pair is flagged when a share reaches the chapter's flag level, set "
+        "from its correct alternatives (their most alike pair with the reference, plus "
+        f"{MARGIN:.0%}), from the class's own pairs (median + {SPREADS:g} robust standard "
+        f"deviations) and never under {FLOOR:.0%} or over {CEILING:.0%}, with "
+        f"{MIN_TOKENS}+ matching tokens. Every submission is also compared with the "
+        "reference solution; when two students are no more alike than each is to it, the "
+        "reference is their likely common source. Similar is not proof: read the two files.",
         "",
     ]
     by_student = {r.student: r for r in results}
@@ -334,13 +493,32 @@ def markdown(found: Similarity, results: list, chapters: list[str]) -> str:
         if chapter not in found.compared:
             continue
         mine = [p for p in found.pairs if p.chapter == chapter]
-        lines += [f"## {chapter}", "", f"{found.compared[chapter]} submissions compared; "]
-        lines[-1] += f"{len(mine)} pair(s) flagged." if mine else "no pair flagged."
-        lines.append("")
-        if mine:
-            lines += HEADER + [_row(p, by_student) for p in mine[:PAIRS_SHOWN]]
-            if len(mine) > PAIRS_SHOWN:
-                lines.append(f"\n... and {len(mine) - PAIRS_SHOWN} more in `similarity.csv`.")
+        shown, through = _listed(mine)
+        copies = sum(p.of_reference for p in mine)
+        rule = found.rules.get(chapter)
+        lines += [f"## {chapter}", ""]
+        if rule is not None:
+            lines += [f"{rule.describe()}.", ""]
+        line = f"{found.compared[chapter]} submissions compared; "
+        if not mine:
+            line += "nothing flagged."
+        else:
+            line += (
+                f"{copies} alike to the reference solution, "
+                f"{len(mine) - copies} pair(s) of students flagged"
+            )
+            line += (
+                f" ({through} of them no more alike than each is to the reference, their "
+                "likely common source: in `similarity.csv` only)."
+                if through
+                else "."
+            )
+        lines += [line, ""]
+        if shown:
+            level = _level(found, chapter)
+            lines += HEADER + [_row(p, by_student, level) for p in shown[:PAIRS_SHOWN]]
+            if len(shown) > PAIRS_SHOWN:
+                lines.append(f"\n... and {len(shown) - PAIRS_SHOWN} more in `similarity.csv`.")
             lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -350,21 +528,37 @@ def csv_text(found: Similarity, results: list) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(
-        ["chapter", "student_a", "grade_a", "student_b", "grade_b", "share_a", "share_b", "chars"]
+        [
+            "chapter",
+            "student_a",
+            "grade_a",
+            "student_b",
+            "grade_b",
+            "share_a",
+            "share_b",
+            "tokens",
+            "flag_level",
+            "a_vs_reference",
+            "b_vs_reference",
+            "common_source",
+        ]
     )
     for p in found.pairs:
-        writer.writerow(
-            [
-                p.chapter,
-                p.a,
-                _grade(by_student, p.a, p.chapter),
-                p.b,
-                _grade(by_student, p.b, p.chapter),
-                p.share_a,
-                p.share_b,
-                p.tokens,
-            ]
-        )
+        row = [
+            p.chapter,
+            p.a,
+            _grade(by_student, p.a, p.chapter),
+            p.b,
+            "" if p.of_reference else _grade(by_student, p.b, p.chapter),
+            p.share_a,
+            p.share_b,
+            p.tokens,
+            _level(found, p.chapter),
+            "" if p.reference_a is None else p.reference_a,
+            "" if p.reference_b is None else p.reference_b,
+            "reference" if p.of_reference or p.through_reference else "",
+        ]
+        writer.writerow([escape.csv_cell(cell) for cell in row])
     return buf.getvalue()
 
 
