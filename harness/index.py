@@ -289,7 +289,8 @@ def task_states(
             status = "not started"
         else:
             status = "failing"
-        first[task_id] = (status, len(graded) - len(failed), len(graded), named - {task_id})
+        others = {t for t in named - {task_id} if _known(t)}
+        first[task_id] = (status, len(graded) - len(failed), len(graded), others)
     trouble = {
         t: s == "not started" for t, (s, *_) in first.items() if s in ("failing", "not started")
     }
@@ -305,6 +306,14 @@ def task_states(
         else:
             states[task_id] = TaskState(task_id, passed, graded, status)
     return states
+
+
+def _known(task_id: str) -> bool:
+    try:
+        task(task_id)
+    except KeyError:
+        return False
+    return True
 
 
 def _first_cause(task_id: str, trouble: dict[str, bool], named: set[str]) -> str | None:

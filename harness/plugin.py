@@ -406,10 +406,11 @@ def _repair_started(task: index.Task) -> bool:
     path = target.module_path(chapter.id, chapter.module)
     if shipped is None or not path.is_file():
         return shipped is None
-    return (
-        index.definitions_digest(path.read_text(encoding="utf-8"), shipped["sites"])
-        != shipped["digest"]
-    )
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return True  # unreadable here: its tests' outcomes decide
+    return index.definitions_digest(source, shipped["sites"]) != shipped["digest"]
 
 
 class TaskSummary:
@@ -441,7 +442,10 @@ class TaskSummary:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Decide every task's state, then let each failure say first what it waits on (the
-        terminal reporter prints failures after this hook)."""
+        terminal reporter prints failures after this hook). Nothing to do where nothing is
+        printed (the grader's trusted side reports each test as it ends)."""
+        if session.config.pluginmanager.get_plugin("terminalreporter") is None:
+            return
         changed = {}
         for task_id in {o.task for o in self.outcomes}:
             try:
