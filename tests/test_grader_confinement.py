@@ -50,7 +50,8 @@ NORMAL_USER = 60990  # a uid outside every sandbox range, with no entry in /etc/
 ROWS = (
     "read_solution", "read_hidden", "read_submissions", "read_outputs", "read_home",
     "solution_via_sys_path", "write_outside", "write_classmate", "write_home", "write_outputs",
-    "tcp", "udp", "unix_socket_by_path", "signal_outside",
+    "tcp", "udp", "unix_socket_by_path", "signal_outside", "read_hidden_phase",
+    "see_other_processes",
 )  # fmt: skip
 TOKEN = secrets.token_hex(4)
 MARKER = f"course-confinement-{TOKEN}"
@@ -131,6 +132,23 @@ def _signal_outside():
     _o.kill(parent, 0)
 
 
+def _hidden_phase():
+    mine = _P(__file__).resolve().parents[2]  # its chapter folder: .../ch00-public, or /sandbox
+    _read(mine.parent / "ch00-hidden/grader/hidden/ch00/test_training_loop_hidden.py")
+
+
+def _other_processes():
+    mine = {{_o.getpid()}}
+    for stat in _P("/proc").glob("[0-9]*/stat"):
+        try:
+            pid, ppid = int(stat.parent.name), int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if pid not in mine and ppid not in mine:
+            return  # a process that is neither it nor a child of it: the grader's, say
+    raise OSError("none seen")
+
+
 def _tries():
     w = _WHERE
     return {{
@@ -148,6 +166,8 @@ def _tries():
         "udp": _udp,
         "unix_socket_by_path": _unix,
         "signal_outside": _signal_outside,
+        "read_hidden_phase": _hidden_phase,
+        "see_other_processes": _other_processes,
     }}
 
 
