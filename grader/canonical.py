@@ -9,13 +9,16 @@ which
 - statements with no effect are dropped: a definition a later one of the same name
   replaces, ``pass``, expressions that only read (constants,
   names, arithmetic, calls of pure builtins such as ``len``), ``if False:`` and ``while 0:``
-  blocks (an ``if True:`` block is kept without its test), ``assert True``, ``x = x``, a
+  blocks, and the like with a test of constants (an ``if True:`` block is kept without its
+  test), ``assert True``, ``x = x``, a
   trailing bare ``return``, and, in a function, assignments to names that are never read;
 - names the student chose are numbered in order of appearance: module-level functions,
   classes and globals ``g0, g1, ...``, each function's arguments and locals ``v0, v1, ...``,
   attributes set on a method's first argument, and methods, ``a0, a1, ...``; import aliases become what they stand for;
   names in ``keep`` (the contract's, from the starter code), builtins and imported
   names are left alone, as are attribute names (a library's);
+- ``x += y`` reads ``x = x + y``; ``if not c: A else: B`` reads ``if c: B else: A`` (so
+  do ``!=``, ``is not`` and ``not in`` with an ``else``);
 - the operands of ``+``, ``*``, ``&``, ``|``, ``^``, ``and``, ``or``, ``==``, ``!=``, ``is``
   and ``is not`` are in a canonical order, chains of one of them flattened, keyword
   arguments sorted, and a comparison reads ``<``/``<=``, never ``>``/``>=``;
@@ -33,6 +36,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
+import operator
 
 BUILTINS = frozenset(dir(builtins))
 # Builtins whose call, as a statement on its own, does nothing a test could observe.
@@ -44,6 +49,15 @@ PURE_CALLS = frozenset(
 COMMUTATIVE = (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
 SYMMETRIC = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 FLIPPED = {ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Lt: ast.Gt, ast.LtE: ast.GtE}
+INVERSE = {ast.NotEq: ast.Eq, ast.IsNot: ast.Is, ast.NotIn: ast.In}
+COMPARE = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -64,6 +78,7 @@ def canonical(source: str, keep: frozenset[str] = frozenset()) -> str | None:
             _drop_unused(scope)
         _drop_unused_globals(tree, keep)
         tree.body = _simplify(tree.body)
+        _expand_augmented(tree)
         chosen = _chosen(tree, keep)
         _order(tree, chosen)
         _sort_definitions(tree, keep, chosen)
@@ -153,12 +168,26 @@ def _drop_redefined(tree: ast.Module) -> None:
 
 
 def _truth(node: ast.expr) -> bool | None:
-    """Whether a test is always true or always false, when its text says so."""
+    """Whether a test is always true or always false, when its text says so (constants,
+    comparisons of constants, ``not``, ``and`` and ``or`` of such)."""
     if isinstance(node, ast.Constant):
         return bool(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = _truth(node.operand)
         return None if inner is None else not inner
+    if isinstance(node, ast.BoolOp):
+        truths = [_truth(v) for v in node.values]
+        decisive = isinstance(node.op, ast.Or)  # the value that settles it
+        if decisive in truths:
+            return decisive
+        return None if None in truths else not decisive
+    operands = [getattr(node, "left", None), *getattr(node, "comparators", ())]
+    if isinstance(node, ast.Compare) and all(isinstance(o, ast.Constant) for o in operands):
+        values = [o.value for o in operands]
+        try:
+            return all(COMPARE[type(op)](a, b) for op, a, b in zip(node.ops, values, values[1:]))
+        except (KeyError, TypeError):
+            return None
     return None
 
 
@@ -193,6 +222,8 @@ def _simplify(body: list[ast.stmt], function: bool = False) -> list[ast.stmt]:
         if isinstance(stmt, ast.If) and (truth := _truth(stmt.test)) is not None:
             kept += stmt.body if truth else stmt.orelse
             continue
+        if isinstance(stmt, ast.If) and stmt.orelse:
+            _positive(stmt)
         if isinstance(stmt, ast.While) and _truth(stmt.test) is False:
             kept += stmt.orelse
             continue
@@ -234,6 +265,37 @@ def _simplify_blocks(stmt: ast.stmt) -> None:
         stmt.returns = None
         for arg in _arguments(stmt.args):
             arg.annotation = None
+
+
+def _positive(stmt: ast.If) -> None:
+    """``if not c: A else: B`` as ``if c: B else: A``; the same for ``!=``, ``is not`` and
+    ``not in``."""
+    test = stmt.test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        stmt.test = test.operand
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in INVERSE:
+        test.ops = [INVERSE[type(test.ops[0])]()]
+    else:
+        return
+    stmt.body, stmt.orelse = stmt.orelse, stmt.body
+
+
+def _expand_augmented(tree: ast.Module) -> None:
+    """``x += y`` as ``x = x + y`` (and so for every augmented assignment)."""
+    holders = [(tree, "body", tree.body)]
+    holders += [b for s in _statements(tree.body) for b in _blocks(s)]
+    for holder, name, block in holders:
+        if any(isinstance(s, ast.AugAssign) for s in block):
+            setattr(holder, name, [_expanded(s) for s in block])
+
+
+def _expanded(stmt: ast.stmt) -> ast.stmt:
+    if not isinstance(stmt, ast.AugAssign):
+        return stmt
+    read = copy.deepcopy(stmt.target)
+    read.ctx = ast.Load()
+    value = ast.BinOp(left=read, op=stmt.op, right=stmt.value)
+    return ast.Assign(targets=[stmt.target], value=value, lineno=stmt.lineno)
 
 
 def _functions(tree: ast.Module) -> list[ast.AST]:

@@ -24,6 +24,8 @@ from hashlib import blake2b
 # independent solutions look alike (the same few PyTorch calls), longer lets a statement
 # slipped between every two statements hide more of a copy.
 K = 8
+SAMPLE_EVERY = 4  # the share of k-grams (1 in this many) a pair is first judged on
+SAMPLE_AT_LEAST = 32  # sampled k-grams below which the whole print is used
 SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 STRUCTURE = {tokenize.NEWLINE: ";", tokenize.INDENT: "{", tokenize.DEDENT: "}"}
 
@@ -34,6 +36,7 @@ class Print:
     own: tuple[int, ...]  # the positions of the k-grams that are not the starter code's
     kgrams: frozenset[int]  # their hashes
     tokens: int  # tokens in at least one of them: the module's own code
+    sample: frozenset[int]  # those of them that are 0 modulo SAMPLE_EVERY
 
 
 def tokens(text: str) -> list[str]:
@@ -58,16 +61,22 @@ def make(text: str, starter: frozenset[int] = frozenset()) -> Print:
     """The fingerprint of canonical ``text``, less the k-grams in ``starter``."""
     hashes = kgrams(text)
     own = tuple(i for i, h in enumerate(hashes) if h not in starter)
-    print_ = Print(hashes, own, frozenset(hashes[i] for i in own), 0)
-    return Print(hashes, own, print_.kgrams, covered(print_, None))
+    mine = frozenset(hashes[i] for i in own)
+    sample = frozenset(h for h in mine if h % SAMPLE_EVERY == 0)
+    return Print(hashes, own, mine, _covered(hashes, own, None), sample)
 
 
-def covered(a: Print, other: frozenset[int] | None) -> int:
-    """How many of ``a``'s own tokens lie in a k-gram that ``other`` holds (all k-grams
-    when ``other`` is None)."""
+def covered(a: Print, other: frozenset[int]) -> int:
+    """How many of ``a``'s own tokens lie in a k-gram that ``other`` holds."""
+    return _covered(a.hashes, a.own, other)
+
+
+def _covered(hashes: tuple[int, ...], own: tuple[int, ...], other: frozenset[int] | None) -> int:
+    """Tokens in the k-grams at positions ``own`` whose hash ``other`` holds (all of
+    them when ``other`` is None), each token counted once."""
     count = end = 0
-    for i in a.own:
-        if other is None or a.hashes[i] in other:
+    for i in own:
+        if other is None or hashes[i] in other:
             start = max(i, end)
             end = i + K
             count += end - start
@@ -84,7 +93,12 @@ def shares(a: Print, b: Print) -> tuple[float, float, int]:
 
 
 def overlap(a: Print, b: Print) -> float:
-    """A cheap bound-free hint (sets only): the share of the smaller print's k-grams the
-    other holds; a pair far below its flag level here is not worth ``shares``."""
-    smaller = min(len(a.kgrams), len(b.kgrams))
-    return len(a.kgrams & b.kgrams) / smaller if smaller else 0.0
+    """A cheap estimate (sets only): the share of the smaller print's k-grams the other
+    holds, judged on the 1 in ``SAMPLE_EVERY`` of them whose hash is 0 modulo it (the same
+    k-grams in every module: a sample that keeps shared ones shared); a pair far below
+    its flag level here is not worth ``shares``."""
+    sa, sb = a.sample, b.sample
+    if min(len(sa), len(sb)) < SAMPLE_AT_LEAST:
+        sa, sb = a.kgrams, b.kgrams
+    smaller = min(len(sa), len(sb))
+    return len(sa & sb) / smaller if smaller else 0.0

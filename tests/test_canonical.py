@@ -130,3 +130,30 @@ def test_dead_statements_go_from_except_handlers_and_finally_blocks_too():
         "        unused = 1\n        raise\n    finally:\n        pass\n"
     )
     assert canonical(padded, KEEP) == canonical(plain, KEEP)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("def f(x, y):\n    x += y\n    return x\n", "def f(x, y):\n    x = x + y\n    return x\n"),
+        (
+            "def f(x):\n    if not x:\n        return 1\n    else:\n        return 2\n",
+            "def f(x):\n    if x:\n        return 2\n    else:\n        return 1\n",
+        ),
+        (
+            "def f(x):\n    if x != 0:\n        return 1\n    else:\n        return 2\n",
+            "def f(x):\n    if x == 0:\n        return 2\n    else:\n        return 1\n",
+        ),
+        (
+            "def f(x):\n    if 1 > 2 or (3 < 2 and x):\n        x = 0\n    return x\n",
+            "def f(x):\n    return x\n",
+        ),
+    ],
+)
+def test_rewrites_a_reader_sees_through(one, other):
+    assert canonical(one, KEEP) == canonical(other, KEEP)
+
+
+def test_a_test_that_is_not_constant_keeps_its_block():
+    kept = "def f(x):\n    if x > 2 or 1 > 2:\n        x = 0\n    return x\n"
+    assert "if " in canonical(kept, KEEP)
