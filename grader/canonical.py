@@ -59,6 +59,7 @@ COMPARE = {
     ast.GtE: operator.ge,
 }
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+ROUNDS = 20  # of dropping unread assignments: a longer chain of them is left (and costs n^2)
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -311,8 +312,8 @@ def _functions(tree: ast.Module) -> list[ast.AST]:
 
 def _drop_unused(scope: ast.AST) -> None:
     """Drop the assignments in ``scope`` (a function) to names never read there, until
-    none is left (dropping one can leave another unread)."""
-    while True:
+    none is left (dropping one can leave another unread) or ``ROUNDS`` have passed."""
+    for _ in range(ROUNDS):
         read = set()
         for node in ast.walk(scope):
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):

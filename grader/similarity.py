@@ -58,7 +58,7 @@ MARGIN = 0.15
 SPREADS = 4.0
 CLASS_FROM = 10  # students, for the class's own distribution to count
 CEILING = 0.9
-MIN_TOKENS = 40  # matching tokens: a few lines, not one shared call
+MIN_TOKENS = 80  # matching tokens (about 6 lines): not two one-liners everyone writes alike
 SOURCE_MARGIN = 0.02  # a pair this much more alike than each is to the reference has its own source
 SAMPLE = 3000  # pairs scored exactly for the class's distribution
 PREFILTER = 1 / 3  # of the flag level: k-gram overlap below this is not scored exactly
@@ -66,7 +66,8 @@ REFERENCE = "(reference solution)"  # what a pair with the reference names as it
 PAIRS_SHOWN = 20  # per chapter in similarity.md
 SUMMARY_SHOWN = 10  # in summary.md, all chapters together
 PARALLEL_FROM = 64  # modules to canonicalise before it pays to start worker processes
-VERSION = f"canonical 1, k {fingerprint.K}"  # what the cached canonical texts depend on
+# What the cached canonical texts depend on (ast.unparse's layout is the Python's).
+VERSION = f"canonical 2, python {sys.version_info[0]}.{sys.version_info[1]}"
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ class Rule:
     median: float | None = None  # of the class's pairs
     spread: float | None = None  # 1.4826 x their median absolute deviation
     reference: bool = False  # whether submissions were compared with the reference
+    unreadable: tuple[str, ...] = ()  # students whose module does not parse: not compared
 
     def describe(self) -> str:
         parts = [f"flag level {self.level:.0%} ({self.basis})"]
@@ -122,6 +124,9 @@ class Rule:
             )
         if not self.reference:
             parts.append("no reference solution here to compare with")
+        if self.unreadable:
+            names = ", ".join(escape.md_text(s) for s in self.unreadable)
+            parts.append(f"not compared, as their module does not parse: {names}")
         return "; ".join(parts)
 
 
@@ -252,11 +257,13 @@ def chapter_pairs(
     canon = canon or Canon(starter(chapter))
     canon.prepare(list(codes.values()))
     start = _starter_kgrams(canon)
-    prints = {s: p for s, code in codes.items() if (p := canon.print(code, start)) and p.tokens}
+    every = {s: canon.print(code, start) for s, code in codes.items()}
+    prints = {s: p for s, p in every.items() if p and p.tokens}
     ref_code = reference(chapter)
     ref = canon.print(ref_code, start) if ref_code else None
     honest = honest_scores(chapter, canon)
     rule = rule_for(chapter.id, honest, class_scores(prints), ref is not None)
+    rule = replace(rule, unreadable=tuple(s for s, p in every.items() if p is None))
     students = sorted(prints)
     alike: dict[str, float] = {}  # student -> score against the reference
 
@@ -482,7 +489,7 @@ def markdown(found: Similarity, results: list, chapters: list[str]) -> str:
         "shares are of each side's own code (the chapter's starter code excluded) found in "
         "the other. A pair is flagged when a share reaches the chapter's flag level, set "
         "from its correct alternatives (their most alike pair with the reference, plus "
-        f"{MARGIN:.0%}), from the class's own pairs (median + {SPREADS:g} robust standard "
+        f"{MARGIN * 100:.0f} points), from the class's own pairs (median + {SPREADS:g} robust standard "
         f"deviations) and never under {FLOOR:.0%} or over {CEILING:.0%}, with "
         f"{MIN_TOKENS}+ matching tokens. Every submission is also compared with the "
         "reference solution; when two students are no more alike than each is to it, the "

@@ -152,6 +152,17 @@ def test_a_class_with_copies_of_the_reference_says_where_the_code_came_from():
     assert found.rules["ch00"].reference
 
 
+def test_a_module_that_does_not_parse_is_named_not_silently_dropped(tmp_path):
+    classroom = {"alice": CLASS["alice"], "ivan": SOLUTION + "\ndef broken(:\n"}
+    found = similarity.find({s: {"ch00/training_loop.py": c} for s, c in classroom.items()}, [CH00])
+    assert found.rules["ch00"].unreadable == ("ivan",)
+    similarity.write(tmp_path, found, [], ["ch00"])
+    assert (
+        "not compared, as their module does not parse: ivan"
+        in (tmp_path / "similarity.md").read_text()
+    )
+
+
 def test_the_starter_code_is_boilerplate_not_evidence():
     with_stub = similarity.compare("ch00", "frank", STUB, "gina", STUB, STUB)
     without = similarity.compare("ch00", "frank", STUB, "gina", STUB, "")
