@@ -123,8 +123,15 @@ ALLOWED = MappingProxyType(
             state="random", why="seeds torch's global state with seed before building the model"
         ),
         # ch10
+        "ch10.get_batch": _allow(
+            state="random", generator="generator", why="the global generator when none is given"
+        ),
         "ch10.generate": _allow(
-            aliases="idx", why="with max_new_tokens=0, idx itself is the whole answer"
+            aliases="idx",
+            state="random",
+            generator="generator",
+            why="with max_new_tokens=0, idx itself is the whole answer; samples from the global "
+            "generator when none is given",
         ),
         "ch10.train_gpt": _allow(
             state="random", why="deterministic for a given seed: seeds the global generator"

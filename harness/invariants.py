@@ -115,6 +115,8 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
     flat = t.detach().reshape(-1)
     if flat.is_complex():
         flat = torch.view_as_real(flat).reshape(-1)
+    if flat.numel() and flat.stride(0) != 1:  # one element of a strided window keeps its stride
+        flat = flat.new_empty(flat.shape).copy_(flat)
     return flat.view(torch.uint8)
 
 

@@ -21,7 +21,8 @@ except ImportError:  # (probes never use it)
 md = chapter_module("ch04", "modules")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "Helper Nested PATIENTS PlainBlock PlainListClassifier PlainListEncoder SETUPS Scaler Sound "
-    "accuracy book_run complete fit_steps norm_batches over_copies replaced_head trace_norm"
+    "accuracy blocks_run_by book_run complete fit_steps norm_batches over_copies replaced_head "
+    "trace_norm"
 )
 
 
@@ -133,14 +134,35 @@ def float64_forward(sizes, n, seed):
     return model(x.double()).dtype
 
 
+def blocks_run_by(model, x):
+    """The Block objects a forward of ``model`` on ``x`` runs, in the order it runs them,
+    found by a forward hook on every module: however the model holds them (a list, a
+    ModuleList, a dict, a Sequential, under any name), registered or not."""
+    found = []
+
+    def note(module, args):
+        if isinstance(module, md.Block) and all(module is not b for b in found):
+            found.append(module)
+
+    handle = torch.nn.modules.module.register_module_forward_pre_hook(note)
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        handle.remove()
+    return found
+
+
 @probe
 def modes_of_the_blocks(sizes):
-    """The training flag of the root and of every block after .eval(), then after .train()."""
+    """The training flag of the root and of every block its forward runs, after .eval(),
+    then after .train()."""
     model = md.Classifier(**sizes)
+    blocks = blocks_run_by(model, torch.zeros(2, sizes.get("d_in", 2)))
     model.eval()
-    after_eval = [model.training] + [b.training for b in model.encoder.blocks]
+    after_eval = [model.training] + [b.training for b in blocks]
     model.train()
-    after_train = [model.training] + [b.training for b in model.encoder.blocks]
+    after_train = [model.training] + [b.training for b in blocks]
     return after_eval, after_train
 
 

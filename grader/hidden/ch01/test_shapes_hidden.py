@@ -19,6 +19,7 @@ from exercises.ch01.test_shapes import (  # helpers and probes shared with the p
     standardized,
 )
 from harness import judge
+from harness.layouts import LAYOUTS, laid_out
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
@@ -38,6 +39,18 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
 
 def gen(seed):
     return torch.Generator().manual_seed(seed)
+
+
+@probe
+def in_layout(name, layout, *args):
+    """sh.<name>(*args) with every tensor argument rebuilt, same values, in ``layout``
+    (harness.layouts: a transposed, strided or offset window of a bigger tensor)."""
+    laid = [laid_out(a, layout) if isinstance(a, torch.Tensor) else a for a in args]
+    return getattr(sh, name)(*laid)
+
+
+# The layouts and dtypes a caller's tensors come in: what the contract leaves free.
+DOMAIN = dict(layout=st.sampled_from(LAYOUTS), dtype=st.sampled_from(["float32", "float64"]))
 
 
 # ---- ch01.1 broadcast_shape -------------------------------------------------------
@@ -382,7 +395,63 @@ def test_pairwise_sq_dists_leaves_its_inputs_unchanged():
     )
 
 
+@pytest.mark.task("ch01.2")
+@examples(20)
+@given(
+    n=st.integers(1, 5),
+    m=st.integers(1, 5),
+    d=st.integers(1, 4),
+    seed=st.integers(0, 999),
+    **DOMAIN,
+)
+def test_pairwise_sq_dists_in_any_layout_and_dtype(n, m, d, seed, layout, dtype):
+    """Transposed, strided and offset windows of bigger tensors, and float64 points, give the same distances."""
+    g = gen(seed)
+    x = torch.randn(n, d, generator=g).to(getattr(torch, dtype))
+    y = torch.randn(m, d, generator=g).to(getattr(torch, dtype))
+    with because(
+        f"pairwise_sq_dists raised on {dtype} x[{n}, {d}], y[{m}, {d}] given as {layout} "
+        "windows: .view needs contiguous memory; index with None or use reshape"
+    ):
+        got = in_layout("pairwise_sq_dists", layout, x, y)
+    want = ((x.double()[:, None, :] - y.double()[None, :, :]) ** 2).sum(-1)
+    judge.close(
+        got,
+        want,
+        f"pairwise_sq_dists of {dtype} x[{n}, {d}] and y[{m}, {d}] given as {layout} windows "
+        "must be the same distances as for contiguous copies",
+        atol=1e-4,
+        rtol=1e-4,
+        dtype="float",
+    )
+
+
 # ---- ch01.3 batch_linear -----------------------------------------------------------
+
+
+@pytest.mark.task("ch01.3")
+@examples(20)
+@given(n=st.integers(1, 5), seed=st.integers(0, 999), **DOMAIN)
+def test_batch_linear_in_any_layout_and_dtype(n, seed, layout, dtype):
+    """Transposed, strided and offset windows of bigger tensors, and float64 inputs, give F.linear's answer."""
+    g = gen(seed)
+    x, W, b = (
+        torch.randn(*shape, generator=g).to(getattr(torch, dtype))
+        for shape in ((n, n + 1), (max(1, n - 1), n + 1), (max(1, n - 1),))
+    )
+    with because(
+        f"batch_linear raised on {dtype} inputs given as {layout} windows: .view needs "
+        "contiguous memory (x @ W.T + b works on any layout)"
+    ):
+        got = in_layout("batch_linear", layout, x, W, b)
+    judge.close(
+        got,
+        F.linear(x.double(), W.double(), b.double()),
+        f"batch_linear of {dtype} inputs given as {layout} windows must equal F.linear",
+        atol=1e-4,
+        rtol=1e-4,
+        dtype="float",
+    )
 
 
 @pytest.mark.task("ch01.3")

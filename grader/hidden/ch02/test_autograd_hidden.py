@@ -42,6 +42,7 @@ ref = reference_module("ch02", "autograd")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "BackwardSpy HIDDEN_GRAPHS LeakyHead USER_FILES USER_SOURCE healthy_step hidden_cut_cases "
     "leaky_loss leaving_torch no_grad_graph nonscalar_leaf_graph observe_reachability "
+    "shared_memory_graph "
     "other_dtypes_and_outputs other_nodes_graph preprocess program program_args random_graph "
     "shared_branches_graph sum_of_products_graph very_deep_graph"
 )
@@ -163,8 +164,20 @@ def random_graph(seed: int):
     return loss, pairs, rng.choice(["pairs", "dict", "generator"])
 
 
+def shared_memory_graph():
+    """Leaves over one block of memory: p, a leaf made from p's .data (the same storage from
+    the same first element) and one over a slice of it; only p and w are on the loss's path."""
+    p = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    same = p.data.requires_grad_()
+    part = p.detach()[1:].requires_grad_()
+    w = torch.tensor(2.0, requires_grad=True)
+    loss = (p * w).sum()
+    return loss, [("same", same), ("part", part), ("p", p), ("w", w)], "pairs"
+
+
 HIDDEN_GRAPHS = {
     "sum_of_products": sum_of_products_graph,
+    "shared_memory": shared_memory_graph,
     "other_nodes": other_nodes_graph,
     "shared_branches": shared_branches_graph,
     "no_grad": no_grad_graph,
@@ -233,6 +246,17 @@ def test_reachable_params_through_same_kind_nodes_and_reused_leaves():
         "sum_of_products",
         "nodes of the same kind (two MulBackward0) are different nodes with different inputs; "
         "remember nodes themselves, not their names, and compare leaves by identity",
+    )
+
+
+@pytest.mark.task("ch02.1")
+def test_reachable_params_tells_apart_leaves_that_share_memory():
+    """Leaves over the same memory (one made from another's .data or a slice of it) are different leaves: only the one on the path is reached."""
+    check_hidden(
+        "shared_memory",
+        "two leaves can share one storage, even start at the same address (t.data, t.detach()) "
+        "and still be different tensors: match the AccumulateGrad node's leaf by identity "
+        "(id or is), not by data_ptr() or storage",
     )
 
 

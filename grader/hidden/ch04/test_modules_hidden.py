@@ -16,6 +16,7 @@ from torch import nn
 
 from exercises.ch04.test_modules import (
     batchnorm_trace,
+    blocks_run_by,
     fit_steps,
     load_into,
     modes_of_the_blocks,
@@ -36,9 +37,9 @@ except ImportError:  # (probes never use them)
 md = chapter_module("ch04", "modules")
 ref = reference_module("ch04", "modules")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Scratch Tied build_entry "
-    "build_tree deep_paths fit_steps frozen_but_held groups_shared_frozen moved_to_float64 "
-    "registered_twice shared_storage"
+    "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Private Scratch Tied "
+    "blocks_run_by build_entry build_tree deep_paths fit_steps frozen_but_held "
+    "groups_shared_frozen moved_to_float64 registered_twice shared_storage"
 )
 
 
@@ -52,8 +53,8 @@ def blocks_after_one_step(depth, seed):
     torch.manual_seed(seed)
     model = md.Classifier(depth=depth)
     x, y = torch.randn(32, 2), torch.randint(0, 2, (32,))
+    blocks = blocks_run_by(model, x)
     F.cross_entropy(model(x), y).backward()
-    blocks = list(model.encoder.blocks)
     got_grad = [all(p.grad is not None for p in b.parameters()) for b in blocks]
     before = [[p.detach().clone() for p in b.parameters()] for b in blocks]
     torch.optim.SGD(model.parameters(), lr=0.1).step()
@@ -234,8 +235,20 @@ class Scratch(nn.Module):
         self.more = [torch.zeros(1)]
 
 
+class Private(nn.Module):
+    """Unregistered state under names that start with an underscore, as a cache would be."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self._cache = [nn.Linear(2, 2)]
+        self._scale = torch.ones(2)
+        self.__table = {"w": torch.zeros(1)}  # name-mangled to _Private__table
+
+
 HIDDEN_PATIENTS = {
     "heads": lambda: nn.Sequential(nn.Linear(4, 4), Heads()),
+    "private": lambda: nn.Sequential(Private()),
     "tied": Tied,
     "deep paths": deep_paths,
     "keeper": lambda: nn.Sequential(nn.Identity(), nn.Sequential(Keeper())),
@@ -296,6 +309,18 @@ def test_aliases_of_registered_objects_are_not_reported():
     assert got == [], (
         "objects that are registered elsewhere in the model are saved and moved with it; only "
         f"objects PyTorch does not know about should be reported (got {got})"
+    )
+
+
+@pytest.mark.task("ch04.2")
+def test_attributes_named_with_an_underscore_are_searched_too():
+    """Attributes whose names start with an underscore are searched like any other; only nn.Module's own entries are skipped."""
+    got = unquote(unregistered_in("private"))
+    want = sorted(["0._cache[0]", "0._scale", "0._Private__table[w]"])
+    assert got == want, (
+        f"expected {want}, got {got}: a name that starts with '_' is still the model's "
+        "attribute (a cache, a scale); skip exactly the entries nn.Module keeps in vars() "
+        "(_MODULE_INTERNALS), not every private-looking name"
     )
 
 
@@ -805,6 +830,38 @@ def checkpoint_in_the_file(seed, extras):
             [p.detach() for p in model2.parameters()],
         ),
     }
+
+
+@probe
+def checkpoint_at(name):
+    """save_checkpoint of a small Classifier to <fresh folder>/name: what it returned, the
+    files in that folder afterwards, and the extras load_checkpoint reads back from
+    exactly that path (None if nothing is there)."""
+    torch.manual_seed(0)
+    model = md.Classifier(depth=1, hidden=4)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        returned = md.save_checkpoint(path, model, epoch=1)
+        files = sorted(p.name for p in Path(folder).iterdir())
+        extra = (
+            md.load_checkpoint(path, md.Classifier(depth=1, hidden=4)) if path.is_file() else None
+        )
+    return {"returned": returned, "files": files, "extra": extra}
+
+
+@pytest.mark.task("ch04.5")
+@pytest.mark.parametrize("name", ["checkpoint", "run.ckpt"])
+def test_the_checkpoint_is_written_at_exactly_the_path_given(name):
+    """save_checkpoint writes one file at exactly the path it is given, whatever its suffix (or none)."""
+    seen = checkpoint_at(name)
+    assert seen["files"] == [name] and seen["extra"] == {"epoch": 1}, (
+        f"save_checkpoint(<folder>/{name!r}, ...) left {seen['files']} in the folder (load from "
+        f"that path gave {seen['extra']}): torch.save writes exactly the path it is given; add "
+        "no suffix of your own and write nothing beside it"
+    )
+    assert seen["returned"] is not None and Path(seen["returned"]).name == name, (
+        f"save_checkpoint returned {seen['returned']!r}, not the path it was given"
+    )
 
 
 @pytest.mark.task("ch04.5")

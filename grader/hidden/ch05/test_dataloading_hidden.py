@@ -38,7 +38,7 @@ except ImportError:  # (probes never use them)
 dl = chapter_module("ch05", "dataloading")
 ref = reference_module("ch05", "dataloading")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "CTX DATASETS GlobalNumpyDataset PyRandomDataset epoch started_as_configured"
+    "CTX DATASETS GlobalNumpyDataset PyRandomDataset SeedRecorder epoch started_as_configured"
 )
 
 
@@ -313,7 +313,28 @@ class GlobalNumpyDataset(Dataset):
         return torch.tensor([float(i), np.random.random(), random.random()], dtype=torch.float64)
 
 
-DATASETS = {"own random.Random": PyRandomDataset, "global NumPy": GlobalNumpyDataset}
+class SeedRecorder(Dataset):
+    """Sample i: (i, the seed reseed() last received or -1, its worker's get_worker_info().seed)."""
+
+    def __init__(self, n):
+        self.n, self.got = n, -1
+
+    def reseed(self, seed):
+        self.got = seed
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        info = torch.utils.data.get_worker_info()
+        return torch.tensor([i, self.got, -2 if info is None else info.seed], dtype=torch.int64)
+
+
+DATASETS = {
+    "own random.Random": PyRandomDataset,
+    "global NumPy": GlobalNumpyDataset,
+    "seed recorder": SeedRecorder,
+}
 
 
 @probe
@@ -351,6 +372,21 @@ def test_three_workers_all_differ_and_follow_the_generator():
     assert judge.differ(first[0][:, 1:], other[0][:, 1:], atol=1e-8, rtol=1e-5), (
         "different loader generator seeds must give different augmentation; a seed built from "
         "worker_id alone ignores the generator"
+    )
+
+
+@pytest.mark.task("ch05.3")
+@pytest.mark.timeout(60)
+def test_the_dataset_is_reseeded_with_the_workers_own_seed():
+    """Each worker's dataset receives exactly get_worker_info().seed through reseed(seed)."""
+    ((*batches,),) = stream(41, "seed recorder", n=6, workers=2)
+    rows = torch.cat(batches)
+    wrong = [(int(i), int(got), int(want)) for i, got, want in rows.tolist() if got != want]
+    assert not wrong, (
+        "sample (index, seed reseed() received, the worker's get_worker_info().seed): "
+        f"{wrong[:2]}: reseed the worker's copy of the dataset with its worker seed itself "
+        "(it already differs per worker and follows the loader's generator); -1 means "
+        "reseed was never called"
     )
 
 

@@ -168,6 +168,26 @@ def test_output_size_equals_nn_conv2d(sweep):
         )
 
 
+@pytest.mark.task("ch06.2")
+def test_pairs_may_be_lists_as_in_pytorch():
+    """A (height, width) pair may be a list, as nn.Conv2d accepts it: [3, 5] means (3, 5)."""
+    for h, w, k, s, p, d in [
+        (9, 14, [3, 5], [1, 2], [0, 1], [1, 1]),
+        (20, 11, [5, 1], 2, [2, 0], [2, 1]),
+    ]:
+        with because(
+            f"conv2d_output_hw({h}, {w}, kernel={k}, stride={s}, padding={p}, dilation={d}) "
+            "raised, but nn.Conv2d takes pairs given as lists too: read a pair by position, "
+            "whatever sequence holds it (isinstance(v, int) tells the single int apart)"
+        ):
+            got = cg.conv2d_output_hw(h, w, k, s, p, d)
+        real = tuple(nn.Conv2d(1, 1, k, s, p, d, bias=False)(torch.zeros(1, 1, h, w)).shape[-2:])
+        assert tuple(got) == real, (
+            f"conv2d_output_hw({h}, {w}, kernel={k}, stride={s}, padding={p}, dilation={d}) "
+            f"returned {got}, nn.Conv2d gives {real}: a list is a (height, width) pair as a tuple is"
+        )
+
+
 POOLS = {
     "maxpool": (lambda k, s, p, d: nn.MaxPool2d(k, s, p, d), (1, 3)),
     "avgpool": (lambda k, s, p, d: nn.AvgPool2d(k, s, p), (1, 1)),

@@ -637,12 +637,21 @@ def test_the_default_is_causal():
 @pytest.mark.task("ch07.6")
 @pytest.mark.points(2)
 def test_last_weights_follow_the_latest_call():
-    """last_weights always holds the weights of the most recent forward, whatever its length."""
+    """One module serves any length in any order: each forward's output and last_weights are that call's own."""
     params = make_params(12, 142)
-    xs = [torch.randn(2, 5, 12, generator=gen(143)), torch.randn(1, 3, 12, generator=gen(144))]
-    ws = mhsa_forwards(12, 3, True, xs, params)["weights"]
-    for i, (x, w) in enumerate(zip(xs, ws)):
-        _, want = reference_forward(params, x, 3, True)
+    xs = [
+        torch.randn(2, 5, 12, generator=gen(143)),
+        torch.randn(1, 3, 12, generator=gen(144)),
+        torch.randn(2, 7, 12, generator=gen(145)),
+    ]
+    seen = mhsa_forwards(12, 3, True, xs, params)
+    for i, (x, out, w) in enumerate(zip(xs, seen["outs"], seen["weights"])):
+        expected, want = reference_forward(params, x, 3, True)
+        assert judge.is_close(out, expected, atol=1e-4, rtol=1e-5), (
+            f"forward call {i + 1} (x{list(x.shape)}, after calls of other lengths) differs from "
+            f"nn.MultiheadAttention ({first_difference(out, expected, atol=1e-4)}): nothing "
+            "computed for an earlier length (a mask, a cache) may be reused for another one"
+        )
         ok = isinstance(w, torch.Tensor) and tuple(w.shape) == tuple(want.shape)
         assert ok and judge.is_close(w, want, atol=1e-5, rtol=1e-5), (
             f"after forward call {i + 1} (x{list(x.shape)}) last_weights must be that call's "

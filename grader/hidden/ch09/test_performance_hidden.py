@@ -144,12 +144,13 @@ def time_fn_raised(warmup, iters):
 
 @pytest.mark.task("ch09.1")
 def test_time_fn_needs_a_timed_call():
-    """time_fn with iters=0 raises ValueError, with or without warm-up, and times one call fine."""
-    for warmup in (0, 2):
-        seen = time_fn_raised(warmup, 0)
+    """time_fn with iters below 1 (0 or negative) raises ValueError, with or without warm-up, and times one call fine."""
+    for warmup, iters in ((0, 0), (2, 0), (0, -1), (1, -4)):
+        seen = time_fn_raised(warmup, iters)
         assert seen is not None and seen["value_error"], (
-            f"time_fn(fn, warmup={warmup}, iters=0) must raise ValueError (no timed call, no "
-            f"median); it {'returned' if seen is None else 'raised ' + seen['type']}"
+            f"time_fn(fn, warmup={warmup}, iters={iters}) must raise ValueError (iters must be "
+            "at least 1: no timed call, no median; a negative count is refused as well as 0); "
+            f"it {'returned' if seen is None else 'raised ' + seen['type']}"
         )
     assert time_fn_raised(0, 1) is None, "time_fn(fn, warmup=0, iters=1) must time its one call"
 

@@ -91,8 +91,8 @@ def test_fingerprint_ignores_layout_and_autograd_flags():
 
 @pytest.mark.task("ch09b.1")
 def test_fingerprint_sees_keys_order_and_narrow_dtypes():
-    """Renamed keys, values moved between keys, list order, 0-d versus 1-element, and
-    same-byte tensors of other dtypes or shapes all change the fingerprint."""
+    """Renamed keys (1 versus '1' too), values moved between keys, list order, 0-d versus
+    1-element, and same-byte tensors of other dtypes or shapes all change the fingerprint."""
     sd = {"a.weight": torch.ones(2, 2), "b.weight": torch.ones(2, 2)}
     renamed = {"a.weight": torch.ones(2, 2), "c.weight": torch.ones(2, 2)}
     assert rg.fingerprint(sd) != rg.fingerprint(renamed), (
@@ -102,6 +102,10 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     back = {"a.weight": torch.ones(2), "b.weight": torch.zeros(2)}
     assert rg.fingerprint(moved) != rg.fingerprint(back), (
         "swapping the tensors of two keys must change the fingerprint: hash each key with its value"
+    )
+    assert rg.fingerprint({1: torch.ones(2)}) != rg.fingerprint({"1": torch.ones(2)}), (
+        "a dict keyed by the int 1 and one keyed by the string '1' got the same fingerprint: "
+        "they are different keys; hash a key with its type, not its text alone"
     )
     a, b = torch.zeros(3), torch.ones(3)
     assert rg.fingerprint([a, b]) != rg.fingerprint([b, a]), (
@@ -420,6 +424,27 @@ def test_fingerprints_are_of_the_initial_weights_and_the_whole_order():
     assert longer.init_fingerprint == slow.init_fingerprint, (
         "the number of epochs changed the init fingerprint"
     )
+
+
+@pytest.mark.task("ch09b.2")
+def test_the_order_fingerprint_covers_every_epoch_not_only_the_last():
+    """Runs whose data orders differ only in an earlier epoch get different order fingerprints; runs with the same orders get the same one."""
+    fields = hidden_config(n=3, batch_size=3, epochs=2)  # one step per epoch: a visit is an order
+    runs = {}
+    for seed in range(24):
+        result, _, visits = run_of(fields, seed)
+        runs[seed] = (tuple(tuple(v) for v in visits), result.order_fingerprint)
+    for a in runs:
+        for b in runs:
+            (orders_a, fp_a), (orders_b, fp_b) = runs[a], runs[b]
+            if a >= b or orders_a[-1] != orders_b[-1]:
+                continue
+            assert (fp_a == fp_b) == (orders_a == orders_b), (
+                f"seeds {a} and {b} visited the data in the orders {list(orders_a)} and "
+                f"{list(orders_b)} (the same last epoch) and got "
+                f"{'the same' if fp_a == fp_b else 'different'} order fingerprints: the order "
+                "fingerprint covers every epoch's order, so it differs exactly when some epoch does"
+            )
 
 
 # ---------------------------------------------------------------- ch09b.3

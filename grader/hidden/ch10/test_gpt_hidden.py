@@ -183,6 +183,33 @@ def test_get_batch_matches_the_reference_draw(n, block, batch, seed):
     )
 
 
+@probe
+def batches_without_a_generator(seed):
+    """Two get_batch(arange(50), 4, 6) calls without a generator after torch.manual_seed(seed),
+    then the same two calls after reseeding: their x tensors."""
+    data = torch.arange(50)
+    torch.manual_seed(seed)
+    first = [gpt.get_batch(data, 4, 6)[0] for _ in range(2)]
+    torch.manual_seed(seed)
+    again = [gpt.get_batch(data, 4, 6)[0] for _ in range(2)]
+    return first, again
+
+
+@pytest.mark.task("ch10.2")
+def test_get_batch_without_a_generator_draws_from_the_global_one():
+    """Without a generator, get_batch draws from torch's global generator: successive calls differ, and torch.manual_seed repeats them."""
+    first, again = batches_without_a_generator(3)
+    assert all(judge.is_equal(a, b) for a, b in zip(first, again)), (
+        "get_batch(data, 4, 6) without a generator gave other windows after the same "
+        "torch.manual_seed: with generator=None, draw from torch's global generator"
+    )
+    assert judge.differ(first[0].float(), first[1].float(), atol=0, rtol=0), (
+        "two successive get_batch calls without a generator gave the same windows: a fresh "
+        "torch.Generator() starts from the same default seed every time, so every batch of a "
+        "run would repeat; with generator=None, draw from the global generator"
+    )
+
+
 # ---------------------------------------------------------------- ch10.3
 
 
