@@ -18,11 +18,13 @@ import json
 import os
 import resource
 import select
+import signal
 import socket
 import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 POLL_S = 0.5  # how often a long wait re-reads the student processes' clocks
@@ -170,6 +172,7 @@ class Budget:
 DECODE_FLOOR_S = 0.25
 
 SPAWN_WAIT_S = 180  # the spawner's own setup bound (spawner.SETUP_TIMEOUT) plus a margin
+EXIT_WAIT_S = 3.0  # how long a process whose pipe closed may take to end on its own
 
 
 class SandboxFailure(RuntimeError):
@@ -230,10 +233,15 @@ class SpawnerClient:
 
 class Gone(Exception):
     """The student process ended (EOF), ran out of time, or sent something that is not
-    a reply (``tampered``); it has been killed either way."""
+    a reply (``tampered``); it has been killed either way. ``code`` is how it ended on
+    its own (the spawner's report, see ``how_it_ended``), ``lingered`` that it closed
+    its pipes but did not end."""
 
-    def __init__(self, timed_out: bool, code: int | None, tampered: str = "") -> None:
+    def __init__(
+        self, timed_out: bool, code: int | None, tampered: str = "", lingered: bool = False
+    ) -> None:
         self.timed_out, self.code, self.tampered = timed_out, code, tampered
+        self.lingered = lingered
 
 
 class StudentProcess:
@@ -243,6 +251,7 @@ class StudentProcess:
         self.pid, self.to_fd, self.from_fd, self.client = pid, to_fd, from_fd, client
         self.student = student  # the process that runs student code (its clocks are read)
         self.alive = True
+        self.on_timeout: Callable[[StudentProcess], None] | None = None  # before the kill
         os.set_blocking(to_fd, False)
 
     def ask(self, request, budget: Budget):
@@ -309,18 +318,34 @@ class StudentProcess:
             raise
 
     def _gone(self, timed_out: bool):
+        """End the call: a process out of time is asked where it was (``on_timeout``),
+        then killed; one whose pipe closed is waited for first, so the report of how it
+        ended is its own doing, not the kill's."""
+        if timed_out:
+            if self.on_timeout is not None:
+                self.on_timeout(self)
+            self.kill()
+            raise Gone(True, None)
+        self._close_pipes()
+        code = self.client.exit_code(self.pid, timeout=EXIT_WAIT_S)
         self.kill()
-        raise Gone(timed_out, self.client.exit_code(self.pid))
+        if code is None:  # its pipes closed, and it is still running
+            raise Gone(False, self.client.exit_code(self.pid), lingered=True)
+        raise Gone(False, code)
 
-    def kill(self) -> None:
-        if not self.alive:
-            return
-        self.alive = False
+    def _close_pipes(self) -> None:
         for fd in (self.to_fd, self.from_fd):
             try:
                 os.close(fd)
             except OSError:
                 pass
+        self.to_fd = self.from_fd = -1
+
+    def kill(self) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        self._close_pipes()
         for kill in (os.killpg, os.kill):
             try:
                 kill(self.pid, 9)
@@ -335,37 +360,88 @@ def tampering_message(gone: Gone) -> str:
     )
 
 
-def how_it_ended(code: int | None) -> str:
+SIGNALS = {  # what a signal that ended a student process most likely means, in its terms
+    9: "killed by signal 9 (SIGKILL): out of memory, or stopped from outside",
+    11: "a crash in native code (signal 11, SIGSEGV: a bad memory access)",
+    7: "a crash in native code (signal 7, SIGBUS: a bad memory access)",
+    4: "a crash in native code (signal 4, SIGILL)",
+    8: "a crash in native code (signal 8, SIGFPE: an integer division by zero)",
+    6: "aborted (signal 6, SIGABRT: native code gave up, or os.abort())",
+    31: "stopped by the sandbox (signal 31, SIGSYS: a system call it does not allow)",
+}
+
+
+def how_it_ended(code: int | None, shifted: bool = False) -> str:
+    """How a student process ended, in the student's terms. ``code`` is the spawner's
+    report: the exit status, or minus the signal; ``shifted``: a status of 128 + N may
+    also mean signal N (a namespace's PID 1, reported by its parent as a shell would)."""
     if code is None:
         return "it did not say how"
-    if code < 0 or code >= 128:
-        sig = -code if code < 0 else code - 128
-        extra = " (SIGKILL: out of memory, or stopped)" if sig == 9 else ""
-        return f"killed by signal {sig}{extra}"
-    return f"exit code {code}"
+    sig = -code if code < 0 else code - 128 if shifted and 128 < code < 128 + 65 else 0
+    if sig:
+        if sig in SIGNALS:
+            return SIGNALS[sig]
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = "unknown"
+        return f"ended by signal {sig} ({name}), sent by your code or a process it started"
+    return (
+        f"it exited with status {code}: os._exit({code}), or exit() in native code (sys.exit "
+        "in the main thread only raises SystemExit)"
+    )
 
 
 class SplitTransport:
-    """``harness.probe``'s transport on the grader's trusted side (see module doc)."""
+    """``harness.probe``'s transport on the grader's trusted side (see module doc).
+
+    A call that hangs costs its own test: the student's process is replaced and the
+    chapter goes on, and the function it hung in (``harness.calls``: exact for a call
+    from a test body, the probe's reach narrowed by a stack dump for a probe) is not
+    called again in this run — later tests that call it fail at once."""
 
     name = "split"
-    MAX_FAILURES = 5  # a chapter whose code ends or hangs its process this often is not retried
 
     def __init__(self, client: SpawnerClient, config: dict) -> None:
+        from harness.calls import Hangs
+
         self.client = client
         self.config = config
         self.folders = {k: Path(v) for k, v in config["students"].items()}
         self.modules = config["modules"]  # chapter -> module name
         self.test_timeout = float(config["test_timeout"])
         self.import_timeout = float(config.get("import_timeout") or self.test_timeout)
-        self.log_fd = os.open(config["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.log_path = Path(config["log"])
+        self.log_fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self.work = Path(config["work"])
+        self.shifted = (config.get("isolation") or {}).get("mode") in NAMESPACE_MODES
         self.spawned = 0
         self.process: StudentProcess | None = None
         self.key: str | None = None
         self.broken: dict[str, BaseException] = {}  # chapter -> the error every call gets
-        self.failures: dict[str, int] = {}
+        self.hangs = Hangs()
+        self.sources = self._read_sources()
         self.nodeid, self.limit, self.spent = "", self.test_timeout, 0.0
+
+    def _read_sources(self) -> dict[tuple[str, str], str]:
+        """Each submitted module's text, read before any student process starts (so
+        nothing the student's code does can change what the tests read)."""
+        found = {}
+        for chapter, module in self.modules.items():
+            for phase in ("public", "hidden"):
+                folder = self.folders.get(f"{chapter}-{phase}")
+                try:
+                    path = folder / "impl" / chapter / f"{module}.py"
+                    found[chapter, module] = path.read_text(encoding="utf-8")
+                    break
+                except (OSError, UnicodeDecodeError, TypeError):
+                    continue
+        return found
+
+    def submitted_source(self, chapter: str, module: str) -> str | None:
+        """The submission's module as the grader gave it to the student's process
+        (``harness.source_rules``)."""
+        return self.sources.get((chapter, module))
 
     def begin_test(self, nodeid: str, timeout: float | None) -> None:
         """A test's calls into the student's code share its time limit."""
@@ -422,8 +498,8 @@ class SplitTransport:
                 else:
                     err = StudentCrashed(
                         "ImportCrash",
-                        f"importing {chapter}/{module}.py ended its process "
-                        f"({how_it_ended(gone.code)}): module-level code must not exit or crash",
+                        f"importing {chapter}/{module}.py ended its process: "
+                        f"{self._ended(gone)}; module-level code must not exit or crash",
                     )
                 self.broken[chapter] = err
                 raise err from None
@@ -440,22 +516,29 @@ class SplitTransport:
                 raise err
         return self.process
 
+    def _ended(self, gone: Gone) -> str:
+        if gone.lingered:
+            return "it closed the pipes the tests talk to it through and kept running"
+        return how_it_ended(gone.code, self.shifted)
+
     def inside(self):
         raise RuntimeError("course bug: nothing runs inside a probe on the trusted side")
 
     def call(self, p, args: tuple, kwargs: dict):
+        from harness.calls import probe_reach
         from harness.probe import plain_arguments
         from harness.target import REPO
 
         args, kwargs = plain_arguments(f"probe {p.name}", args, kwargs)
+        file = p.file.relative_to(REPO).as_posix()
         request = {
             "op": "call",
-            "file": p.file.relative_to(REPO).as_posix(),
+            "file": file,
             "name": p.name,
             "args": tuple(args),
             "kwargs": dict(kwargs),
         }
-        return self._ask(request)
+        return self._ask(request, probe_reach(p.fn, args, kwargs), f"{file}::{p.name}")
 
     def attr(self, chapter: str, module: str, name: str, live):
         """``chapter_module(...).name`` in a test body: a remote call, or a plain copy."""
@@ -463,53 +546,113 @@ class SplitTransport:
             raise RuntimeError(
                 f"course bug: {chapter}/{module}.py's {name} was reached outside a test"
             )
-        answer = self._ask({"op": "attr", "chapter": chapter, "module": module, "name": name})
+        request = {"op": "attr", "chapter": chapter, "module": module, "name": name}
+        answer = self._ask(request, frozenset({name}))
         if isinstance(answer, dict) and answer.get("callable") is True:
             return RemoteCall(self, chapter, module, name)
         return answer.get("value") if isinstance(answer, dict) else None
 
-    def _ask(self, request: dict):
+    def _ask(self, request: dict, reach: frozenset[str] | None = None, probe: str = ""):
+        """One request to the student's process of this test's chapter and phase.
+        ``reach``: the module's names the request may call (None: unknown), ``probe``:
+        the probe it runs, if any."""
         from harness.probe import StudentCrashed, StudentTimeout, rebuilt_error
 
         chapter, phase = self._key()
         if chapter in self.broken:  # the same error for each call, with this call's frames
             raise self.broken[chapter].with_traceback(None) from None
-        if self.failures.get(chapter, 0) >= self.MAX_FAILURES:
-            raise StudentCrashed(
-                "NotRun",
-                f"not run: {chapter}'s code ended or hung its process {self.MAX_FAILURES} "
-                "times, so the rest of the chapter was not retried",
-            )
+        earlier = self.hangs.refusal(chapter, reach, probe, hidden_now=phase == "hidden")
+        if earlier:
+            raise StudentTimeout("HungEarlier", earlier)
         process = self._start(chapter, phase)
         budget = Budget(self.limit - self.spent, process.student)
+        dump: list[str] = []
+        since = self._log_size()
+        process.on_timeout = lambda p: dump.append(stack_dump(p.student, self.log_path, since))
         try:
             reply = process.ask(request, budget)
         except Gone as gone:
             self.process = None
-            self.failures[chapter] = self.failures.get(chapter, 0) + 1
             if gone.tampered:
                 raise StudentCrashed("Tampering", tampering_message(gone)) from None
             if gone.timed_out:
                 raise StudentTimeout(
-                    "Timeout",
-                    f"your code did not return within the test's {self.limit:g} s (its own "
-                    "time: waiting for a busy machine does not count), so its process was "
-                    "stopped (an endless loop, a wait that never ends, or a very slow call)",
+                    "Timeout", self._hung(chapter, request, reach, probe, "".join(dump))
                 ) from None
             raise StudentCrashed(
                 "Crash",
-                f"your code ended its process during this call ({how_it_ended(gone.code)}): "
-                "os._exit, sys.exit from a thread, a crash in native code, or running out of "
-                "memory",
+                f"your code ended its process during this call: {self._ended(gone)}; the "
+                "next call gets a new process",
             ) from None
         finally:
             self.spent += budget.settle()
+            process.on_timeout = None
         if reply.get("ok"):
             return reply.get("value")
         info = reply.get("error") or {}
         raise rebuilt_error(
             info.get("type", "?"), info.get("base"), info.get("message", ""), info.get("where", ())
         )
+
+    def _log_size(self) -> int:
+        try:
+            return os.fstat(self.log_fd).st_size
+        except OSError:
+            return 0
+
+    def _hung(self, chapter: str, request: dict, reach, probe: str, dump: str) -> str:
+        """Note which function hung, and say so (at most ``MESSAGE_LIMIT`` characters)."""
+        from harness import calls
+
+        module = self.modules[chapter]
+        source = self.sources.get((chapter, module), "")
+        seen = calls.entry_in_dump(calls.last_dump(dump), source, chapter, module)
+        exact = request.get("name") if request.get("op") != "call" else None
+        function = exact or (seen[0] if seen else None)
+        where = seen[1] if seen and (exact is None or seen[0] == exact) else ""
+        self.hangs.note(chapter, self.nodeid, function, probe, where)
+        what = f"{function}" if function else f"probe {request.get('name')}"
+        at = f" (stopped at {where})" if where else ""
+        return (
+            f"{what} did not return within the test's {self.limit:g} s{at}: an endless loop, "
+            "a wait that never ends, or a very slow call (waiting for a busy machine does not "
+            f"count); its process was replaced, and later tests that call {what} fail at once"
+        )
+
+
+NAMESPACE_MODES = ("namespace", "userns")
+DUMP_WAIT_S = 2.0  # wall seconds a hung process gets to write where it was
+DUMP_READ_BYTES = 1 << 18
+
+
+def stack_dump(pid: int, log: Path, since: int) -> str:
+    """Ask a hung student process where it is (SIGUSR1: ``faulthandler`` writes every
+    thread's stack to its log) and return what it wrote to the log since ``since``.
+    Student-side text: it may lie, so it only ever costs that student's own tests."""
+    try:
+        os.kill(pid, signal.SIGUSR1)
+    except OSError:
+        return ""
+    deadline = time.monotonic() + DUMP_WAIT_S
+    size, settled = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        try:
+            now = log.stat().st_size
+        except OSError:
+            return ""
+        if now != size:
+            size, settled = now, time.monotonic()
+        elif size > since and time.monotonic() - settled >= 0.1:
+            break
+        time.sleep(0.02)
+    if size <= since:
+        return ""
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(since, size - DUMP_READ_BYTES))
+            return f.read(DUMP_READ_BYTES).decode(errors="replace")
+    except OSError:
+        return ""
 
 
 class RemoteCall:
@@ -531,7 +674,7 @@ class RemoteCall:
             "args": tuple(args),
             "kwargs": dict(kwargs),
         }
-        return self._t._ask(request)
+        return self._t._ask(request, frozenset({name}))
 
     def __getattr__(self, attr: str):
         raise AttributeError(
