@@ -19,6 +19,7 @@ from exercises.ch06a.test_feature_space import (  # helpers and probes shared wi
     scores_checked,
 )
 from harness import judge
+from harness.layouts import LAYOUTS, laid_out
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
@@ -33,6 +34,45 @@ ref = reference_module("ch06a", "feature_space")
 PROBES_USE = "make_head"  # what the probes use besides themselves (harness/strip.py)
 FMAX = torch.finfo(torch.float32).max
 INF, NAN = float("inf"), float("nan")
+
+
+@probe
+def masked_mean_in_layout(layout, x, mask, dim):
+    """masked_mean(x, mask, dim) with x rebuilt, same values, in ``layout`` (harness.layouts)."""
+    return fs.masked_mean(laid_out(x, layout), mask, dim)
+
+
+@pytest.mark.task("ch06a.1")
+@examples(20)
+@given(
+    layout=st.sampled_from(LAYOUTS),
+    dtype=st.sampled_from(["float32", "float64"]),
+    b=st.integers(1, 4),
+    t=st.integers(1, 5),
+    e=st.integers(1, 4),
+    seed=st.integers(0, 999),
+)
+def test_masked_mean_in_any_layout_and_dtype(layout, dtype, b, t, e, seed):
+    """x given as a transposed, strided or offset window of a bigger tensor, in float32 or float64, gives the same masked mean."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(b, t, e, generator=g).to(getattr(torch, dtype))
+    mask = torch.rand(b, t, generator=g) < 0.6
+    with because(
+        f"masked_mean raised on a {dtype} x[{b}, {t}, {e}] given as a {layout} window: .view "
+        "needs contiguous memory (reshape, unsqueeze and where work on any layout)"
+    ):
+        got = masked_mean_in_layout(layout, x, mask, 1)
+    keep = mask.double().unsqueeze(-1)
+    want = (x.double() * keep).sum(1) / keep.sum(1).clamp(min=1)
+    judge.close(
+        got,
+        want,
+        f"masked_mean of a {dtype} x[{b}, {t}, {e}] given as a {layout} window must be the "
+        "mean of its valid positions, as for a contiguous copy",
+        atol=1e-5,
+        rtol=1e-4,
+        dtype="float",
+    )
 
 
 def gen(seed):

@@ -22,6 +22,7 @@ from exercises.ch07.test_attention import (  # helpers and probes shared with th
     torch_reference,
 )
 from harness import judge
+from harness.layouts import LAYOUTS, laid_out
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -33,6 +34,49 @@ except ImportError:
 
 at = chapter_module("ch07", "attention")
 PROBES_USE = "PARAM_NAMES"  # what the probes use besides themselves (harness/strip.py)
+
+
+@probe
+def attention_in_layout(layout, q, k, v, mask):
+    """attention(q, k, v, mask) with q, k and v rebuilt, same values, in ``layout``
+    (harness.layouts: transposed, strided or offset windows of bigger tensors)."""
+    return at.attention(laid_out(q, layout), laid_out(k, layout), laid_out(v, layout), mask)
+
+
+@pytest.mark.task("ch07.5")
+@examples(20)
+@given(
+    layout=st.sampled_from(LAYOUTS),
+    dtype=st.sampled_from(["float32", "float64"]),
+    tq=st.integers(1, 5),
+    tk=st.integers(1, 5),
+    causal=st.booleans(),
+    seed=st.integers(0, 999),
+)
+def test_attention_in_any_layout_and_dtype(layout, dtype, tq, tk, causal, seed):
+    """q, k and v given as transposed, strided or offset windows of bigger tensors, in float32 or float64, give F.scaled_dot_product_attention's answer."""
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (
+        torch.randn(2, 3, t, d, generator=g).to(getattr(torch, dtype))
+        for t, d in ((tq, 4), (tk, 4), (tk, 5))
+    )
+    mask = torch.ones(tq, tk, dtype=torch.bool).tril(max(tk - tq, 0)) if causal else None
+    with because(
+        f"attention raised on {dtype} q, k, v given as {layout} windows: .view needs "
+        "contiguous memory (matmul, transpose and reshape work on any layout)"
+    ):
+        got = attention_in_layout(layout, q, k, v, mask)
+    want = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), attn_mask=mask)
+    judge.close(
+        got,
+        want,
+        f"attention of {dtype} q[2, 3, {tq}, 4], k[2, 3, {tk}, 4], v[2, 3, {tk}, 5] given as "
+        f"{layout} windows (mask: {'causal' if causal else 'none'}) must equal "
+        "F.scaled_dot_product_attention on the same values",
+        atol=1e-4,
+        rtol=1e-4,
+        dtype="float",
+    )
 
 
 def gen(seed: int) -> torch.Generator:
