@@ -140,6 +140,14 @@ def broadcast_by_hand(a, b):
 @pytest.mark.points(2)
 def test_broadcast_shape_applies_the_rule_by_hand():
     result, calls = broadcast_by_hand((8, 1, 6, 1), (7, 1, 5))
+    from harness import source_rules  # the tests' side reads the submitted source itself
+
+    rule = source_rules.NO_BROADCAST_HELPER
+    written = source_rules.broken("ch01", "shapes", "broadcast_shape", rule)
+    assert written is None, (
+        f"{written}: the rule works on the sizes alone, by hand, so {rule.hint}"
+        + ("" if calls or result != (8, 7, 6, 5) else source_rules.UNSEEN)
+    )
     assert result == (8, 7, 6, 5), (
         f"with torch's and numpy's broadcasting routines switched off, broadcast_shape((8, 1, 6, "
         f"1), (7, 1, 5)) gave {result!r}: apply the rule yourself (pad with leading 1s, compare "

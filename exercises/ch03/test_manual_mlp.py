@@ -353,6 +353,12 @@ def test_cross_entropy_is_written_by_hand():
     logits = 4 * torch.randn(7, 5, generator=g)
     targets = torch.randint(0, 5, (7,), generator=g)
     value, error, used = loss_without_library_losses(logits, targets)
+    from harness import source_rules  # the tests' side reads the submitted source itself
+
+    rule = source_rules.NO_LIBRARY_LOSS
+    written = source_rules.broken("ch03", "manual_mlp", "cross_entropy", rule)
+    why = f"{written}: the task is to write it by hand, so {rule.hint}"
+    assert written is None, why + ("" if error or used else source_rules.UNSEEN)
     assert error is None and not used, (
         f"cross_entropy computed its answer with PyTorch's own loss ({error or ', '.join(used)}): "
         "the task is to write it by hand — shift each row by its max, log-sum-exp over the "

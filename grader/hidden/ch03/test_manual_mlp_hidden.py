@@ -385,8 +385,13 @@ def test_cross_entropy_by_hand_in_float64_and_one_class():
         (torch.randn(9, 9, generator=g, dtype=torch.float64) * 30, torch.arange(9) % 9),
         (torch.randn(3, 1, generator=g), torch.zeros(3, dtype=torch.int64)),
     ]
+    from harness import source_rules  # the tests' side reads the submitted source itself
+
+    rule = source_rules.NO_LIBRARY_LOSS
     for logits, targets in cases:
         value, error, used = loss_without_library_losses(logits, targets)
+        written = source_rules.broken("ch03", "manual_mlp", "cross_entropy", rule)
+        assert written is None, f"{written}" + ("" if error or used else source_rules.UNSEEN)
         assert error is None and not used, (
             "cross_entropy must be written by hand: it may not call F.cross_entropy, "
             "log_softmax or nll_loss (torch.logsumexp is allowed)"
