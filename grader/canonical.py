@@ -80,10 +80,11 @@ def canonical(source: str, keep: frozenset[str] = frozenset()) -> str | None:
         _drop_unused_globals(tree, keep)
         tree.body = _simplify(tree.body)
         _expand_augmented(tree)
-        chosen = _chosen(tree, keep)
+        bound = {id(scope): _bound_in(scope) for scope in _functions(tree)}
+        chosen = _chosen(tree, keep, bound)
         _order(tree, chosen)
         _sort_definitions(tree, keep, chosen)
-        _rename(tree, keep)
+        _rename(tree, keep, bound)
         _order(tree, None)
         return ast.unparse(tree) + "\n"
     except RecursionError:  # a pathologically deep module: compared as it is
@@ -420,24 +421,28 @@ def _bound_in(scope: ast.AST) -> set[str]:
     return names - declared
 
 
-def _chosen(tree: ast.Module, keep: frozenset[str]) -> frozenset[str]:
-    """Every name the student chose: bound somewhere in the module and not kept."""
+def _chosen(tree: ast.Module, keep: frozenset[str], bound: dict) -> frozenset[str]:
+    """Every name the student chose: bound in a function (``bound``: each function's
+    names, ``_bound_in``), or at module or class level and not kept."""
     names = _bound_at(tree.body)
-    for node in ast.walk(tree):
+    for node in tree.body:
         if isinstance(node, ast.ClassDef):
             names |= _bound_at(node.body)
     names -= keep
-    for node in ast.walk(tree):
-        if isinstance(node, SCOPES):
-            names |= _bound_in(node)
+    for local in bound.values():
+        names |= local
     return frozenset(names)
 
 
-def _in_order(node: ast.AST) -> list[ast.AST]:
-    """The nodes under ``node`` in the order their text reads (depth first)."""
+def _in_order(node: ast.AST, known: dict | None = None) -> list[ast.AST]:
+    """The nodes under ``node`` in the order their text reads (depth first); ``known``
+    maps ``id`` of a node to its own list, spliced in as it is."""
     found, stack = [], [node]
     while stack:
         node = stack.pop()
+        if known and id(node) in known:
+            found += known[id(node)]
+            continue
         found.append(node)
         stack += reversed(list(ast.iter_child_nodes(node)))
     return found
@@ -490,11 +495,14 @@ def _sort_definitions(tree: ast.Module, keep: frozenset[str], chosen: frozenset[
             node.body = order(node.body)
 
 
-def _rename(tree: ast.Module, keep: frozenset[str]) -> None:
-    """Number the student's names: module-level ``g``, per function ``v``, attributes set
-    on a method's first argument and methods ``a``; keyword arguments of calls to the module's functions
-    follow their parameters."""
-    everything = _in_order(tree)
+def _rename(tree: ast.Module, keep: frozenset[str], bound: dict) -> None:
+    """Number the student's names: module-level ``g``, per function ``v`` (``bound``: its
+    names), attributes set on a method's first argument and methods ``a``; keyword
+    arguments of calls to the module's functions follow their parameters."""
+    lists = {id(scope): _in_order(scope) for scope in _functions(tree)}
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    lists |= {id(c): _in_order(c, lists) for c in classes}
+    everything = _in_order(tree, lists)
     glob = _numbered(everything, _bound_at(tree.body) - keep, "g")
     attrs: dict[str, str] = {}
     defs = [m for c in tree.body if isinstance(c, ast.ClassDef) for m in c.body]
@@ -516,17 +524,16 @@ def _rename(tree: ast.Module, keep: frozenset[str]) -> None:
     owner: dict[int, tuple[ast.AST, dict[str, str]]] = {}
     params: dict[str, dict[str, str]] = {}
     for scope in _functions(tree):
-        nodes = _in_order(scope)
-        local = _numbered(nodes, _bound_in(scope), "v")
+        nodes = lists[id(scope)]
+        local = _numbered(nodes, bound[id(scope)], "v")
         owner |= {id(n): (scope, local) for n in nodes}
         if scope in tree.body:
             params[scope.name] = {a.arg: local.get(a.arg, a.arg) for a in _arguments(scope.args)}
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            nodes = _in_order(node)
-            fields = _bound_at([s for s in node.body if not isinstance(s, SCOPES)]) - keep
-            local = _numbered(nodes, fields, "v")
-            owner |= {id(n): (node, local) for n in nodes if id(n) not in owner}
+    for node in classes:
+        nodes = lists[id(node)]
+        fields = _bound_at([s for s in node.body if not isinstance(s, SCOPES)]) - keep
+        local = _numbered(nodes, fields, "v")
+        owner |= {id(n): (node, local) for n in nodes if id(n) not in owner}
     for node in everything:
         scope, local = owner.get(id(node), (None, {}))
         _rename_node(node, local, glob, attrs, params, scope)
