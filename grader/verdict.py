@@ -395,10 +395,17 @@ def how_it_ended(code: int | None, shifted: bool = False) -> str:
 class SplitTransport:
     """``harness.probe``'s transport on the grader's trusted side (see module doc).
 
-    A call that hangs costs its own test: the student's process is replaced and the
-    chapter goes on, and the function it hung in (``harness.calls``: exact for a call
-    from a test body, the probe's reach narrowed by a stack dump for a probe) is not
-    called again in this run — later tests that call it fail at once."""
+    A call that hangs costs its own test, not the chapter: its process is asked where it
+    was (SIGUSR1, ``faulthandler``'s dump in the student log), killed and replaced, and
+    the function it hung in is noted (``harness.calls.Hangs``): the name called from a
+    test body, or for a probe the top-level definition of the student's module that the
+    dump shows the probe entered. A later call that may reach a noted function — its
+    name, or a probe whose source uses it on the handle — fails at once without a
+    process, and so does a later call of a probe that hung where no function could be
+    named. A probe whose reach is unknown is never refused by name. The dump comes from
+    the student's process: a lie can only note a function that did not hang, which
+    refuses that student's own later tests; nothing it says can pass a test. A call cut
+    by the wall-clock backstop (a busy machine, not graded) notes nothing."""
 
     name = "split"
 

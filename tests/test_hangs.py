@@ -137,3 +137,128 @@ def test_how_a_process_ended_is_said_in_the_students_terms(code, shifted, said):
     from grader.verdict import how_it_ended
 
     assert said in how_it_ended(code, shifted)
+
+
+# ---- which function a call reaches, and which one a dump shows --------------------------
+
+PROBE_FILE = """
+from harness.probe import probe
+from harness.target import chapter_module
+
+sh = chapter_module("ch01", "shapes")
+
+
+def helper(a):
+    return sh.pairwise_sq_dists(a, a)
+
+
+@probe
+def both(a, b):
+    return sh.broadcast_shape(a, b), helper(a)
+
+
+@probe
+def by_name(name, *args):
+    return getattr(sh, name)(*args)
+
+
+@probe
+def handed_on(a):
+    return run_with(sh, a)
+
+
+def run_with(module, a):
+    return module.anything(a)
+"""
+
+
+@pytest.fixture(scope="module")
+def probes(tmp_path_factory):
+    import importlib.util
+
+    path = tmp_path_factory.mktemp("probes") / "test_probes.py"
+    path.write_text(PROBE_FILE)
+    spec = importlib.util.spec_from_file_location("_test_probes_for_calls", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_probes_reach_is_what_its_source_uses_on_the_handle(probes):
+    from harness.calls import probe_reach
+
+    assert probe_reach(probes.both.fn, ((1,), (2,))) == {"broadcast_shape", "pairwise_sq_dists"}
+    assert probe_reach(probes.by_name.fn, ("is_view_of", 1, 2)) == {"is_view_of"}
+    assert probe_reach(probes.by_name.fn, (3,)) is None, "a name that is not a string: unknown"
+    assert probe_reach(probes.handed_on.fn, (1,)) is None, "the handle handed on: unknown"
+
+
+SOURCE = """import torch
+
+
+def _pad(shape, n):
+    def inner(s):
+        while True:
+            pass
+    return inner(shape)
+
+
+def broadcast_shape(a, b):
+    return _pad(a, 3)
+"""
+
+
+def dump(*frames: tuple[str, int, str], header: str = "Current thread 0x00007f01") -> str:
+    lines = [f"{header} (most recent call first):"]
+    lines += [f'  File "{file}", line {line} in {name}' for file, line, name in frames]
+    return "\n".join(lines) + "\n"
+
+
+SERVING = [
+    ("/sandbox/harness/beside.py", 120, "handle"),
+    ("/sandbox/harness/beside.py", 160, "serve"),
+]
+
+
+def test_a_dump_names_the_entry_the_tests_called_and_where_it_was():
+    from harness.calls import entry_in_dump, last_dump
+
+    impl = "/sandbox/impl/ch01/shapes.py"
+    real = dump((impl, 6, "inner"), (impl, 8, "_pad"), (impl, 12, "broadcast_shape"), *SERVING)
+    worker = dump(("/usr/lib/python3/threading.py", 300, "wait"), header="Thread 0x00007f02")
+    log = "some print\n" + worker + "\n" + real
+    assert entry_in_dump(last_dump(log), SOURCE, "ch01", "shapes") == (
+        "broadcast_shape",
+        "inner, line 6",
+    )
+
+
+def test_a_dump_is_read_through_the_graders_own_copy_of_the_source():
+    """Names come from the source the trusted side read, never from the dump's words:
+    a lying frame can say "in anything", its line decides."""
+    from harness.calls import entry_in_dump, last_dump
+
+    impl = "/sandbox/impl/ch01/shapes.py"
+    fake = dump((impl, 12, "pairwise_sq_dists"), *SERVING)
+    later = "printed by the student\n" + dump((impl, 12, "lies_here"), *SERVING)
+    assert entry_in_dump(last_dump(fake + later), SOURCE, "ch01", "shapes") == (
+        "broadcast_shape",
+        "broadcast_shape, line 12",
+    )
+    assert entry_in_dump(dump(*SERVING), SOURCE, "ch01", "shapes") is None, "no frame of ours"
+    assert entry_in_dump("", SOURCE, "ch01", "shapes") is None
+
+
+def test_what_hung_is_refused_later_and_a_hidden_test_is_not_named_in_a_public_one():
+    from harness.calls import Hangs
+
+    hangs = Hangs()
+    hidden = "grader/hidden/ch01/test_shapes_hidden.py::test_x"
+    hangs.note("ch01", hidden, "broadcast_shape", "exercises/ch01/test_shapes.py::both", "")
+    refusal = hangs.refusal("ch01", frozenset({"broadcast_shape"}), "", hidden_now=False)
+    assert refusal.startswith("broadcast_shape hung earlier") and "in a hidden test" in refusal
+    assert "test_x" in hangs.refusal("ch01", frozenset({"broadcast_shape"}), "", hidden_now=True)
+    assert hangs.refusal("ch01", frozenset({"pairwise_sq_dists"}), "") == ""
+    assert hangs.refusal("ch01", None, "") == "", "an unknown reach is not refused by name"
+    assert "probe both hung" in hangs.refusal("ch01", None, "exercises/ch01/test_shapes.py::both")
+    assert hangs.refusal("ch02", frozenset({"broadcast_shape"}), "") == "", "per chapter"
