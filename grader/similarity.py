@@ -255,19 +255,35 @@ def chapter_pairs(
     chapter: index.Chapter, codes: dict[str, str], canon: Canon | None = None
 ) -> tuple[list[Pair], Rule]:
     """Flagged pairs among one chapter's submissions (student -> code), each student
-    also against the reference solution; and the chapter's rule."""
+    also against the reference solution; and the chapter's rule. The pairs are first
+    found at ``FLOOR``, under which no level goes: only when one reaches it are the
+    chapter's alternatives and the class's pairs measured (a run with nothing alike pays
+    for neither)."""
+    if not codes:
+        return [], Rule(chapter.id, FLOOR, "the course-wide floor; no submission")
     canon = canon or Canon(starter(chapter))
     canon.prepare(list(codes.values()))
     start = _starter_kgrams(canon)
     every = {s: canon.print(code, start) for s, code in codes.items()}
     prints = {s: p for s, p in every.items() if p and p.tokens}
+    unreadable = tuple(s for s, p in every.items() if p is None)
     ref_code = reference(chapter)
     ref = canon.print(ref_code, start) if ref_code else None
+    students = sorted(prints)
+    pairs = []
+    for i, a in enumerate(students):
+        for b in students[i + 1 :]:
+            pairs += filter(None, [_flagged(chapter.id, a, prints[a], b, prints[b], FLOOR)])
+        if ref is not None and ref.tokens:
+            pair = _flagged(chapter.id, a, prints[a], REFERENCE, ref, FLOOR)
+            pairs += [replace(pair, with_reference=True)] if pair else []
+    if not pairs:
+        basis = "the course-wide floor; no pair reached it, so nothing else was measured"
+        return [], Rule(chapter.id, FLOOR, basis, reference=ref is not None, unreadable=unreadable)
     # an honest pair too small to be flagged says nothing of the level
     honest = [s for s, tokens in honest_pairs(chapter, canon).values() if tokens >= MIN_TOKENS]
     rule = rule_for(chapter.id, honest, class_scores(prints), ref is not None)
-    rule = replace(rule, unreadable=tuple(s for s, p in every.items() if p is None))
-    students = sorted(prints)
+    rule = replace(rule, unreadable=unreadable)
     alike: dict[str, float] = {}  # student -> score against the reference
 
     def to_reference(student: str) -> float:
@@ -275,17 +291,15 @@ def chapter_pairs(
             alike[student] = round(max(fingerprint.shares(prints[student], ref)[:2]), 3)
         return alike[student]
 
-    pairs = []
-    for i, a in enumerate(students):
-        for b in students[i + 1 :]:
-            pair = _flagged(chapter.id, a, prints[a], b, prints[b], rule.level)
-            if pair is not None and ref is not None:
-                pair = replace(pair, reference_a=to_reference(a), reference_b=to_reference(b))
-            pairs += [pair] if pair else []
-        if ref is not None and ref.tokens:
-            pair = _flagged(chapter.id, a, prints[a], REFERENCE, ref, rule.level)
-            pairs += [replace(pair, with_reference=True)] if pair else []
-    return pairs, rule
+    kept = [p for p in pairs if p.score >= rule.level]
+    if ref is not None:
+        kept = [
+            p
+            if p.of_reference
+            else replace(p, reference_a=to_reference(p.a), reference_b=to_reference(p.b))
+            for p in kept
+        ]
+    return kept, rule
 
 
 def _flagged(
