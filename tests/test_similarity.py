@@ -169,6 +169,12 @@ def test_a_module_that_does_not_parse_is_named_not_silently_dropped(tmp_path):
     )
 
 
+def test_a_run_without_modules_says_why_nothing_was_compared():
+    found = similarity.find({"zed": {}}, [CH00])
+    assert found.skipped and not found.pairs and found.compared == {"ch00": 0}
+    assert "Skipped: no submission holds a module" in "\n".join(similarity.summary_lines(found, []))
+
+
 def test_the_starter_code_is_boilerplate_not_evidence():
     with_stub = similarity.compare("ch00", "frank", STUB, "gina", STUB, STUB)
     without = similarity.compare("ch00", "frank", STUB, "gina", STUB, "")
