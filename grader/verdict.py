@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import select
 import signal
 import socket
@@ -503,10 +502,15 @@ class SplitTransport:
                         "long (put it inside a function)",
                     )
                 else:
+                    how = (
+                        "it closed the pipes the tests talk to it through"
+                        if gone.lingered
+                        else how_it_ended(gone.code, self.shifted)
+                    )
                     err = StudentCrashed(
                         "ImportCrash",
-                        f"importing {chapter}/{module}.py ended its process: "
-                        f"{self._ended(gone)}; module-level code must not exit or crash",
+                        f"importing {chapter}/{module}.py ended its process: {how}; "
+                        "module-level code must not exit or crash",
                     )
                 self.broken[chapter] = err
                 raise err from None
@@ -522,11 +526,6 @@ class SplitTransport:
                 self.close()
                 raise err
         return self.process
-
-    def _ended(self, gone: Gone) -> str:
-        if gone.lingered:
-            return "it closed the pipes the tests talk to it through and kept running"
-        return how_it_ended(gone.code, self.shifted)
 
     def inside(self):
         raise RuntimeError("course bug: nothing runs inside a probe on the trusted side")
@@ -586,10 +585,14 @@ class SplitTransport:
                 raise StudentTimeout(
                     "Timeout", self._hung(chapter, request, reach, probe, "".join(dump))
                 ) from None
+            what = (
+                "closed the pipes the tests talk to it through and kept running, so its "
+                "process was stopped"
+                if gone.lingered
+                else f"ended its process: {how_it_ended(gone.code, self.shifted)}"
+            )
             raise StudentCrashed(
-                "Crash",
-                f"your code ended its process during this call: {self._ended(gone)}; the "
-                "next call gets a new process",
+                "Crash", f"during this call your code {what}; the next call gets a new process"
             ) from None
         finally:
             self.spent += budget.settle()
@@ -843,6 +846,8 @@ def main(argv: list[str]) -> int:
     spawner.die_with_parent(config.get("grader_pid"))  # the grader may already have died
     # A bound on this process too: no reply, and nothing a test builds from one, may take
     # the machine's memory (the soft limit only: student processes set their own).
+    import resource  # Linux's: the split run is (grader.inprocess runs elsewhere)
+
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     limit = int(config.get("trusted_memory_mb", 8192)) << 20
     if hard == resource.RLIM_INFINITY or limit < hard:
