@@ -38,14 +38,18 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import sys
 from dataclasses import dataclass, field
 
 LIBRARIES = ("torch", "numpy")
-# Modules a by-hand answer may use (the rule may still forbid names of the libraries).
-PLAIN_MODULES = set(
-    "math cmath itertools functools collections typing dataclasses numbers statistics "
-    "enum warnings operator abc builtins torch numpy".split()
+# Modules a by-hand answer may use: the libraries (as far as the rule allows) and the
+# standard library but for what runs, finds or rewrites code by a name or a string.
+DANGEROUS_MODULES = set(
+    "importlib pickle _pickle marshal ctypes _ctypes inspect gc builtins types pkgutil pydoc "
+    "runpy code codeop copyreg shelve dbm zipimport os posix nt subprocess multiprocessing "
+    "concurrent pty socket".split()
 )
+PLAIN_MODULES = (set(sys.stdlib_module_names) - DANGEROUS_MODULES) | {"torch", "numpy", "builtins"}
 # Parts of torch and numpy that reach past their public functions, whatever the rule.
 ESCAPES = (
     "torch.ops",
@@ -79,11 +83,7 @@ REFLECTIVE_ATTRS = set(
 )
 # ... and those whose every use, anywhere in the module, can change what a name means.
 REWIRING_ATTRS = set("__dict__ __globals__ __code__ __closure__ __builtins__ f_globals".split())
-REFLECTIVE_MODULES = set(
-    "importlib pickle marshal ctypes inspect gc sys builtins types pkgutil pydoc runpy code "
-    "codeop dill cloudpickle copyreg shelve _pickle _ctypes".split()
-)
-REWIRING_MODULES = set("importlib pickle marshal ctypes gc builtins dill cloudpickle".split())
+REWIRING_MODULES = set("importlib pickle marshal ctypes gc dill cloudpickle".split())
 REWIRING_NAMES = {
     *(f"builtins.{n}" for n in "globals vars locals eval exec compile __import__".split()),
     "builtins.__builtins__",
@@ -388,7 +388,7 @@ class _Judge:
                 self.note(
                     node, f"uses {dotted}, which reaches past torch's public functions", dotted
                 )
-            elif dotted in REWIRING_NAMES or root in REWIRING_MODULES - {"builtins"}:
+            elif dotted in REWIRING_NAMES or root in REWIRING_MODULES:
                 self.note(
                     node, f"uses {dotted}, which can change what the module's names mean", dotted
                 )
@@ -400,8 +400,14 @@ class _Judge:
             self.note(
                 node, f"uses {dotted}, which reaches past the library's public functions", dotted
             )
-        elif builtin_reflection or root in REFLECTIVE_MODULES - {"builtins"}:
+        elif (
+            builtin_reflection
+            or dotted in REWIRING_NAMES
+            or root in DANGEROUS_MODULES - {"builtins"}
+        ):
             self.note(node, f"uses {dotted}, which the grader cannot follow", dotted)
+        elif root == "builtins" and isinstance(node, ast.Attribute):  # ``builtins.getattr``
+            self.note(node, f"uses {dotted} through the builtins module", dotted)
         elif root not in PLAIN_MODULES:
             self.note(
                 node, f"uses {dotted} (module {root}), which a by-hand answer does not need", dotted

@@ -50,10 +50,13 @@ def test_the_references_and_every_alternative_are_not_refused():
         "def check(z, y):\n    return library_ce(z, y)\n",
         "LIBRARY = torch.nn.functional.cross_entropy\n",  # kept at import, never reached
         "def report(msg):\n    raise ValueError('cross_entropy needs 2-d logits, got ' + msg)\n",
+        "import sys, math\nEPS = sys.float_info.epsilon * math.e\n",
     ],
 )
 def test_library_losses_used_only_elsewhere_are_not_refused(extra):
     assert judge(module(HONEST_CE, extra), "cross_entropy", CE) == []
+    uses_it = HONEST_CE.replace(".mean()", ".mean() + 0 * EPS") if "EPS" in extra else HONEST_CE
+    assert judge(module(uses_it, extra), "cross_entropy", CE) == [], "the standard library is fine"
 
 
 def test_a_helper_of_the_students_own_may_bear_a_library_name():
@@ -136,6 +139,16 @@ REACHES = {
     "imported under the task's name": "from torch.nn.functional import cross_entropy\n",
     "assigned under the task's name": "import torch\ncross_entropy = torch.nn.CrossEntropyLoss()\n",
     "exec": "exec('def cross_entropy(z, t):\\n    import torch\\n    return 0\\n')\n",
+    "sys.modules": "import sys\n"
+    "def cross_entropy(z, t):\n    return sys.modules['torch'].nn.functional.nll_loss(z, t)\n",
+    "the builtins module": "import builtins, torch\n"
+    "def cross_entropy(z, t):\n    return builtins.getattr(torch, 'log_' + 'softmax')(z, 1)\n",
+    "gc": "import gc\n"
+    "def cross_entropy(z, t):\n    return [f for f in gc.get_objects() if callable(f)][0](z, t)\n",
+    "another process": "import subprocess\n"
+    "def cross_entropy(z, t):\n    return float(subprocess.check_output(['python', '-c', '1']))\n",
+    "a module it wrote": "def cross_entropy(z, t):\n    import helper_written_at_import\n"
+    "    return helper_written_at_import.loss(z, t)\n",
 }
 
 
