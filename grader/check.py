@@ -1,5 +1,6 @@
 """A self-learner's score: public and hidden tests on their own ``exercises/`` (or
-``--impl PATH``), in the same sandbox as the instructor's grading, with feedback.
+``--impl PATH``), in the same sandbox as the instructor's grading, with feedback; where
+the machine has no sandbox (the ``none`` mode: macOS, Windows), in this one process.
 
     python -m grader check [chNN ...] [--impl PATH]
 
@@ -40,6 +41,9 @@ def main(chapters: list[str], impl: str = "exercises", limits: dict | None = Non
         )
     print(f"checking {', '.join(c.id for c in chosen)} in {folder} ...", file=sys.stderr)
     lim = grade.default_limits(1, **(limits or {}))
+    if mode == "none":
+        result = _here(folder, chosen, lim, files, notes)
+        return _show(result, chosen)
     with ThreadPoolExecutor(2) as pool, sandbox.parent_dir() as tmp:
         # the trusted collection is cached per user, as for `grade`: a student checking
         # again does not pay a second `import torch` beside the sandbox's
@@ -64,6 +68,29 @@ def main(chapters: list[str], impl: str = "exercises", limits: dict | None = Non
     if not proof.ok:
         print(f"error: {proof.refusal()}")
         return 2
+    return _show(result, chosen)
+
+
+def _here(folder, chosen, lim, files, notes) -> score.StudentResult:
+    """Without a sandbox: the tests in this process (``grader.inprocess``), no proof."""
+    from grader import inprocess
+
+    specs = [score.TestSpec(**t) for t in grade.cached_specs(grade.make_plan(chosen, lim))]
+    submitted = [c for c in chosen if f"{c.id}/{c.module}.py" in files]
+    ran = {c.id for c in submitted}
+    expected = [t.nodeid for t in specs if run.chapter_of(t.nodeid) in ran]
+    records = inprocess.grade_here(folder, submitted, expected) if submitted else {}
+    for c in chosen:
+        if c.id not in ran:
+            records |= {
+                t.nodeid: run.not_submitted(c) for t in specs if run.chapter_of(t.nodeid) == c.id
+            }
+    entry = {"records": {n: r.to_dict() for n, r in records.items()}, "notes": notes}
+    return score.score_student("you", specs, entry)
+
+
+def _show(result: score.StudentResult, chosen: list[index.Chapter]) -> int:
+    """Feedback, the task table and the scores; the exit code."""
     states = task_states(result)
     for t in result.tests:  # a blocked task's failures say first what they wait on
         state = states.get(t.spec.task)

@@ -111,12 +111,6 @@ def test_pytest_on_a_chapter_needs_no_linux_module(windows_like_python, tmp_path
     assert not ours and "TODO: implement ch02.1" in stub.stdout, stub.stdout[-2000:] + str(ours)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="grader/preflight.py imports fcntl and grader/verdict.py imports resource at "
-    "module level, and GRADER_ISOLATION cannot ask root for the `none` mode (not this "
-    "test's files: reported to their owner)",
-)
 def test_grader_check_runs_in_its_weak_mode_and_says_so_once(windows_like_python, tmp_path):
     proc, ours = run(
         windows_like_python,

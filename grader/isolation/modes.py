@@ -81,7 +81,8 @@ def mode() -> str:
     if not sys.platform.startswith("linux"):
         return "none"
     root = os.geteuid() == 0
-    ladder = ["namespace", "uid"] if root else ["userns", "landlock", "none"]
+    # "none" is never chosen for root, only forced (to test the platforms that have it)
+    ladder = ["namespace", "uid", "none"] if root else ["userns", "landlock", "none"]
     forced = os.environ.get("GRADER_ISOLATION")
     if forced in ladder:
         ladder = ladder[ladder.index(forced) :]
@@ -91,7 +92,7 @@ def mode() -> str:
         if candidate == "landlock" and not landlock_abi():
             continue
         return candidate
-    return ladder[-1]
+    return "none"
 
 
 def confines(mode: str, abi: int | None = None) -> bool:
