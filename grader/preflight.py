@@ -36,6 +36,7 @@ from harness.target import NAMED_TARGETS, REPO
 
 PACKAGES = ("torch", "numpy", "matplotlib", "pytest", "pytest-timeout", "hypothesis")
 GRADER_INSTALL = "python -m pip install -c constraints.txt -e '.[grader]'"
+INSTRUCTOR_INSTALL = "python -m pip install -c constraints.txt -e '.[instructor]'"
 SHOWN = 4  # failing reference tests quoted in a refusal
 
 
@@ -149,7 +150,7 @@ def environment_problems(
     ):
         problems.append(
             "the nbgrader gradebook needs the `alembic` command, which is not installed: "
-            f"`{GRADER_INSTALL}` (or grade with --no-gradebook)"
+            f"`{INSTRUCTOR_INSTALL}` (or grade without --gradebook)"
         )
     return problems
 
