@@ -20,6 +20,7 @@ import functools
 import os
 import subprocess
 import sys
+import threading
 
 MODES = ("namespace", "userns", "uid", "landlock", "none")
 # The project's tests make the grader's own machinery fail on purpose with this variable
@@ -29,29 +30,42 @@ FAULT_ENV = "GRADER_TEST_FAULT"
 # sandbox uids' range (grader.isolation.uids), the mode and Landlock forced weaker.
 SETTINGS_ENV = ("GRADER_UID_BASE", "GRADER_ISOLATION", "GRADER_LANDLOCK", FAULT_ENV)
 
-# Run in a fresh interpreter (a process with threads may not enter a user namespace):
-# enter the namespaces a sandbox gets, mount a tmpfs, and mount /proc as PID 1 of the new
-# PID namespace, exactly as a sandbox's setup does. Exit 0 when all of it worked.
-_PROBE = """
-import os, sys
-from grader.isolation import namespaces
-namespaces.enter(unprivileged=os.geteuid() != 0)
-namespaces.mount_private_tmpfs("/tmp", 1)
-os.mkdir("/tmp/proc")
-pid = os.fork()
-if pid == 0:
-    namespaces.mount_proc("/tmp/proc")
-    os._exit(0)
-os._exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-"""
+
+def _probe() -> None:
+    """Enter the namespaces a sandbox gets, mount a tmpfs, and mount /proc as PID 1 of
+    the new PID namespace, exactly as a sandbox's setup does; exit 0 when all worked.
+    Runs in a single-threaded child (a process with threads may not enter a user
+    namespace)."""
+    from grader.isolation import namespaces
+
+    namespaces.enter(unprivileged=os.geteuid() != 0)
+    namespaces.mount_private_tmpfs("/tmp", 1)
+    os.mkdir("/tmp/proc")
+    pid = os.fork()
+    if pid == 0:
+        namespaces.mount_proc("/tmp/proc")
+        os._exit(0)
+    os._exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 
 
 def _namespaces_work() -> bool:
+    """Whether ``_probe`` succeeds: in a forked child while this process has one thread
+    (a few milliseconds), else in a fresh interpreter (a fork beside threads could meet
+    a lock another thread held)."""
+    if threading.active_count() == 1:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _probe()
+            finally:
+                os._exit(1)
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     from harness.target import REPO
 
+    code = "from grader.isolation import modes; modes._probe()"
     try:
         done = subprocess.run(
-            [sys.executable, "-S", "-c", _PROBE],
+            [sys.executable, "-S", "-c", code],
             cwd=REPO,
             env={"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "")},
             capture_output=True,
