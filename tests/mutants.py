@@ -203,7 +203,7 @@ def run_chapter(
     given = given_lines(stub, source, {t.name for t in chapter.tasks})
     mutants = generated if generated is not None else mutants_of(source)
     if only:  # the mutants of these definitions only (after changing them, say)
-        mutants = [m for m in mutants if m.key.split(":", 1)[0] in only]
+        mutants = [m for m in mutants if m.key.split(":", 1)[0].split(".")[0] in only]
     if keys is not None:  # exactly these mutants (a sample, say)
         mutants = [m for m in mutants if m.key in keys]
     known = equivalents(chapter)
@@ -306,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--record",
         action="store_true",
-        help="keep each complete chapter run as its baseline (tests/mutation_baseline.json)",
+        help="keep each complete chapter run as its baseline (tests/mutation_baseline.json); "
+        "with --only, the run of those definitions replaces just their part of it",
     )
     args = parser.parse_args(argv)
     if args.changed:
@@ -333,10 +334,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  survived: {key}", file=sys.stderr)
         for key in r["stale_equivalents"]:
             print(f"  listed as equivalent but not a surviving mutant: {key}", file=sys.stderr)
-        if args.record and not args.only:
+        if args.record:
             import mutation_baseline
 
-            mutation_baseline.record(index.chapter(chapter), r)
+            if args.only:  # every mutant of these definitions ran: their part of the baseline
+                mutation_baseline.record_definitions(index.chapter(chapter), only, r)
+            else:
+                mutation_baseline.record(index.chapter(chapter), r)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 0

@@ -169,3 +169,21 @@ def record(chapter, summary: dict, read=_read, commit: str | None = None) -> Non
         "commit": commit,
     }
     BASELINE.write_text(json.dumps(dict(sorted(data.items())), indent=1) + "\n")
+
+
+def record_definitions(chapter, names: set[str], summary: dict) -> None:
+    """Keep a run of every mutant of the definitions ``names`` (``--only``) as their part of
+    the chapter's baseline: their fingerprints and survivors are replaced, the rest kept. A
+    definition's mutants live or die by its own fingerprint alone, so the other definitions'
+    records stay valid."""
+    data = load()
+    old = data.get(chapter.id)
+    if old is None:
+        raise ValueError(f"{chapter.id} has no complete run to update: record one first")
+    now = fingerprints(chapter)
+    for name in names:
+        if name in now:
+            old["fingerprints"][name] = now[name]
+    ours = {k for k in old["survivors"] if k.split(":", 1)[0].split(".")[0] in names}
+    old["survivors"] = sorted((set(old["survivors"]) - ours) | set(summary["survivors"]))
+    BASELINE.write_text(json.dumps(dict(sorted(data.items())), indent=1) + "\n")
