@@ -351,9 +351,8 @@ def honest_pairs(chapter: index.Chapter, canon: Canon) -> dict[str, tuple[float,
         else:
             ref_part = ref
         a, b = canon.print(ref_part, start), canon.print(alternative, start)
-        if a and b and a.tokens and b.tokens:
-            share_a, share_b, tokens = fingerprint.shares(a, b)
-            found[path.stem] = (max(share_a, share_b), tokens)
+        share_a, share_b, tokens = fingerprint.shares(a, b) if a and b else (0.0, 0.0, 0)
+        found[path.stem] = (max(share_a, share_b), tokens)
     return found
 
 
