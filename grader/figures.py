@@ -15,6 +15,7 @@ Both stay the same size whatever the class size (they count students, never list
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -120,6 +121,14 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def preload() -> threading.Thread:
+    """Import matplotlib (seconds) in the background, while something else waits on
+    other processes (the grading), so drawing the figures later does not pay for it."""
+    thread = threading.Thread(target=_pyplot, name="preload-matplotlib", daemon=True)
+    thread.start()
+    return thread
 
 
 def score_figure(results: list[StudentResult], chapters: list[str], path: Path) -> None:

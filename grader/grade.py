@@ -316,6 +316,7 @@ def run_all(
         )
     if todo:
         print(_preflight_state(plan), file=progress_stream, flush=True)
+        outputs.prepare(out, gradebook)  # its imports load while submissions are graded
     progress = Progress(len(todo), len(submissions) - len(todo), progress_stream)
     failures: dict[str, str] = {}
     stop = threading.Event()

@@ -20,7 +20,9 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 import warnings
+from concurrent.futures import Future
 from pathlib import Path
 
 from grader.score import StudentResult, TestSpec
@@ -32,10 +34,49 @@ def _cell(spec: TestSpec) -> tuple[str, str]:
     return notebook, spec.nodeid.split("::", 1)[1]
 
 
-def write(path: Path, results: list[StudentResult], specs: list[TestSpec]) -> None:
+_PREPARED: dict[Path, Future] = {}  # gradebook path -> an empty one made beside it
+
+
+def _alembic_on_path() -> None:
     bindir = str(Path(sys.executable).parent)
     if bindir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+
+
+def _empty(path: Path) -> str:
+    """A new, empty gradebook in a temporary file beside ``path``; its name."""
+    from nbgrader.api import Gradebook
+
+    fd, tmp = tempfile.mkstemp(prefix=".gradebook-", suffix=".db", dir=path.parent)
+    os.close(fd)
+    os.unlink(tmp)  # nbgrader must create it (through alembic) itself
+    with Gradebook(f"sqlite:///{tmp}"):
+        pass
+    return tmp
+
+
+def prepare(path: Path) -> None:
+    """Import nbgrader and create an empty gradebook beside ``path`` in the background
+    (each costs seconds), for a caller about to wait on grading; ``write`` fills it."""
+    path = Path(path).resolve()
+    if path in _PREPARED:
+        return
+    _alembic_on_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    made: Future = Future()
+    _PREPARED[path] = made
+
+    def make() -> None:
+        try:
+            made.set_result(_empty(path))
+        except BaseException as exc:  # noqa: BLE001 - write() makes its own then
+            made.set_exception(exc)
+
+    threading.Thread(target=make, name="prepare-gradebook", daemon=True).start()
+
+
+def write(path: Path, results: list[StudentResult], specs: list[TestSpec]) -> None:
+    _alembic_on_path()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings
         _write(path, results, specs)
@@ -48,9 +89,11 @@ def _write(path: Path, results: list[StudentResult], specs: list[TestSpec]) -> N
     # tests count 0 points on every machine, so they get no cell.
     graded = {s.nodeid for s in specs if not s.cuda}
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=".gradebook-", suffix=".db", dir=path.parent)
-    os.close(fd)
-    os.unlink(tmp)  # nbgrader must create it (through alembic) itself
+    made = _PREPARED.pop(path.resolve(), None)
+    try:
+        tmp = made.result() if made else _empty(path)
+    except Exception:  # noqa: BLE001 - the background one failed: make it here
+        tmp = _empty(path)
     try:
         with Gradebook(f"sqlite:///{tmp}") as gb:
             chapters = list(dict.fromkeys(s.chapter for s in specs))

@@ -50,6 +50,17 @@ class Written:
         return lines
 
 
+def prepare(out: Path, gradebook: bool = False) -> None:
+    """Start what writing the outputs will need, in the background (the figures'
+    matplotlib; an empty nbgrader gradebook, when asked), for a caller about to wait on
+    grading."""
+    figures.preload()
+    if gradebook:
+        from grader import gradebook as gb
+
+        gb.prepare(Path(out) / "gradebook.db")
+
+
 def isolation_text(mode: str | None) -> str:
     """What the isolation ``mode`` gives and does not: the instructor's to read (the
     students see ``report.STUDENT_ISOLATION``)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import collect, demo, grade
+from grader import collect, demo, grade, gradebook
 from harness import index
 from tests.grader_data.helpers import CH00_MAX, SOLUTION, STUB, grades, results, write_submission
 
@@ -111,6 +111,12 @@ def test_summary_has_tasks_clusters_and_a_figure(graded):
 def test_progress_reports_done_total_elapsed_and_remaining(graded):
     _, progress = graded
     assert "[4/4]" in progress and "elapsed" in progress and "left" in progress
+
+
+def test_the_gradebook_command_writes_it_from_the_journal(graded):
+    out, _ = graded
+    (out / "gradebook.db").unlink()
+    assert gradebook.main(out) == 0 and (out / "gradebook.db").is_file()
 
 
 def test_nbgrader_export_gives_the_same_totals(graded, tmp_path):

@@ -140,3 +140,17 @@ def test_verify_samples_deterministically():
     assert len(verify.choose(people, 5, 0)) == 5
     assert verify.choose(people, 5, 0) != verify.choose(people, 5, 1)
     assert verify.choose(people[:3], 5, 0) == people[:3]
+
+
+def test_verify_says_how_long_it_will_take_and_who_took_long():
+    """A sample once drew the student whose code hangs and took 7.5 minutes in silence."""
+    entries = {
+        "a": {"execution_time": 10.0},
+        "b": {"execution_time": 439.0, "name": "Zoë Åström"},
+        "c": {"execution_time": 20.0},
+    }
+    text = verify.estimate(entries, ["a", "b", "c"], jobs=2)
+    assert "about 439 s with --jobs 2" in text and "Zoë Åström took 439 s" in text
+    assert "--student" in text
+    quick = verify.estimate(entries, ["a", "c"], jobs=2)
+    assert "about 20 s" in quick and "took" not in quick.split(")", 1)[1]
