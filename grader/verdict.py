@@ -370,13 +370,13 @@ SIGNALS = {  # what a signal that ended a student process most likely means, in 
 }
 
 
-def how_it_ended(code: int | None, shifted: bool = False) -> str:
+def how_it_ended(code: int | None) -> str:
     """How a student process ended, in the student's terms. ``code`` is the spawner's
-    report: the exit status, or minus the signal; ``shifted``: a status of 128 + N may
-    also mean signal N (a namespace's PID 1, reported by its parent as a shell would)."""
+    report: the exit status, or minus the signal (a namespace's PID 1 passes its signal
+    on to the process the spawner waits for)."""
     if code is None:
         return "it did not say how"
-    sig = -code if code < 0 else code - 128 if shifted and 128 < code < 128 + 65 else 0
+    sig = -code if code < 0 else 0
     if sig:
         if sig in SIGNALS:
             return SIGNALS[sig]
@@ -420,7 +420,6 @@ class SplitTransport:
         self.log_path = Path(config["log"])
         self.log_fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self.work = Path(config["work"])
-        self.shifted = (config.get("isolation") or {}).get("mode") in NAMESPACE_MODES
         self.spawned = 0
         self.process: StudentProcess | None = None
         self.key: str | None = None
@@ -505,7 +504,7 @@ class SplitTransport:
                     how = (
                         "it closed the pipes the tests talk to it through"
                         if gone.lingered
-                        else how_it_ended(gone.code, self.shifted)
+                        else how_it_ended(gone.code)
                     )
                     err = StudentCrashed(
                         "ImportCrash",
@@ -589,7 +588,7 @@ class SplitTransport:
                 "closed the pipes the tests talk to it through and kept running, so its "
                 "process was stopped"
                 if gone.lingered
-                else f"ended its process: {how_it_ended(gone.code, self.shifted)}"
+                else f"ended its process: {how_it_ended(gone.code)}"
             )
             raise StudentCrashed(
                 "Crash", f"during this call your code {what}; the next call gets a new process"
@@ -630,7 +629,6 @@ class SplitTransport:
         )
 
 
-NAMESPACE_MODES = ("namespace", "userns")
 DUMP_WAIT_S = 2.0  # wall seconds a hung process gets to write where it was
 DUMP_READ_BYTES = 1 << 18
 

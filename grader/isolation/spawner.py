@@ -198,6 +198,9 @@ def _namespaced_child(conf: declaration.Confinement, work: Path, uid: int, paren
             pass
     _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
+    if code < 0:  # end the way the student process did, so the spawner reports the signal
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
     os._exit(code if code >= 0 else 128 - code)
 
 
