@@ -113,10 +113,21 @@ def test_progress_reports_done_total_elapsed_and_remaining(graded):
     assert "[4/4]" in progress and "elapsed" in progress and "left" in progress
 
 
-def test_the_gradebook_command_writes_it_from_the_journal(graded):
+def test_the_gradebook_command_writes_the_journals_grades(graded, monkeypatch):
+    """``python -m grader gradebook OUT`` hands the journal's scored results to the writer
+    that ``grade --gradebook`` uses (checked through nbgrader below)."""
     out, _ = graded
-    (out / "gradebook.db").unlink()
-    assert gradebook.main(out) == 0 and (out / "gradebook.db").is_file()
+    written = {}
+    monkeypatch.setattr(
+        gradebook,
+        "write",
+        lambda path, results, specs: written.update(
+            path=path, totals={r.student: r.total for r in results}, specs=len(specs)
+        ),
+    )
+    assert gradebook.main(out) == 0
+    assert written["path"] == out / "gradebook.db" and written["specs"] > 0
+    assert written["totals"] == {s: int(r["total"]) for s, r in grades(out).items()}
 
 
 def test_nbgrader_export_gives_the_same_totals(graded, tmp_path):
