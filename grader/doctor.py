@@ -57,16 +57,7 @@ def main(chapters: list[str] | None, limits: dict | None = None) -> int:
     if proof.score:
         got, most = proof.score
         print(f"ok: the reference solutions scored {got}/{most} here; this machine can grade")
-        try:
-            grade.cache().write_meta(
-                f"preflight-{preflight.proof_key(plan.key, preflight.reference_files(chosen))[:40]}",
-                {
-                    "key": preflight.proof_key(plan.key, preflight.reference_files(chosen)),
-                    "score": [got, most],
-                },
-            )
-        except OSError:
-            pass
+        preflight.remember(grade.cache(), plan.key, preflight.reference_files(chosen), (got, most))
     else:
         print("ok: no reference solutions here (a student release); the checks passed")
     return 0

@@ -244,10 +244,9 @@ def _preflight_state(plan: Plan) -> str:
     files = preflight.reference_files(plan.chapters)
     if files is None:
         return "preflight: no reference solutions here (a student release): nothing to prove"
-    key = preflight.proof_key(plan.key, files)
-    cached = cache().read_meta(f"preflight-{key[:40]}")  # preflight.prove's own cache name
-    if cached and cached.get("key") == key:
-        got, most = cached.get("score") or ("?", "?")
+    cached = preflight.cached_score(cache(), plan.key, files)
+    if cached:
+        got, most = cached
         return (
             f"preflight: the grader was proven on this machine with these settings before "
             f"(the reference solutions scored {got}/{most}): cached"

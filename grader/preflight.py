@@ -188,6 +188,29 @@ def reference_files(chapters: list[index.Chapter]) -> dict[str, bytes] | None:
     return files
 
 
+def cached_score(cache, plan_key: str, files: dict[str, bytes]) -> tuple[int, int] | None:
+    """The reference's score of a proof cached for this very environment, if any."""
+    key = proof_key(plan_key, files)
+    found = cache.read_meta(_proof_name(key)) if cache is not None else None
+    if not (found and found.get("key") == key):
+        return None
+    got, most = found.get("score") or (0, 0)
+    return got, most
+
+
+def remember(cache, plan_key: str, files: dict[str, bytes], score: tuple[int, int]) -> None:
+    """Cache a passed proof (no cache, no harm: the next run proves again)."""
+    key = proof_key(plan_key, files)
+    try:
+        cache.write_meta(_proof_name(key), {"key": key, "score": list(score)})
+    except OSError:
+        pass
+
+
+def _proof_name(key: str) -> str:
+    return f"preflight-{key[:40]}"
+
+
 def proof_key(plan_key: str, files: dict[str, bytes]) -> str:
     h = hashlib.sha256(plan_key.encode())
     for rel in sorted(files):
@@ -257,10 +280,9 @@ def prove(
     files = reference_files(chapters)
     if files is None:
         return Proof(True, mode)
-    key = proof_key(plan_key, files)
-    name = f"preflight-{key[:40]}"
+    name = _proof_name(proof_key(plan_key, files))
     with one_prover(cache, name, patience=limits.wall + 60):
-        if cache is not None and (cache.read_meta(name) or {}).get("key") == key:
+        if cached_score(cache, plan_key, files) is not None:
             return Proof(True, mode, cached=True)
         try:
             records = twin.result() if twin is not None else None
@@ -284,8 +306,5 @@ def prove(
             ]
             return Proof(False, mode, problems, (got, most))
         if cache is not None:
-            try:
-                cache.write_meta(name, {"key": key, "score": [got, most]})
-            except OSError:
-                pass  # no cache, no harm: the next run proves again
+            remember(cache, plan_key, files, (got, most))
         return Proof(True, mode, score=(got, most))
