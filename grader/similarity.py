@@ -408,6 +408,12 @@ def compare(chapter: str, a: str, code_a: str, b: str, code_b: str, boilerplate:
 # ---- reports ----------------------------------------------------------------------
 
 
+def _name(results: dict, student: str) -> str:
+    """The student as every output names them (the name as submitted), unescaped."""
+    r = results.get(student)
+    return r.shown if r is not None else student
+
+
 def _grade(results: dict, student: str, chapter: str) -> str:
     r = results.get(student)
     if r is None:
@@ -420,7 +426,7 @@ def _second(p: Pair, results: dict) -> tuple[str, str]:
     """The second side of a pair as a Markdown cell, and its grade."""
     if p.of_reference:
         return "*the reference solution*", "—"
-    return escape.md_cell(p.b), _grade(results, p.b, p.chapter)
+    return escape.md_cell(_name(results, p.b)), _grade(results, p.b, p.chapter)
 
 
 def _source(p: Pair) -> str:
@@ -435,7 +441,8 @@ def _source(p: Pair) -> str:
 def _row(p: Pair, results: dict, level: float) -> str:
     b, grade_b = _second(p, results)
     return (
-        f"| {p.chapter} | {escape.md_cell(p.a)} | {_grade(results, p.a, p.chapter)} | {b} | "
+        f"| {p.chapter} | {escape.md_cell(_name(results, p.a))} | "
+        f"{_grade(results, p.a, p.chapter)} | {b} | "
         f"{grade_b} | {p.share_a:.0%} | {p.share_b:.0%} | {level:.0%} | {p.tokens} "
         f"| {_source(p)} |"
     )
@@ -576,9 +583,9 @@ def csv_text(found: Similarity, results: list) -> str:
     for p in found.pairs:
         row = [
             p.chapter,
-            p.a,
+            _name(by_student, p.a),
             _grade(by_student, p.a, p.chapter),
-            p.b,
+            _name(by_student, p.b),
             "" if p.of_reference else _grade(by_student, p.b, p.chapter),
             p.share_a,
             p.share_b,

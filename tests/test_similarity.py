@@ -255,6 +255,27 @@ def test_student_names_are_escaped_in_both_reports(tmp_path):
     assert '\'=HYPERLINK("http://x")' in cells
 
 
+def test_the_reports_name_students_as_submitted_not_by_their_internal_ids(tmp_path):
+    """An id is what a folder of outputs is named by (``zoe-astrom~1a2b``); the reports an
+    instructor reads show the name the LMS gave (``Zoë Åström``)."""
+    shown = {"zoe~1a": "Zoë Åström", "erin~2b": "O'Brien, Jr", "hal~3c": "=SUM(1+1)"}
+    classroom = {"zoe~1a": CLASS["alice"], "erin~2b": CLASS["erin"], "hal~3c": ERIN_COPY}
+    sources = {s: {"ch00/training_loop.py": code} for s, code in classroom.items()}
+    found = similarity.find(sources, [CH00])
+    assert any({p.a, p.b} == {"erin~2b", "hal~3c"} for p in found.pairs), found.pairs
+    results = results_for({s: 10 for s in classroom})
+    for r in results:
+        r.name = shown[r.student]
+    similarity.write(tmp_path, found, results, ["ch00"])
+    own = (tmp_path / "similarity.md").read_text()
+    summary = "\n".join(similarity.summary_lines(found, results))
+    for text in (own, summary):
+        assert escape.md_cell("O'Brien, Jr") in text and "erin~2b" not in text, text
+    with open(tmp_path / "similarity.csv") as f:
+        cells = {c for row in csv.reader(f) for c in row}
+    assert "O'Brien, Jr" in cells and "'=SUM(1+1)" in cells and "hal~3c" not in cells, cells
+
+
 def test_grading_needs_no_copydetect_and_merged_entries_carry_their_sources(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "copydetect", None)  # import copydetect -> ImportError
     monkeypatch.setitem(sys.modules, "pygments", None)
