@@ -219,12 +219,14 @@ class Owned:
         self.items.append((kind, where, x, state))
 
     def _walk(self, x, where: str, depth: int) -> None:
+        if isinstance(x, str):
+            if depth == 0 and len(x) < 4096 and "\n" not in x and "\0" not in x:
+                self.paths.append(Path(x))  # an argument that may be a path given as text
+            return
         if depth > MAX_DEPTH or len(self.items) > MAX_NODES or type(x) in _IMMUTABLE:
             return
         if isinstance(x, os.PathLike):
             self.paths.append(Path(os.fspath(x)))
-            return
-        if isinstance(x, str):
             return
         if id(x) in self.objects:
             return
@@ -753,8 +755,11 @@ def watched_folders(paths: list[Path]) -> dict[Path, dict]:
     folders = {Path.cwd()}
     for p in paths:
         full = p if p.is_absolute() else Path.cwd() / p
-        if not full.is_dir():
-            folders.add(full.parent)
+        try:
+            if not full.is_dir() and full.parent.is_dir():
+                folders.add(full.parent)
+        except (OSError, ValueError):  # text that only looks like a path
+            pass
     return {f: _listing(f) for f in folders}
 
 

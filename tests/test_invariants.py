@@ -13,6 +13,7 @@ import inspect
 import os
 import random
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -319,6 +320,17 @@ def test_only_the_given_path_is_written(tmp_path, monkeypatch):
     monkeypatch.chdir(cwd)
     (tmp_path / "out").mkdir()
     assert "wrote 'ckpt.pt'" in broken(by_name, tmp_path / "out" / "ckpt.pt")
+
+
+def test_a_path_given_as_text_counts_as_given(tmp_path):
+    def save(path):
+        Path(path).write_bytes(b"x")
+
+    def save_beside(path):
+        Path(path + ".pt").write_bytes(b"x")
+
+    run(save, str(tmp_path / "ckpt"))
+    assert "wrote 'ckpt.pt'" in broken(save_beside, str(tmp_path / "ckpt"))
 
 
 def test_a_folder_given_is_the_calls_to_write_in(tmp_path):

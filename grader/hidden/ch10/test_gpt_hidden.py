@@ -186,12 +186,12 @@ def test_get_batch_matches_the_reference_draw(n, block, batch, seed):
 @probe
 def batches_without_a_generator(seed):
     """Two get_batch(arange(50), 4, 6) calls without a generator after torch.manual_seed(seed),
-    then the same two calls after reseeding: their x tensors."""
+    then the same two calls after reseeding: their (x, y) pairs."""
     data = torch.arange(50)
     torch.manual_seed(seed)
-    first = [gpt.get_batch(data, 4, 6)[0] for _ in range(2)]
+    first = [gpt.get_batch(data, 4, 6) for _ in range(2)]
     torch.manual_seed(seed)
-    again = [gpt.get_batch(data, 4, 6)[0] for _ in range(2)]
+    again = [gpt.get_batch(data, 4, 6) for _ in range(2)]
     return first, again
 
 
@@ -199,6 +199,12 @@ def batches_without_a_generator(seed):
 def test_get_batch_without_a_generator_draws_from_the_global_one():
     """Without a generator, get_batch draws from torch's global generator: successive calls differ, and torch.manual_seed repeats them."""
     first, again = batches_without_a_generator(3)
+    for x, y in first:
+        assert judge.is_equal(y, x + 1), (
+            "get_batch(arange(50), 4, 6) without a generator: y must be x shifted one token "
+            f"into the future ({first_difference(y, x + 1)})"
+        )
+    first, again = [x for x, _ in first], [x for x, _ in again]
     assert all(judge.is_equal(a, b) for a, b in zip(first, again)), (
         "get_batch(data, 4, 6) without a generator gave other windows after the same "
         "torch.manual_seed: with generator=None, draw from torch's global generator"
