@@ -34,19 +34,6 @@ def shard_of(items: list, k: int, n: int) -> list:
     return [s for i, s in enumerate(ordered) if i % n == k - 1]
 
 
-def write_outputs(
-    out: Path,
-    chapters: list[index.Chapter],
-    specs: list[score.TestSpec],
-    entries: dict[str, dict],
-    gradebook: bool = False,
-) -> list[score.StudentResult]:
-    """Score the journal entries and write every output (``grader.outputs``, which new
-    callers use directly); the scored results."""
-    prov = journal.Journal(Path(out) / ".journal").read_meta("provenance")
-    return outputs.write(out, chapters, specs, entries, prov=prov, gradebook=gradebook).results
-
-
 def main(parts: list[Path], out: Path, gradebook: bool | None = None) -> int:
     """Join the parts' journals into ``out`` and write every output from them.
     ``gradebook``: None writes the nbgrader gradebook when the parts graded an nbgrader

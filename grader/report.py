@@ -16,7 +16,6 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
-from pathlib import Path
 
 from grader import escape, figures, similarity
 from grader.figures import BINS, score_figure  # noqa: F401 - moved to figures.py
@@ -434,16 +433,3 @@ def hidden_failures_md(results: list[StudentResult]) -> str:
             lines += _item(f"- `{t.spec.nodeid}`", t.detail or t.output)
         lines.append("")
     return "\n".join(lines) + "\n"
-
-
-def write_all(
-    out: Path,
-    results: list[StudentResult],
-    chapters: list[str],
-    similar: similarity.Similarity | None = None,
-) -> None:
-    """Every report of ``results`` into ``out`` (kept for callers of the old name; the
-    run's writer is ``grader.outputs``)."""
-    from grader import outputs
-
-    outputs.write_reports(Path(out), results, chapters, similar)

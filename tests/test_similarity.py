@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from grader import canonical, escape, merge, report, score, similarity
+from grader import canonical, escape, outputs, report, score, similarity
 from harness import index
 from tests.grader_data import disguise
 from tests.grader_data.helpers import SOLUTION, STUB
@@ -291,7 +291,7 @@ def test_grading_needs_no_copydetect_and_merged_entries_carry_their_sources(tmp_
         for r in results
     }
     entries["zed"] = {"records": {}}  # an entry from an older journal: no sources, no pair
-    written = merge.write_outputs(tmp_path, [CH00], specs, entries, gradebook=False)
+    written = outputs.write(tmp_path, [CH00], specs, entries).results
     assert [r.total for r in written] == [10, 5, 0]
     own = (tmp_path / "_instructor" / "similarity.md").read_text()
     assert "Skipped" not in own and "2 submissions compared" in own
