@@ -167,7 +167,10 @@ def run(root: Path) -> int:
     notes.append(report.STUDENT_ISOLATION)  # the student's one neutral line
     # What the mode gives and lacks is the staff's to read: Gradescope shows this script's
     # output (stdout_visibility "hidden") to them only.
-    print(f"isolation: {isolation.DESCRIPTION[isolation.mode()]}")
+    mode = isolation.mode()
+    print(f"isolation: {isolation.DESCRIPTION[mode]}")
+    for gap in isolation.gaps(mode):  # this container holds this one submission only
+        print(f"  not defended here: {gap}")
     student = "submission"
     sub = collect.Submission(student, root / "submission", files, notes)
     with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
