@@ -29,6 +29,16 @@ def _gradebook_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _confinement_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-confinement",
+        action="store_true",
+        help="run student code even where this machine cannot confine it (no namespaces "
+        "and no Landlock, or your own user): their code could then read and change what "
+        "you can (see `python -m grader doctor`)",
+    )
+
+
 def _limits(args) -> dict:
     return {"test_timeout": args.test_timeout, "wall": args.wall, "memory_mb": args.memory_mb}
 
@@ -61,13 +71,7 @@ def parser() -> argparse.ArgumentParser:
         help="submissions graded at once (default: cores)",
     )
     g.add_argument("--shard", help="K/N: grade only the K-th of N slices of the submissions")
-    g.add_argument(
-        "--no-confinement",
-        action="store_true",
-        help="grade even where this machine cannot confine student code (no namespaces "
-        "and no Landlock, or your own user): their code could then read and change what "
-        "you can (see `python -m grader doctor`)",
-    )
+    _confinement_arg(g)
     _gradebook_args(g)
     _limit_args(g)
 
@@ -136,6 +140,7 @@ def _export_parsers(sub) -> None:
         default=os.cpu_count() or 1,
         help="students regraded at once (default: cores)",
     )
+    _confinement_arg(v)
 
     gb = sub.add_parser("gradebook", help="write OUT/gradebook.db (nbgrader) from OUT's journal")
     gb.add_argument("out", type=Path)
@@ -159,7 +164,13 @@ def _export_main(args) -> int | None:
         from grader import verify
 
         return verify.main(
-            args.out, args.sample, args.student, args.submissions, args.jobs, args.seed
+            args.out,
+            args.sample,
+            args.student,
+            args.submissions,
+            args.jobs,
+            args.seed,
+            no_confinement=args.no_confinement,
         )
     return None
 

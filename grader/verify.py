@@ -80,8 +80,15 @@ def main(
     jobs: int = 1,
     seed: int = 0,
     stream=sys.stderr,
+    no_confinement: bool = False,
 ) -> int:
     out = Path(out)
+    from grader import isolation, preflight
+
+    unconfined = preflight.confinement_problems(isolation.mode(), no_confinement)
+    if unconfined:  # a regrade runs the class's code again, as grade does
+        print(f"verify: refused: {unconfined[0]}", file=stream)
+        return 2
     jr = journal.Journal(out / ".journal")
     run_meta, expected = jr.read_meta("run"), jr.read_meta("expected")
     prov = jr.read_meta(provenance.META)

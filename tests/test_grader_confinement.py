@@ -420,3 +420,25 @@ def test_nothing_a_submission_leaves_reaches_the_next_one(graded):
     assert left <= ({"/dev/shm"} & {"/" + c.replace("_", "/") for c in allowed}), (
         f"{graded.column}: the writer's files outlived it in {sorted(left)}"
     )
+
+
+def test_grade_and_verify_refuse_unconfined_student_code_unless_told(tmp_path):
+    """Root without namespaces and without Landlock (a container whose kernel lacks it):
+    the class's code would run as a uid that can read whatever any user may. ``grade``
+    and ``verify`` stop before any work and say how to get confinement or how to accept
+    the risk; nothing is written."""
+    write_submission(tmp_path / "subs", "a_student", SOLUTION)
+    env = os.environ | {"GRADER_ISOLATION": "uid", "GRADER_LANDLOCK": "0"}
+    out = tmp_path / "out"
+    for command in (
+        ["grade", str(tmp_path / "subs"), "--out", str(out), "--chapters", "ch00"],
+        ["verify", str(out)],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "grader", *command],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 2, f"{command[0]}: {done.returncode}\n{done.stderr[-2000:]}"
+        assert "would not be confined" in done.stderr, done.stderr[-2000:]
+        assert "--no-confinement" in done.stderr and "no Landlock" in done.stderr, done.stderr
+        assert not (out / "grades.csv").exists(), f"{command[0]} graded anyway"
