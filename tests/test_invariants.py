@@ -20,7 +20,7 @@ import pytest
 import torch
 from torch import nn
 
-from harness import contracts, index, invariants, probe
+from harness import contracts, globalstate, index, invariants, probe
 from harness.contracts import Allow
 from harness.target import NAMED_TARGETS
 
@@ -219,11 +219,11 @@ def test_global_state_is_checked_and_put_back(use, name):
     def f():
         use()
 
-    before = invariants.global_state()
+    before = globalstate.global_state()
     text = broken(f)
     assert f"f() changed {name}" in text and "(invariant: global state unchanged)" in text
-    after = invariants.global_state()
-    assert invariants._equal_state(before[name], after[name]), f"{name} was not put back"
+    after = globalstate.global_state()
+    assert globalstate._equal_state(before[name], after[name]), f"{name} was not put back"
 
 
 def test_the_working_directory_and_the_environment(tmp_path):
@@ -531,7 +531,7 @@ def test_every_allowance_names_a_definition_its_parameters_and_a_reason(key):
         named = {n.split(".")[0] for n in allow.changes | allow.aliases}
         named |= {allow.generator} if allow.generator else set()
         assert named <= params, f"{key}: {sorted(named - params)} are not its parameters"
-    groups = {group for _, _, group in invariants.STATE.values()}
+    groups = {group for _, _, group in globalstate.STATE.values()}
     assert allow.state <= groups, f"{key}: unknown state {sorted(allow.state - groups)}"
 
 
