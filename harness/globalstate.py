@@ -150,10 +150,12 @@ WHY = {
 def _equal_state(a, b) -> bool:
     if isinstance(a, torch.Tensor):
         return isinstance(b, torch.Tensor) and torch.equal(a, b)
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return all(_equal_state(x, y) for x, y in zip(a, b))
     if isinstance(a, np.ndarray):
         return isinstance(b, np.ndarray) and np.array_equal(a, b)
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        if not any(isinstance(x, torch.Tensor | np.ndarray) for x in a):
+            return a == b  # Python's random state: 625 ints compared in one go
+        return all(_equal_state(x, y) for x, y in zip(a, b))
     try:
         return bool(a == b)
     except Exception:  # noqa: BLE001
@@ -216,14 +218,18 @@ def state_changes(before: dict, allowed: frozenset[str]) -> list[tuple[str, str,
 # ---- files ---------------------------------------------------------------------------------
 
 
-def _listing(folder: Path) -> dict[str, tuple]:
+def _listing(folder: str, stamps: bool = True) -> dict[str, tuple]:
     """``{name: stamp}`` of a folder's entries (dot-names aside): a file by inode, time
-    and size, a folder by its inode alone (what others write inside it is not ours)."""
+    and size, a folder by its inode alone (what others write inside it is not ours); with
+    ``stamps=False`` the names alone."""
     found = {}
     try:
         with os.scandir(folder) as it:
             for e in it:
                 if e.name.startswith("."):
+                    continue
+                if not stamps:
+                    found[e.name] = ()
                     continue
                 st = e.stat(follow_symlinks=False)
                 found[e.name] = (
@@ -234,18 +240,21 @@ def _listing(folder: Path) -> dict[str, tuple]:
     return found
 
 
-def watched_folders(paths: list[Path]) -> dict[Path, dict]:
-    """The working directory and the folder of each path the call was given (not a
-    folder it was given itself: what it writes inside is its own business)."""
-    folders = {Path.cwd()}
+def watched_folders(paths: list[Path]) -> dict[str, dict]:
+    """The working directory (its names) and the folder of each path the call was given
+    (its entries' stamps); not a folder it was given itself: what it writes inside is its
+    own business."""
+    cwd = os.getcwd()
+    folders = {cwd: _listing(cwd, stamps=False)}
     for p in paths:
-        full = p if p.is_absolute() else Path.cwd() / p
+        full = os.path.join(cwd, p)
         try:
-            if not full.is_dir() and full.parent.is_dir():
-                folders.add(full.parent)
+            parent = os.path.dirname(full)
+            if parent not in folders and not os.path.isdir(full) and os.path.isdir(parent):
+                folders[parent] = _listing(parent)
         except (OSError, ValueError):  # text that only looks like a path
             pass
-    return {f: _listing(f) for f in folders}
+    return folders
 
 
 # What libraries make in the working directory when it is the temporary folder (as in the
@@ -261,16 +270,17 @@ _LIBRARY_FILES = (
 )
 
 
-def written(before: dict[Path, dict], paths: list[Path]) -> tuple[Path, str] | None:
+def written(before: dict[str, dict], paths: list[Path]) -> tuple[Path, str] | None:
     """A file created in a watched folder, or changed beside a path given, other than a
     path given. In the working directory only new names count, and not the libraries'
     own: other programs (an editor, a loader's workers) may write there meanwhile."""
-    cwd = Path.cwd()
-    given = {(p if p.is_absolute() else cwd / p) for p in paths}
+    cwd = os.getcwd()
+    given = {os.path.join(cwd, p) for p in paths}
     for folder, was in before.items():
-        for name, stamp in _listing(folder).items():
-            if folder / name in given or was.get(name) == stamp:
+        mine = folder == cwd
+        for name, stamp in _listing(folder, stamps=not mine).items():
+            if was.get(name) == stamp or os.path.join(folder, name) in given:
                 continue
-            if folder != cwd or (name not in was and not name.startswith(_LIBRARY_FILES)):
-                return folder, name
+            if not mine or (name not in was and not name.startswith(_LIBRARY_FILES)):
+                return Path(folder), name
     return None
