@@ -19,8 +19,15 @@ from pathlib import Path
 
 SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
-# Files of /etc a process outside a root of its own reads (the loader's cache, the zone).
-ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime")
+# What a process outside a root of its own reads of the host besides its packages: the
+# loader's cache, the time zone, and what torch's cpuinfo reads to learn the CPU (it
+# fails on a refusal: a float16 matmul raises "Failed to initialize cpuinfo!").
+HOST_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+    "/proc/cpuinfo",
+    "/sys/devices/system/cpu",
+)
 SHARED_MEMORY = "/dev/shm"  # where glibc puts POSIX semaphores and shared memory
 
 
@@ -145,10 +152,10 @@ def declare(mode: str, folder: Path, work: Path, settings: dict) -> Confinement:
             landlock_abi=abi,
             limits=limits,
         )
-    etc = tuple(p for p in ETC_FILES if os.path.exists(p))
+    host_files = tuple(p for p in HOST_FILES if os.path.exists(p))
     return Confinement(
         mode=mode,
-        read=(*map(str, hosts), *etc, *gpu_reads, str(folder)),
+        read=(*map(str, hosts), *host_files, *gpu_reads, str(folder)),
         write=(str(work),),
         devices=DEVICES + gpus,
         shared_memory=SHARED_MEMORY if os.path.isdir(SHARED_MEMORY) else None,
