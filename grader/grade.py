@@ -12,6 +12,7 @@ students were finished and which were not (the same command then grades the rest
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -74,13 +75,44 @@ def default_limits(jobs: int, **overrides) -> Limits:
 
 
 class Progress:
-    """Submissions done / total, elapsed and an estimate of the time left, on stderr."""
+    """Submissions done / total, elapsed and an estimate of the time left, on stderr; and,
+    while one test of a submission runs long, who and which test (every ``LONG_S``)."""
+
+    LONG_S = 60.0
 
     def __init__(self, total: int, reused: int, stream=sys.stderr) -> None:
         self.total, self.done, self.reused = total, 0, reused
         self.start = time.monotonic()
         self.stream = stream
         self.lock = threading.Lock()
+        self.who: dict[int, str] = {}  # grading thread -> the student it grades
+        self.stopped = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    @contextlib.contextmanager
+    def grading(self, student: str):
+        self.who[threading.get_ident()] = student
+        try:
+            yield
+        finally:
+            self.who.pop(threading.get_ident(), None)
+
+    def _watch(self) -> None:
+        while not self.stopped.wait(self.LONG_S):
+            now = time.monotonic()
+            for thread, (nodeid, since) in list(sandbox.RUNNING.items()):
+                student = self.who.get(thread)
+                if student is not None and now - since >= self.LONG_S:
+                    with self.lock:
+                        print(
+                            f"  still grading {escape.terminal(student)}: {nodeid} has run "
+                            f"{now - since:.0f} s",
+                            file=self.stream,
+                            flush=True,
+                        )
+
+    def close(self) -> None:
+        self.stopped.set()
 
     def finished(self, student: str, result: score.StudentResult | None) -> None:
         with self.lock:
@@ -362,7 +394,8 @@ def run_all(
             return  # interrupted, or refused: do not start more work
         previous = state[sub.student] if isinstance(state[sub.student], dict) else None
         try:
-            entry = grade_one(sub, plan, specs_future, tmp, previous)
+            with progress.grading(sub.shown):
+                entry = grade_one(sub, plan, specs_future, tmp, previous)
             if sub is twin:
                 twin_records.set_result({n: run.Record(**r) for n, r in entry["records"].items()})
         except score.CollectError as exc:
@@ -409,6 +442,7 @@ def run_all(
         unfinished = [s.shown for s in submissions if s.shown not in done]
         raise Interrupted(list(finished), unfinished) from None
     finally:
+        progress.close()
         if not stop.is_set():
             work.shutdown(cancel_futures=True)
             pool.shutdown(cancel_futures=True)

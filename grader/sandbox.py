@@ -259,6 +259,10 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+# thread -> (the test its run is in, since when): read by grade's progress lines
+RUNNING: dict[int, tuple[str, float]] = {}
+
+
 def run_once(
     root: Path,
     chapters: list[index.Chapter],
@@ -292,6 +296,7 @@ def run_once(
     eof = threading.Event()
     threading.Thread(target=_reader, args=(read_fd, lines, eof), daemon=True).start()
     seen, test_started, test_limit = 0, started_at, limits.test_timeout
+    me = threading.get_ident()
     while True:
         try:
             proc.wait(timeout=0.05)
@@ -306,8 +311,10 @@ def run_once(
                 result.started, test_started = event.get("nodeid"), at
                 own = event.get("limit")
                 test_limit = float(own) if isinstance(own, int | float) else limits.test_timeout
+                RUNNING[me] = (result.started, test_started)
             elif event.get("ev") == "result":
                 result.started = None
+                RUNNING.pop(me, None)
         now = time.monotonic()
         if now > deadline:
             result.killed = "wall"
@@ -318,6 +325,7 @@ def run_once(
             proc.kill()
             proc.wait()
             break
+    RUNNING.pop(me, None)
     result.returncode = proc.returncode
     _kill_group(proc)
     eof.wait(timeout=5)
