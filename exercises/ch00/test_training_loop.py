@@ -53,6 +53,49 @@ def test_gradient_at_follows_the_chain_rule():
         )
 
 
+@probe
+def with_autograd_watched(name, *args):
+    """``tl.<name>(*args)``, and how many times autograd's engine ran a backward pass
+    meanwhile (``loss.backward()``, ``torch.autograd.grad``, ``torch.func.grad`` all go
+    through it); None for the count where this torch has no such hook."""
+    import torch.autograd as autograd
+
+    engine = getattr(autograd, "_engine_run_backward", None)
+    fn = getattr(tl, name)
+    if engine is None:
+        return fn(*args), None
+    runs = []
+
+    def counted(*a, **k):
+        runs.append(1)
+        return engine(*a, **k)
+
+    autograd._engine_run_backward = counted
+    try:
+        result = fn(*args)
+    finally:
+        autograd._engine_run_backward = engine
+    return result, len(runs)
+
+
+@pytest.mark.task("ch00.1")
+def test_gradient_at_lets_autograd_find_it():
+    g, runs = with_autograd_watched("gradient_at", 1.5, -0.5, 0.75)
+    judge.number(
+        g,
+        2 * -0.5 * (-0.5 * 1.5 - 0.75),
+        "gradient_at(w=1.5, x=-0.5, target=0.75) should be 2*x*(x*w - target) = 1.5",
+        rel=1e-5,
+        abs=1e-12,
+    )
+    assert runs is None or runs >= 1, (
+        "gradient_at(1.5, -0.5, 0.75) returned the right number, but autograd never ran a "
+        "backward pass meanwhile: the exercise is to let autograd find the derivative "
+        "(w as a tensor with requires_grad=True, loss.backward(), then w.grad), not to write "
+        "out the formula"
+    )
+
+
 @pytest.mark.task("ch00.2")
 @pytest.mark.points(2)
 def test_one_step_from_the_book():

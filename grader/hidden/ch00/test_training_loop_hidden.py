@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from exercises.ch00.test_training_loop import format_problem, plotted, png_problem
+from exercises.ch00.test_training_loop import (
+    format_problem,
+    plotted,
+    png_problem,
+    with_autograd_watched,
+)
 from harness import judge
 from harness.probe import because, probe
 from harness.target import chapter_module
@@ -19,31 +24,6 @@ except ImportError:
     pass
 
 tl = chapter_module("ch00", "training_loop")
-
-
-@probe
-def with_autograd_watched(name, *args):
-    """``tl.<name>(*args)``, and how many times autograd's engine ran a backward pass
-    meanwhile (``loss.backward()``, ``torch.autograd.grad``, ``torch.func.grad`` all go
-    through it); None for the count where this torch has no such hook."""
-    import torch.autograd as autograd
-
-    engine = getattr(autograd, "_engine_run_backward", None)
-    fn = getattr(tl, name)
-    if engine is None:
-        return fn(*args), None
-    runs = []
-
-    def counted(*a, **k):
-        runs.append(1)
-        return engine(*a, **k)
-
-    autograd._engine_run_backward = counted
-    try:
-        result = fn(*args)
-    finally:
-        autograd._engine_run_backward = engine
-    return result, len(runs)
 
 
 def gd(xs, ys, w, lr, steps):
