@@ -203,14 +203,46 @@ def test_forward_is_a_relu_mlp():
     )
     err = (got - want).abs().max().item()
     assert err < 1e-4, (
-        f"mlp_forward differs from relu(X @ W1 + b1) @ W2 + b2 by up to {err:.3g}"
-        + (
-            ": it equals the same layers with no nonlinearity — two linear layers compose to "
-            "one linear map, so the hidden layer adds nothing; put a ReLU between them"
-            if judge.is_close(got, linear_mlp(params, X), atol=1e-4, rtol=1e-5)
-            else ": check the order of the matrix products and where the biases are added"
-        )
+        f"mlp_forward differs from relu(X @ W1 + b1) @ W2 + b2 by up to {err:.3g} "
+        f"({first_difference(got, want, atol=1e-4)}): {forward_mistake(params, X, got)}"
     )
+
+
+def forward_mistake(params, X, got) -> str:
+    """What a wrong forward's output matches among the known ways to get it wrong, or what
+    the answer must be when it matches none of them (nothing is blamed that was not seen)."""
+    W1, b1, W2, b2 = params["W1"], params["b1"], params["W2"], params["b2"]
+    hidden = X @ W1 + b1
+    known = [
+        (
+            (hidden @ W2 + b2,),
+            "it equals the same layers with no nonlinearity — two linear layers compose to one "
+            "linear map, so the hidden layer adds nothing; put a ReLU between them",
+        ),
+        (
+            (torch.relu(torch.relu(hidden) @ W2 + b2),),
+            "it equals the ReLU MLP with a ReLU on the logits too: logits may be negative, only "
+            "the hidden layer takes the nonlinearity",
+        ),
+        (
+            tuple(f(hidden) @ W2 + b2 for f in (torch.sigmoid, torch.tanh, F.gelu, F.leaky_relu)),
+            "the hidden layer has a nonlinearity other than ReLU (sigmoid, tanh, GELU or a leaky "
+            "ReLU): the chapter's network uses relu",
+        ),
+        (
+            (torch.relu(X @ W1) @ W2 + b1 @ W2 + b2,),
+            "b1 is added after the ReLU instead of before it: relu(X @ W1 + b1)",
+        ),
+        (
+            (torch.relu(X @ W1.T + b1) @ W2.T + b2, torch.relu(X @ W1.T + b1) @ W2 + b2),
+            "it equals the ReLU MLP with a transposed weight: W1 is (d_in, hidden) and W2 "
+            "(hidden, n_classes), used as X @ W1 and h @ W2",
+        ),
+    ]
+    for candidates, why in known:
+        if any(judge.is_close(got, c, atol=1e-4, rtol=1e-5) for c in candidates):
+            return why
+    return "the logits must be relu(X @ W1 + b1) @ W2 + b2, a ReLU on the hidden layer only"
 
 
 # ---------------------------------------------------------------- ch03.4 loss
@@ -573,11 +605,63 @@ def gd_run(data, hidden, lr, steps, seed, forward=relu_mlp, clear=True):
     return losses, accs
 
 
-def history_problem(hist, data, hidden, lr, seed, forward=relu_mlp, steps=6) -> str | None:
+def relied_on_problem(default_forward: bool) -> str | None:
+    """Which function train_mlp calls gives a wrong answer here (None when all are right):
+    init_mlp, mlp_forward (when it is the forward used), cross_entropy, sgd_step — each on a
+    small case of its own, so a training run is never blamed for a piece it calls."""
+    pieces = []
+    book = book_params()
+    drawn = initialised(2, 16, 2, 1)
+    if not all(
+        judge.is_close(drawn[k]["value"], book[k].detach(), atol=1e-6, rtol=1e-5) for k in book
+    ):
+        pieces.append("ch03.2 init_mlp (its parameters are not the recipe's)")
+    g = torch.Generator().manual_seed(11)
+    X = torch.randn(8, 2, generator=g)
+    if default_forward:
+        plain = {k: v.detach() for k, v in book.items()}
+        if not judge.is_close(mm.mlp_forward(plain, X), relu_mlp(plain, X), atol=1e-4, rtol=1e-5):
+            pieces.append("ch03.3 mlp_forward (the forward train_mlp uses by default)")
+    logits, targets = 2 * torch.randn(6, 3, generator=g), torch.tensor([0, 2, 1, 1, 0, 2])
+    loss, grad = loss_and_gradient(logits, targets)
+    leaf = logits.clone().requires_grad_()
+    F.cross_entropy(leaf, targets).backward()
+    right_loss = judge.is_close(loss, F.cross_entropy(logits, targets), atol=1e-5, rtol=1e-5)
+    if not (
+        right_loss and grad is not None and judge.is_close(grad, leaf.grad, atol=1e-5, rtol=1e-5)
+    ):
+        pieces.append("ch03.4 cross_entropy (its loss or gradient)")
+    values = {"W": torch.randn(2, 2, generator=g), "b": torch.randn(2, generator=g)}
+    grads = {"W": torch.randn(2, 2, generator=g), "b": torch.randn(2, generator=g)}
+    after = one_sgd_step(values, grads, 0.5)
+    if not all(
+        seen["same_object"]
+        and judge.is_close(seen["value"], values[k] - 0.5 * grads[k], atol=1e-6, rtol=1e-5)
+        for k, seen in after.items()
+    ):
+        pieces.append("ch03.5 sgd_step (its update)")
+    if not pieces:
+        return None
+    return (
+        f"train_mlp calls {', '.join(pieces)}, which is wrong on a small case of its own; "
+        "the training run follows from it, so fix that task first (its own tests say how)"
+    )
+
+
+def history_problem(
+    hist, data, hidden, lr, seed, forward=relu_mlp, steps=6, default_forward=False
+) -> str | None:
     """Why ``hist`` does not start like full-batch gradient descent (None when it does):
-    names the first step that differs and the mechanism the evidence points at."""
+    names a function train_mlp calls that is wrong, or else the first step that differs and
+    the mechanism the evidence points at. ``default_forward``: train_mlp ran with its own
+    default forward (mlp_forward)."""
     losses, accs = gd_run(data, hidden, lr, steps, seed, forward)
     got_losses, got_accs = list(hist.train_loss[:steps]), list(hist.val_acc[:steps])
+    same = judge.is_number(got_losses, losses[: len(got_losses)], abs=1e-6, rel=1e-4)
+    if not (same and judge.is_number(got_accs, accs[: len(got_accs)], abs=1e-6, rel=1e-6)):
+        relied = relied_on_problem(default_forward)
+        if relied:
+            return relied
     for k in range(min(steps, len(got_losses))):
         if not judge.is_number(got_losses[k], losses[k], abs=1e-6, rel=1e-4):
             break
@@ -607,8 +691,9 @@ def history_problem(hist, data, hidden, lr, seed, forward=relu_mlp, steps=6) -> 
         )
     return (
         f"the first {k} step(s) match gradient descent, step {k} does not (loss "
-        f"{got_losses[k]:.5f}, expected {losses[k]:.5f}): each update is p -= lr * p.grad with "
-        "this step's gradient alone"
+        f"{got_losses[k]:.5f}, expected {losses[k]:.5f}): look at the loop between steps — each "
+        "step clears .grad, runs forward, loss and backward, then one sgd_step with this step's "
+        "gradient alone"
     )
 
 
@@ -616,7 +701,7 @@ def history_problem(hist, data, hidden, lr, seed, forward=relu_mlp, steps=6) -> 
 @pytest.mark.points(2)
 def test_train_mlp_starts_like_gradient_descent():
     data = book_data()
-    hist = trained(*data, hidden=16, lr=0.5, steps=6, seed=1)
+    hist = trained(*data, forward="relu", hidden=16, lr=0.5, steps=6, seed=1)
     assert len(hist.train_loss) == len(hist.val_acc) == 6, (
         f"train_mlp(steps=6) recorded {len(hist.train_loss)} losses and {len(hist.val_acc)} "
         "accuracies; expected one of each per step"
@@ -636,10 +721,14 @@ def test_the_nonlinearity_is_what_learns_xor():
         "accuracies; expected one of each per step, 500 by default"
     )
     acc = hist.val_acc[-1]
-    why = history_problem(hist, data, hidden=16, lr=0.5, seed=1)
+    why = history_problem(hist, data, hidden=16, lr=0.5, seed=1, default_forward=True)
     assert acc >= 0.9, (
         f"train_mlp reached validation accuracy {acc:.4f} on XOR (the book: 0.995); "
         + (why or "a plateau near 0.59 means the hidden layer has no nonlinearity")
+    )
+    assert why is None, (
+        "train_mlp(data) with its default arguments (hidden=16, lr=0.5, steps=500, seed=1: "
+        f"the book's recipe) does not follow it: {why}"
     )
     scored = (relu_mlp(hist.params, Xva).argmax(1) == yva).float().mean().item()
     judge.number(
@@ -653,16 +742,10 @@ def test_the_nonlinearity_is_what_learns_xor():
     judge.number(
         acc,
         0.995,
-        f"validation accuracy {acc:.4f}, the book's recipe gives 0.995: "
-        + (
-            why or "full batch, lr 0.5, parameters from init_mlp with Generator().manual_seed(seed)"
-        ),
+        f"validation accuracy {acc:.4f}, the book's recipe gives 0.995: full batch, lr 0.5, "
+        "parameters from init_mlp with Generator().manual_seed(seed)",
         abs=1e-4,
         rel=1e-6,
-    )
-    assert why is None, (
-        "train_mlp(data) with its default arguments (hidden=16, lr=0.5, steps=500, seed=1: "
-        f"the book's recipe) does not follow it: {why}"
     )
     linear = trained(*data, forward="linear")
     assert linear.val_acc[-1] < 0.7, (
