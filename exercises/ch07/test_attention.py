@@ -188,9 +188,8 @@ def test_causal_mask_allows_the_past_and_the_present():
     expected = [[True, False, False, False], [True, True, False, False]]
     expected += [[True, True, True, False], [True, True, True, True]]
     assert got.tolist() == expected, (
-        f"causal_mask(4) returned {got.int().tolist()}; row i is query i and True means 'may "
-        "attend', as in F.scaled_dot_product_attention: query i may see keys 0..i (the diagonal "
-        "included), never i+1.."
+        f"causal_mask(4) returned {got.int().tolist()}: "
+        f"{mask_mistake(got, torch.tensor(expected))}, as in F.scaled_dot_product_attention"
     )
 
 
@@ -200,14 +199,36 @@ def test_causal_mask_allows_the_past_and_the_present():
 )
 def test_causal_mask_is_made_on_the_requested_device(device):
     got, where, dtype, shape = mask_made_on(3, device)
-    ok = where == str(device) and dtype == torch.bool and shape == (3, 3)
-    if ok and got is not None:
-        ok = got.tolist() == torch.ones(3, 3, dtype=torch.bool).tril().tolist()
-    assert ok, (
-        f"causal_mask(3, device={device!r}) returned a {dtype} tensor of shape {shape} on "
-        f"{where}: create the bool lower-triangular mask directly on the requested device (a "
-        "string or a torch.device; 'meta' holds shapes without values, like a GPU you don't have)"
+    call = f"causal_mask(3, device={device!r})"
+    assert dtype is not None, f"{call} returned no tensor"
+    assert where == str(device), (
+        f"{call} returned a mask on {where}: create it directly on the requested device (a "
+        "string or a torch.device; 'meta' holds shapes without values, like a GPU you don't "
+        "have), not on the CPU and moved later"
     )
+    assert dtype == torch.bool and shape == (3, 3), (
+        f"{call} is on the right device but is a {dtype} tensor of shape {shape}: expected a "
+        "bool [3, 3] mask"
+    )
+    if got is not None:
+        want = torch.ones(3, 3, dtype=torch.bool).tril()
+        assert got.tolist() == want.tolist(), (
+            f"{call} is a bool [3, 3] mask on the right device, but its values are "
+            f"{got.int().tolist()}, expected {want.int().tolist()}: {mask_mistake(got, want)}"
+        )
+
+
+def mask_mistake(got, want) -> str:
+    """What a wrong mask of the right shape looks like, from its values alone."""
+    if got.tolist() == torch.ones_like(want).tril(1).tolist():
+        return "each query also sees the next key — the diagonal offset lets in one future key"
+    if got.tolist() == (~want).tolist():
+        return "True and False are swapped: True means 'may attend' (keys 0..i for query i)"
+    if got.tolist() == want.T.tolist() or got.tolist() == torch.ones_like(want).triu().tolist():
+        return "the upper triangle is allowed: row i is query i and may see keys 0..i only"
+    if got.tolist() == torch.ones_like(want).tril(-1).tolist():
+        return "the diagonal is missing: query i may attend to its own key i"
+    return "row i is query i and True means 'may attend': keys 0..i, the diagonal included"
 
 
 # ---------------------------------------------------------------- ch07.4 / ch07.5 attention
@@ -247,9 +268,27 @@ def test_weights_equal_the_scaled_softmax():
     )
     assert close, (
         f"attention_weights(q, k) differs from softmax(q k^T / sqrt(8)): "
-        f"{first_difference(w, expected)}. Check the 1/sqrt(D) scale (D = q.shape[-1]) and that "
-        "the softmax runs over keys (the last axis)"
+        f"{first_difference(w, expected)}. {weights_mistake(w, Q, K)}"
     )
+
+
+def weights_mistake(w, q, k) -> str:
+    """What unmasked weights ``w`` of ``q``, ``k`` equal among the known mistakes, in words."""
+    scores = q @ k.transpose(-2, -1)
+    D = q.shape[-1]
+    known = [
+        (torch.softmax(scores, -1), "it equals the softmax of unscaled scores: divide by sqrt(D)"),
+        (torch.softmax(scores / D, -1), "it equals scores divided by D: the scale is 1/sqrt(D)"),
+        (
+            torch.softmax(scores / D**0.5, -2),
+            "it equals a softmax over the queries (axis -2): each query's weights run over the "
+            "keys, the last axis",
+        ),
+    ]
+    for want, why in known:
+        if tuple(w.shape) == tuple(want.shape) and judge.is_close(w, want, atol=1e-5, rtol=1e-5):
+            return why
+    return "the weights are softmax(q k^T / sqrt(D)) over the keys (the last axis), D = q.shape[-1]"
 
 
 def huge_disallowed_scores(tq=5, tk=6, d=8, seed=120, big=1e3):
@@ -291,8 +330,13 @@ def test_attention_equals_pytorch(masked):
     close = judge.is_close(got, ref, atol=1e-4, rtol=1e-5)
     assert close, (
         f"attention(q, k, v, mask={'causal' if masked else None}) differs from "
-        f"F.scaled_dot_product_attention: {first_difference(got, ref, atol=1e-4)}. Scores q k^T "
-        "scaled by 1/sqrt(D), masked to -inf where the mask is False, softmax over keys, then times v"
+        f"F.scaled_dot_product_attention: {first_difference(got, ref, atol=1e-4)}. "
+        + built_on(
+            "attention",
+            ("ch07.4",),
+            "Scores q k^T scaled by 1/sqrt(D), masked to -inf where the mask is False, softmax "
+            "over keys, then times v",
+        )
     )
 
 
@@ -309,8 +353,13 @@ def test_cross_attention_with_other_value_size_equals_pytorch():
     ok = tuple(got.shape) == (2, 2, 3, 4) and judge.is_close(got, ref, atol=1e-4, rtol=1e-5)
     assert ok, (
         f"cross-attention (3 queries, 7 keys, D=6, Dv=4, a random mask) differs from "
-        f"F.scaled_dot_product_attention: {first_difference(got, ref, atol=1e-4)}. The result is "
-        "[..., Tq, Dv]: one row of weights per query over the Tk keys, scaled by 1/sqrt(D) of q and k"
+        f"F.scaled_dot_product_attention: {first_difference(got, ref, atol=1e-4)}. "
+        + built_on(
+            "attention",
+            ("ch07.4",),
+            "The result is [..., Tq, Dv]: one row of weights per query over the Tk keys, scaled "
+            "by 1/sqrt(D) of q and k",
+        )
     )
 
 
@@ -412,6 +461,52 @@ def variant_forward(params, x, H, causal, scale=None, split="view", merge="trans
     return F.linear(y, params["proj.weight"], params["proj.bias"])
 
 
+def wrong_parts(tasks=("ch07.1", "ch07.2", "ch07.3", "ch07.4")) -> list[str]:
+    """Which of these tasks' functions (split_heads, merge_heads, causal_mask,
+    attention_weights) give a wrong answer on a small case of their own: while one of them is
+    wrong, a wrong output of what is built from them says nothing about the builder."""
+
+    def right(call, want) -> bool:
+        try:
+            got = call()
+        except Exception:  # noqa: BLE001 - a part that raises is a wrong part
+            return False
+        if want.dtype == torch.bool:
+            return judge.is_equal(got, want)
+        return judge.is_close(got, want, atol=1e-5, rtol=1e-5)
+
+    x = torch.randn(2, 3, 6, generator=gen(90))
+    heads = x.view(2, 3, 3, 2).transpose(1, 2)
+    q, k = (torch.randn(2, 3, 4, 2, generator=gen(s)) for s in (91, 92))
+    mask = torch.ones(4, 4, dtype=torch.bool).tril()
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(2)).masked_fill(~mask, float("-inf"))
+    checks = [
+        ("ch07.1 split_heads", lambda: at.split_heads(x, 3), heads),
+        ("ch07.2 merge_heads", lambda: at.merge_heads(heads.contiguous()), x),
+        ("ch07.3 causal_mask", lambda: at.causal_mask(4), mask),
+        ("ch07.4 attention_weights", lambda: at.attention_weights(q, k, mask), scores.softmax(-1)),
+    ]
+    return [name for name, call, want in checks if name[:6] in tasks and not right(call, want)]
+
+
+def built_on(what: str, tasks: tuple[str, ...], default: str) -> str:
+    """``default`` (what the observation of ``what`` points at), unless a function of
+    ``tasks`` that it is built from is wrong: then that one, since ``what`` cannot be judged
+    before it is right."""
+    parts = wrong_parts(tasks)
+    if not parts:
+        return default
+    return (
+        f"{what} is built from {', '.join(parts)}, which gives a wrong answer on a small case of "
+        "its own (its tests say how): fix that first — this output follows from it"
+    )
+
+
+def mhsa_problem(default: str) -> str:
+    """``default``, unless a function MultiHeadSelfAttention is built from is wrong."""
+    return built_on("MultiHeadSelfAttention", ("ch07.1", "ch07.2", "ch07.3", "ch07.4"), default)
+
+
 def diagnose_mhsa(got, params, x, H, causal) -> str:
     """Which single known change of the module's function ``got`` equals, in a sentence."""
     E = x.shape[-1]
@@ -464,8 +559,11 @@ def test_no_future_position_changes_an_earlier_output():
     assert not changed, (
         f"MultiHeadSelfAttention(16, 4, causal=True): changing inputs at positions 3-5 changed the "
         f"outputs at positions {changed}; an output may depend only on its own and earlier "
-        "positions — mask the scores with the causal mask before the softmax (and keep heads "
-        "split per position)"
+        "positions — "
+        + mhsa_problem(
+            "mask the scores with the causal mask before the softmax (and keep heads split per "
+            "position)"
+        )
     )
 
 
@@ -481,9 +579,12 @@ def test_no_gradient_flows_from_the_future():
         leak = rows[t][:, t + 1 :].abs().max().item()
         assert leak == 0, (
             f"MultiHeadSelfAttention(12, 3): the output at position {t} has a nonzero gradient "
-            f"(up to {leak:.3g}) with respect to a later input: in a causal model no path may lead "
-            "from a future position to an earlier output — not through the softmax's normaliser, "
-            "not through a head split that mixes positions"
+            f"(up to {leak:.3g}) with respect to a later input: "
+            + mhsa_problem(
+                "in a causal model no path may lead from a future position to an earlier output "
+                "— not through the softmax's normaliser, not through a head split that mixes "
+                "positions"
+            )
         )
 
 
@@ -501,12 +602,17 @@ def test_weights_of_a_causal_model_are_observable_and_exact():
     future = torch.ones(5, 5, dtype=torch.bool).triu(1)
     largest = w[..., future].abs().max().item()
     assert largest == 0, (
-        f"last_weights gives future keys weights up to {largest:.3g}: masked weights must be "
-        "exactly 0 (mask the scores with -inf before the softmax)"
+        f"last_weights gives future keys weights up to {largest:.3g}: "
+        + mhsa_problem(
+            "masked weights must be exactly 0 (mask the scores with -inf before the softmax)"
+        )
     )
     sums = w.sum(-1)
     ok = judge.is_close(sums, torch.ones_like(sums), atol=1e-5, rtol=1e-5)
-    assert ok, f"each row of last_weights should sum to 1, found {sums.min():.4f}..{sums.max():.4f}"
+    assert ok, (
+        f"each row of last_weights should sum to 1, found {sums.min():.4f}..{sums.max():.4f}: "
+        + mhsa_problem("the weights are the softmax over the keys, taken after masking")
+    )
 
 
 @pytest.mark.task("ch07.6")
@@ -527,5 +633,5 @@ def test_equals_nn_multiheadattention_with_the_same_weights(causal):
     assert close, (
         f"MultiHeadSelfAttention(16, 4, causal={causal}) differs from nn.MultiheadAttention with "
         f"the same weights ({first_difference(got, expected, atol=1e-4)}); "
-        f"{diagnose_mhsa(got, params, x, 4, causal)}"
+        + mhsa_problem(diagnose_mhsa(got, params, x, 4, causal))
     )

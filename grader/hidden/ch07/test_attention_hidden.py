@@ -18,6 +18,7 @@ from exercises.ch07.test_attention import (  # helpers and probes shared with th
     merged_split,
     mhsa_forwards,
     mhsa_gradients,
+    mhsa_problem,
     reference_forward,
     torch_reference,
 )
@@ -120,13 +121,13 @@ def weights_gradients(q, k, mask, w_grad):
 
 
 @probe
-def inputs_after_calls(q, k, v, mask):
-    """Call attention_weights and attention on these tensors; return them afterwards, and
-    the two results."""
+def inputs_after_call(name, q, k, v, mask):
+    """Call at.<name> (attention_weights on q, k, mask; attention on q, k, v, mask) on
+    copies of these tensors; return the copies afterwards, and the result."""
     args = [t.clone() for t in (q, k, v, mask)]
-    weights = at.attention_weights(args[0], args[1], args[3])
-    out = at.attention(*args)
-    return args, weights, out
+    if name == "attention_weights":
+        return args, at.attention_weights(args[0], args[1], args[3])
+    return args, at.attention(*args)
 
 
 @probe
@@ -479,24 +480,37 @@ def test_weights_pass_gradients_to_queries_and_keys():
         )
 
 
-@pytest.mark.task("ch07.4")
-def test_the_inputs_are_left_unchanged():
-    """attention_weights and attention leave q, k, v and the mask as they were."""
+def changed_inputs(name, shape):
+    """Which of q, k, v and the mask ``at.<name>`` changed (judged beside a real result of
+    ``shape``: leaving the inputs alone earns its point only with an answer)."""
     q, k, v = (torch.randn(2, 4, 5, generator=gen(s)) for s in (130, 131, 132))
     mask = random_mask(4, 4, 133)
-    after, weights, out = inputs_after_calls(q, k, v, mask)
-    # leaving the inputs alone earns its point only beside real results
-    judge.answer(weights, (2, 4, 4), "attention_weights(q[2, 4, 5], k[2, 4, 5], mask)")
-    judge.answer(out, (2, 4, 5), "attention(q, k, v[2, 4, 5], mask)")
-    changed = [
+    after, result = inputs_after_call(name, q, k, v, mask)
+    judge.answer(result, shape, f"{name}(q[2, 4, 5], k[2, 4, 5], ...)")
+    return [
         n
         for n, a, b in zip("q k v mask".split(), after, (q, k, v, mask))
         if not judge.is_equal(a, b)
     ]
+
+
+@pytest.mark.task("ch07.4")
+def test_the_inputs_are_left_unchanged():
+    """attention_weights leaves q, k and the mask as they were."""
+    changed = changed_inputs("attention_weights", (2, 4, 4))
     assert not changed, (
-        f"calling attention_weights and attention changed their inputs {changed}: compute the "
-        "scaled scores as a new tensor (no in-place division, masked_fill_ or transpose_ on the "
-        "caller's tensors)"
+        f"calling attention_weights changed its inputs {changed}: compute the scaled scores as "
+        "a new tensor (no in-place division, masked_fill_ or transpose_ on the caller's tensors)"
+    )
+
+
+@pytest.mark.task("ch07.5")
+def test_attention_leaves_its_inputs_unchanged():
+    """attention leaves q, k, v and the mask as they were."""
+    changed = changed_inputs("attention", (2, 4, 5))
+    assert not changed, (
+        f"calling attention changed its inputs {changed}: compute the scores and the output as "
+        "new tensors (no in-place division, masked_fill_ or transpose_ on the caller's tensors)"
     )
 
 
@@ -655,7 +669,8 @@ def test_outputs_and_weights_equal_nn_multiheadattention(E, H, T, B, causal):
     assert close, (
         f"MultiHeadSelfAttention({E}, {H}, causal={causal}) on x[{B}, {T}, {E}] must compute the "
         f"same function as nn.MultiheadAttention with the same projection weights "
-        f"({first_difference(got, expected, atol=1e-4)}); {diagnose_mhsa(got, params, x, H, causal)}"
+        f"({first_difference(got, expected, atol=1e-4)}); "
+        + mhsa_problem(diagnose_mhsa(got, params, x, H, causal))
     )
     ok = isinstance(w, torch.Tensor) and tuple(w.shape) == (B, H, T, T)
     assert ok and judge.is_close(w, weights, atol=1e-5, rtol=1e-5), (
@@ -674,7 +689,7 @@ def test_the_default_is_causal():
     close = judge.is_close(got, expected, atol=1e-4, rtol=1e-5)
     assert close, (
         "MultiHeadSelfAttention(E, H) must be causal by default (causal=True): "
-        f"{diagnose_mhsa(got, params, x, 2, True)}"
+        + mhsa_problem(diagnose_mhsa(got, params, x, 2, True))
     )
 
 
