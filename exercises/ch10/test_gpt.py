@@ -436,37 +436,47 @@ def attention_readings(maps, C, H):
         yield from itertools.permutations(maps)
 
 
-def attention_oracle(x, reading, n_head, scale):
-    """Causal multi-head attention with the given projections and score scale
-    (PyTorch's scaled_dot_product_attention is the oracle)."""
+def attention_oracle(x, reading, n_head, scale, split="view", causal=True):
+    """Multi-head attention with the given projections and score scale (PyTorch's
+    scaled_dot_product_attention is the oracle). ``split="reshape"`` cuts heads from memory
+    order with reshape(B, H, T, Dh) and ``causal=False`` drops the mask: the known wrong
+    answers, so that what a wrong output did can be read from it."""
     (wq, bq), (wk, bk), (wv, bv), (wo, bo) = reading
     B, T, C = x.shape
 
     def heads(w, b):
-        return F.linear(x, w, b).view(B, T, n_head, C // n_head).transpose(1, 2)
+        y = F.linear(x, w, b)
+        if split == "reshape":
+            return y.reshape(B, n_head, T, C // n_head)
+        return y.view(B, T, n_head, C // n_head).transpose(1, 2)
 
     out = F.scaled_dot_product_attention(
-        heads(wq, bq), heads(wk, bk), heads(wv, bv), is_causal=True, scale=scale
+        heads(wq, bq), heads(wk, bk), heads(wv, bv), is_causal=causal, scale=scale
     )
     return F.linear(out.transpose(1, 2).reshape(B, T, C), wo, bo)
 
 
-def implied_scale(x, out, params, C, H):
-    """The score scale under which some reading of the parameters as q, k, v, out
-    projections reproduces ``out`` exactly; None when no reading does (another layout)."""
+def attention_fit(x, out, params, C, H, kinds=(("view", True), ("reshape", True)), any_scale=True):
+    """(split, causal, scale) of the first kind of attention (in ``kinds``) that, with some
+    reading of the parameters as q, k, v, out projections and some score scale (only the
+    right one unless ``any_scale``), reproduces ``out`` exactly; None when none does."""
     maps = linear_maps(params)
     if maps is None:
         return None
-    readings = list(attention_readings(maps, C, H))
+    readings = [(r, kind) for kind in kinds for r in attention_readings(maps, C, H)]
     tol = 1e-4 * (1 + out.abs().max().item())
 
     def error(r, log_s):
-        return (attention_oracle(x, r, H, 10.0**log_s) - out).abs().max().item()
+        reading, (split, causal) = r
+        got = attention_oracle(x, reading, H, 10.0**log_s, split, causal)
+        return (got - out).abs().max().item()
 
     right = math.log10(1 / math.sqrt(C // H))
     for r in readings:
         if error(r, right) < tol:
-            return 10.0**right
+            return (*r[1], 10.0**right)
+    if not any_scale:
+        return None
     grid = [k / 20 for k in range(-70, 31)]  # scales 1e-3.5 .. 1e1.5
     for r in readings:
         errs = [error(r, g) for g in grid]
@@ -480,8 +490,45 @@ def implied_scale(x, out, params, C, H):
             else:
                 lo = a
         if error(r, (lo + hi) / 2) < tol:
-            return 10.0 ** ((lo + hi) / 2)
+            return (*r[1], 10.0 ** ((lo + hi) / 2))
     return None
+
+
+def implied_scale(x, out, params, C, H):
+    """The score scale under which some reading of the parameters as q, k, v, out
+    projections reproduces ``out`` exactly (heads split right or by the known wrong
+    reshape, the split has tests of its own); None when no reading does."""
+    fit = attention_fit(x, out, params, C, H)
+    return None if fit is None else fit[2]
+
+
+def attention_mistake(default: str) -> str:
+    """What the student's CausalSelfAttention does wrong, read from its output with random
+    weights (heads cut by reshape, no causal mask), or ``default`` when it is neither."""
+    C, H = 24, 4
+    x = torch.randn(2, 6, C, generator=torch.Generator().manual_seed(0))
+    try:
+        params, out = attention_with_random_weights(C, H, 8, 0, x)
+    except Exception:  # noqa: BLE001 - nothing more to read
+        return default
+    kinds = (("view", True), ("reshape", True), ("view", False), ("reshape", False))
+    fit = attention_fit(x, out, params, C, H, kinds, any_scale=False)
+    if fit is None or fit[:2] == ("view", True):
+        return default
+    split, causal = fit[:2]
+    said = []
+    if split == "reshape":
+        said.append(
+            "its output equals heads cut with reshape(B, H, T, Dh): a reshape regroups memory, "
+            "so a head's 'row t' holds pieces of other positions and the mask no longer lines up "
+            "with time — split with view(B, T, H, Dh).transpose(1, 2)"
+        )
+    if not causal:
+        said.append(
+            "its output equals attention with no causal mask: fill the scores above the "
+            "diagonal with -inf before the softmax"
+        )
+    return "; ".join(said)
 
 
 @pytest.mark.task("ch10.4")
@@ -507,8 +554,8 @@ def test_attention_never_sees_the_future():
     moved = (out[:, :5] - out2[:, :5]).abs().max().item()
     assert moved < 1e-5, (
         f"changing only positions 5..7 of the input changed outputs at positions 0..4 by up to "
-        f"{moved:.2e}: information flows from the future; mask the scores with -inf above the "
-        "diagonal before the softmax"
+        f"{moved:.2e}: information flows from the future; "
+        + attention_mistake("mask the scores with -inf above the diagonal before the softmax")
     )
     assert (out[:, 5:] - out2[:, 5:]).abs().max().item() > 1e-4, (
         "changing positions 5..7 did not change their own outputs"
@@ -538,8 +585,11 @@ def test_attention_on_a_prefix_equals_the_prefix_of_attention():
             full[:, :t],
             f"running attention on the first {t} positions gave different outputs from the first "
             f"{t} positions of the full run ({first_difference(part, full[:, :t])}): each output "
-            "should depend only on positions <= t — check that heads are split with view + "
-            "transpose (not a reshape) and the mask is sliced to T x T",
+            "should depend only on positions <= t — "
+            + attention_mistake(
+                "check that heads are split with view + transpose (not a reshape) and the mask "
+                "is sliced to T x T"
+            ),
             atol=1e-5,
             rtol=1e-5,
         )
@@ -606,11 +656,34 @@ def test_block_is_pre_norm_with_the_residual_stream_untouched():
     gap2 = (moved - (out + per_position)).abs().max().item()
     assert gap < 1e-3 and gap2 < 1e-3, (
         "adding a constant c to every channel of the input should add exactly c to the Block's "
-        f"output, but the output moved by c with an error of up to {max(gap, gap2):.2e}: in a "
-        "pre-norm block, x = x + attn(ln1(x)) then x = x + mlp(ln2(x)), each branch sees only a "
-        "LayerNorm of the stream (which removes c) and the residual path carries the input "
-        "through untouched — no LayerNorm after the additions (post-norm), no branch without "
-        "its residual"
+        f"output, but the output moved by c with an error of up to {max(gap, gap2):.2e}: "
+        f"{shift_mistake(out, shifted, 3.0)}"
+    )
+
+
+def shift_mistake(out, shifted, c) -> str:
+    """Why a Block's output does not move by ``c`` when its input does, from what it did."""
+    pre_norm = (
+        "in a pre-norm block, x = x + attn(ln1(x)) then x = x + mlp(ln2(x)): each branch sees "
+        "only a LayerNorm of the stream (which removes c) and the residual path carries the "
+        "input through untouched"
+    )
+    mean, std = out.mean(-1).abs().max().item(), out.std(-1, unbiased=False)
+    if mean < 1e-3 and (std - 1).abs().max().item() < 1e-2:
+        return (
+            "every position of the output has mean 0 and spread 1, as a LayerNorm's output has — "
+            "a LayerNorm after the residual addition (post-norm) renormalizes the stream. "
+            + pre_norm
+        )
+    if (shifted - out).abs().max().item() < 1e-3:
+        return (
+            "the output does not move at all: the input never reaches the output — a branch "
+            "lost its residual (x + ...), so what follows it sees only a normalized copy. "
+            + pre_norm
+        )
+    return (
+        "the output moves, but not by exactly c: some branch sees the stream itself rather than "
+        "its LayerNorm, or the stream is changed outside the two residual additions. " + pre_norm
     )
 
 
@@ -1066,10 +1139,78 @@ def losses_under_global_seeds(text, runs, cfg):
 
 @probe
 def losses_with_default_batches(text, seed, cfg):
-    """train_losses with batch_fn left out, and with batch_fn=get_batch passed explicitly."""
+    """train_losses with batch_fn left out, and with batch_fn=get_batch passed explicitly,
+    the global generator seeded alike before each call (so a run that draws from it, or
+    seeds too late, still gets the same start both times)."""
+    torch.manual_seed(1234)
     implicit = gpt.train_gpt(text, seed=seed, **cfg).train_losses
+    torch.manual_seed(1234)
     explicit = gpt.train_gpt(text, seed=seed, batch_fn=gpt.get_batch, **cfg).train_losses
     return list(implicit), list(explicit)
+
+
+def wrong_parts() -> list[str]:
+    """The tasks train_gpt builds on (the tokenizer, and the GPT with its Block and
+    CausalSelfAttention) that fail a small check of their own: while one of them is wrong, a
+    training run that does not learn says nothing about the training loop."""
+
+    def fails(check) -> bool:
+        try:
+            return not check()
+        except Exception:  # noqa: BLE001 - a part that raises is a wrong part
+            return True
+
+    def tokenizer_ok():
+        text = "the cat sat."
+        seen = tokenizer_on(text, [text])
+        ids = seen["encoded"][0]
+        alphabet = sorted(set(text))
+        return ids == [alphabet.index(c) for c in text] and decoded(text, ids) == text
+
+    def attention_ok():
+        x = torch.randn(2, 6, 8, generator=torch.Generator().manual_seed(31))
+        x2 = x.clone()
+        x2[:, 4:] += 1.0
+        out, out2, part = attention_outputs(8, 2, 8, 0, [x, x2, x[:, :3]])
+        causal = (out[:, :4] - out2[:, :4]).abs().max().item() < 1e-5
+        return causal and judge.is_close(part, out[:, :3], atol=1e-5, rtol=1e-5)
+
+    def block_ok():
+        x = torch.randn(2, 6, 16, generator=torch.Generator().manual_seed(32))
+        out, shifted = block_outputs(16, 4, 8, 9, [x, x + 3.0])
+        return (shifted - (out + 3.0)).abs().max().item() < 1e-3
+
+    def gpt_ok():
+        g = torch.Generator().manual_seed(33)
+        idx, targets = (
+            torch.randint(16, (2, 8), generator=g),
+            torch.randint(16, (2, 8), generator=g),
+        )
+        ((logits, loss),) = gpt_forward((16, 8, 1, 2, 16), 0, [idx], [targets])
+        return (
+            tuple(logits.shape) == (2, 8, 16)
+            and abs(float(loss) - cross_entropy(logits, targets)) < 1e-4
+        )
+
+    checks = [
+        ("ch10.1 CharTokenizer", tokenizer_ok),
+        ("ch10.4 CausalSelfAttention", attention_ok),
+        ("ch10.5 Block", block_ok),
+        ("ch10.6 GPT", gpt_ok),
+    ]
+    return [name for name, check in checks if fails(check)]
+
+
+def training_problem(default: str) -> str:
+    """``default`` (what a training run that does not learn points at once the model is
+    right), unless a part train_gpt builds on is wrong: then that part."""
+    parts = wrong_parts()
+    if not parts:
+        return default
+    return (
+        f"train_gpt trains a model built from {', '.join(parts)}, which fails a small check of "
+        "its own (its tests say how): fix that first — the training run follows from it"
+    )
 
 
 @pytest.mark.task("ch10.8")
@@ -1085,14 +1226,21 @@ def test_training_beats_the_unigram_entropy():
     )
     assert abs(losses[0] - math.log(v)) < 0.5, (
         f"the first training loss is {losses[0]:.3f}, not about ln(vocab) = {math.log(v):.3f}: "
-        "initialize small"
+        + training_problem(
+            "train_loss[0] is the loss of the untrained model on the first batch (before the "
+            "first update), and an untrained GPT gives every token about the same chance"
+        )
     )
     _, y = windows(r["val_data"].long(), SMALL["block_size"])
     true_val = cross_entropy(r["window_logits"], y)
     assert true_val < h1 - 0.3 and r["val_loss"] < h1 - 0.3, (
         f"after {SMALL['steps']} steps the validation loss is {r['val_loss']:.3f} (reported) / "
         f"{true_val:.3f} (on true next tokens), but the unigram entropy of the corpus is {h1:.3f}: "
-        "the model has not learned to use its context — check the optimizer step and zero_grad"
+        "the model has not learned to use its context — "
+        + training_problem(
+            "the model passes its own checks, so look at the training loop: one optimizer step "
+            "per batch, the gradients cleared before each backward, the learning rate given"
+        )
     )
     assert abs(r["val_loss"] - true_val) < 0.3, (
         f"train_gpt reports val_loss {r['val_loss']:.3f}, but the model's loss on the true next "
