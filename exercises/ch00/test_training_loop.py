@@ -203,6 +203,59 @@ def test_classify_an_oscillating_curve():
     )
 
 
+CLEAR_CUT = {  # the reading's clear-cut shapes, each at a scale of its own: (losses, name, why)
+    "geometric decay": (
+        [1e-3 * 0.7**k for k in range(30)],
+        "converging",
+        "it fell to a tiny fraction of its start",
+    ),
+    "a zigzag on a decay": (
+        [50.0 * 0.7**k * (1 + 0.3 * (-1) ** k) for k in range(30)],
+        "converging",
+        "it clearly fell, to a tiny fraction of its start: rises along the way do not make a "
+        "curve oscillating, which means up and down without a clear fall",
+    ),
+    "geometric growth": (
+        [2e-4 * 1.2**k for k in range(30)],
+        "diverging",
+        "it ends far above its start (about 200 times)",
+    ),
+    "a slow crawl": (
+        [4e4 - 300.0 * k for k in range(30)],
+        "slow",
+        "it falls at every step but ends well above 10% of its start",
+    ),
+    "a zigzag back where it started": (
+        [7e5 * (1 + 0.2 * (-1) ** k) for k in range(31)],
+        "oscillating",
+        "it goes up and down at every step and ends about where it started",
+    ),
+    "an overflow to -inf": (
+        [3.0, 30.0, 3e20, float("-inf")],
+        "diverging",
+        "a loss that is no longer finite has diverged (test math.isfinite, not a comparison)",
+    ),
+}
+
+
+@pytest.mark.task("ch00.3")
+def test_classify_clear_cut_curves_at_any_scale():
+    for name, (losses, expected, why) in CLEAR_CUT.items():
+        got = tl.classify_curve(losses)
+        if got == expected:
+            continue
+        unit = [v / losses[0] for v in losses]  # the same shape, starting at 1
+        if tl.classify_curve(unit) == expected:
+            why = (
+                f"the same curve divided by its start is called {expected!r}: the thresholds "
+                "are fractions of the starting loss, so a curve's scale never changes its name"
+            )
+        assert got == expected, (
+            f"classify_curve on {name} (from {losses[0]:.3g} to {losses[-1]:.3g} in "
+            f"{len(losses)} steps) said {got!r}, expected {expected!r}: {why}"
+        )
+
+
 @probe
 def plotted(losses, name="curve.png"):
     """plot_losses(losses, <fresh folder>/name): the bytes of the file at that path (None if
