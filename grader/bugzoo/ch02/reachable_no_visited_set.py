@@ -1,7 +1,7 @@
 """An explicit stack but no set of visited nodes: right on trees and chains, but a node
 reached by two paths is walked again for each, so residual blocks take 2**depth steps."""
 
-EXPECT = r"timeout|did not return"
+EXPECT = r"timeout|did not return|did not finish"
 SELECT = "reachable"
 
 
