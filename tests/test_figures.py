@@ -121,10 +121,10 @@ def test_each_students_task_has_one_state_and_the_view_splits_lost_points_by_it(
 
 
 def test_a_task_that_relies_on_a_failing_task_is_blocked_as_the_student_is_told():
-    """ch03.5's tests run ch03.2's code (course/ch03.toml ``uses``): with ch03.2 failing,
-    ch03.5 is blocked by it, in the instructor's table as in the student's summary."""
-    assert "ch03.2" in index.relies_on("ch03.5")
-    tasks = {"ch03.2": [FAILED, PASSED], "ch03.5": [FAILED, FAILED]}
+    """ch03.7's tests run ch03.2's code (course/ch03.toml ``uses``): with ch03.2 failing,
+    ch03.7 is blocked by it, in the instructor's table as in the student's summary."""
+    assert "ch03.2" in index.relies_on("ch03.7")
+    tasks = {"ch03.2": [FAILED, PASSED], "ch03.7": [FAILED, FAILED]}
     specs_ = [
         score.TestSpec(
             f"exercises/ch03/test_x.py::test_{t}_{k}", "ch03", f"t{k}", t, 2, False, False
@@ -134,8 +134,8 @@ def test_a_task_that_relies_on_a_failing_task_is_blocked_as_the_student_is_told(
     ]
     records = {s.nodeid: r for s, r in zip(specs_, [r for rs in tasks.values() for r in rs])}
     r = score.score_student("ann", specs_, {"records": records})
-    assert figures.task_states(r) == {"ch03.2": "failed", "ch03.5": "blocked"}
-    assert figures.task_table([r])["ch03.5"]["lost blocked"] == 4
+    assert figures.task_states(r) == {"ch03.2": "failed", "ch03.7": "blocked"}
+    assert figures.task_table([r])["ch03.7"]["lost blocked"] == 4
 
 
 def test_the_summarys_task_table_is_the_figures_table():
