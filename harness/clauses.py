@@ -10,10 +10,10 @@ heading or fenced example). Each is cut into sentences — a bullet or a line en
 ``tests/clauses/chNN.toml``::
 
     [[clause]]
-    task = "ch00.3"
+    task = "ch00.4"
     source = "docstring"            # or "reading"
-    text = "Only reads ``losses``: the caller's list is not changed."
-    tests = ["test_classify_leaves_the_curve_unchanged"]
+    text = "Returns ``path``."
+    tests = ["test_plot_losses_returns_the_path_and_closes_its_figure"]
     invariant = "arguments unchanged"   # optional: the harness checks it on every call
 
 ``tests`` names test functions of the chapter's public or hidden file (without a
