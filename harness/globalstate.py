@@ -71,7 +71,15 @@ def _rc_params():
     return {k: v for k, v in dict.items(rc) if k not in _RC_SKIPPED}
 
 
-_SYSTEM_FILES = ("/dev/", "/proc/", "/sys/", sys.prefix + "/", sys.base_prefix + "/")
+def _library_folders() -> tuple[str, ...]:
+    """Where installed libraries live: what they open and keep (matplotlib's fonts, say) is
+    theirs, whichever environment or ``.pth`` brought them onto ``sys.path``."""
+    found = {sys.prefix, sys.base_prefix, "/usr/share"}
+    found.update(p for p in sys.path if p.endswith(("site-packages", "dist-packages")))
+    return tuple(f.rstrip("/") + "/" for f in sorted(found) if f)
+
+
+_SYSTEM_FILES = ("/dev/", "/proc/", "/sys/", *_library_folders())
 
 
 def _open_files():
