@@ -34,6 +34,7 @@ about 4 minutes of CPU, longer on a loaded machine; its proof run is shared with
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
@@ -69,6 +70,11 @@ GENUINE = {
     # a meta tensor holds no values to corrupt: its device, dtype and shape are the solution's
     "ch07 public: test_causal_mask_is_made_on_the_requested_device[meta]": "a meta tensor",
 }
+
+# A by-hand test reads the module's text (harness/source_rules.py) and rightly refuses the
+# overlay's own code, which rewrites the module's names through globals(): that loss is the
+# rule working, so the control is excused it (and only it).
+OVERLAY_SEEN = re.compile(r"line \d+: uses builtins\.(globals|vars)\b")
 
 OVERLAY = r"""
 
@@ -261,7 +267,11 @@ def test_a_degenerate_returner_scores_nothing(graded, student):
 def test_the_overlay_itself_costs_nothing(graded):
     """The control (every wrapped call passed through) earns every point graded here."""
     tests = results(graded, "control")["tests"]
-    lost = [t["name"] for t in tests if t["score"] < t["max_score"]]
+    lost = [
+        t["name"]
+        for t in tests
+        if t["score"] < t["max_score"] and not OVERLAY_SEEN.search(t.get("output", ""))
+    ]
     assert tests and not lost, (
         f"the pass-through overlay lost points, so zeros prove nothing: {lost}"
     )

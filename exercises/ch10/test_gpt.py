@@ -602,6 +602,16 @@ def test_attention_scales_scores_by_the_square_root_of_the_head_size():
     x = torch.randn(2, 6, C, generator=torch.Generator().manual_seed(0))
     with because(f"CausalSelfAttention(24, 4, block_size=8) raised {SLICE}"):
         params, out = attention_with_random_weights(C, H, 8, 0, x)
+    assert isinstance(out, torch.Tensor) and out.shape == x.shape, (
+        f"CausalSelfAttention(24, 4) on a (2, 6, 24) input returned "
+        f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}, "
+        "not a tensor of the input's shape"
+    )
+    assert bool(torch.isfinite(out).all()), (
+        "with its own weights set to 0.3 * randn, CausalSelfAttention(24, 4) returned "
+        "non-finite values: a scaled softmax of finite scores is finite (was a whole row of "
+        "scores masked to -inf, or a division by zero?)"
+    )
     s = implied_scale(x, out, params, C, H)
     right = 1 / math.sqrt(C // H)
     assert s is None or abs(s / right - 1) < 1e-3, (
