@@ -434,6 +434,15 @@ def test_the_order_fingerprint_covers_every_epoch_not_only_the_last():
     for seed in range(24):
         result, _, visits = run_of(fields, seed)
         runs[seed] = (tuple(tuple(v) for v in visits), result.order_fingerprint)
+    telling = [  # pairs that only an earlier epoch tells apart: what this test is about
+        (a, b) for a in runs for b in runs
+        if a < b and runs[a][0][-1] == runs[b][0][-1] and runs[a][0] != runs[b][0]
+    ]  # fmt: skip
+    assert telling, (
+        f"make_run under 24 seeds visited the data in {len({o for o, _ in runs.values()})} "
+        "different order(s), too few to test the order fingerprint: each epoch's order must be "
+        "drawn from a generator seeded from the run's seed (ch09b.2's seeding tests say more)"
+    )
     for a in runs:
         for b in runs:
             (orders_a, fp_a), (orders_b, fp_b) = runs[a], runs[b]
