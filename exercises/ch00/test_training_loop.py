@@ -128,11 +128,17 @@ def test_rows_describe_one_coherent_state():
             assert type(v) is float and math.isfinite(v), (
                 f"{name}[{k}] is {v!r}: each row holds finite Python floats (use .item())"
             )
+        want = mse(w, BOOK_XS, BOOK_YS)
+        summed = judge.is_number(loss, want * len(BOOK_XS), rel=1e-4, abs=1e-12)
         judge.number(
             loss,
-            mse(w, BOOK_XS, BOOK_YS),
-            f"row {k}: ws[{k}]={w} gives a mean squared error of {mse(w, BOOK_XS, BOOK_YS):.4f}: "
-            "record w and the loss of the prediction it made before the update changes w",
+            want,
+            f"row {k}: ws[{k}]={w} gives a mean squared error of {want:.4f}: "
+            + (
+                f"losses[{k}] is the sum of the {len(BOOK_XS)} squared errors, not their mean"
+                if summed
+                else "record w and the loss of the prediction it made before the update changes w"
+            ),
             rel=1e-4,
             abs=1e-12,
         )
@@ -141,18 +147,39 @@ def test_rows_describe_one_coherent_state():
 @pytest.mark.task("ch00.2")
 @pytest.mark.points(2)
 def test_every_step_uses_only_its_own_gradient():
-    xs, ys, lr, w = BOOK_XS, BOOK_YS, 0.01, 0.0
-    result = tl.train_scalar(xs, ys, w0=w, lr=lr, steps=5)
-    for _ in range(5):
-        w -= lr * sum(2 * x * (w * x - y) for x, y in zip(xs, ys)) / len(xs)
+    xs, ys, lr, w0 = BOOK_XS, BOOK_YS, 0.01, 0.0
+    result = tl.train_scalar(xs, ys, w0=w0, lr=lr, steps=5)
+    w = descend(xs, ys, w0, lr, 5)
+    if judge.is_number(result.w, descend(xs, ys, w0, lr, 5, stale=True), rel=1e-4, abs=1e-12):
+        why = (
+            "that is where w ends when the gradient is not zeroed each step: .grad accumulates "
+            "the sum of all previous gradients"
+        )
+    elif judge.is_number(result.w, descend(xs, ys, w0, lr, 5, summed=True), rel=1e-4, abs=1e-12):
+        why = (
+            "that is where w ends when the loss sums the squared errors instead of taking their "
+            f"mean: every step is {len(xs)} times too large"
+        )
+    else:
+        why = "each step moves w by lr times the gradient of that step's mean squared error alone"
     judge.number(
         result.w,
         w,
-        f"after 5 steps gradient descent on the mean squared error gives w={w:.5f}: "
-        "if the gradient is not zeroed each step, .grad accumulates the sum of all previous gradients",
+        f"after 5 steps gradient descent on the mean squared error gives w={w:.5f}: {why}",
         rel=1e-4,
         abs=1e-12,
     )
+
+
+def descend(xs, ys, w, lr, steps, stale=False, summed=False):
+    """w after ``steps`` of gradient descent on the mean squared error, or with the mistakes
+    named: gradients kept from earlier steps (``stale``), the squared errors summed."""
+    kept = 0.0
+    for _ in range(steps):
+        grad = sum(2 * x * (w * x - y) for x, y in zip(xs, ys)) / (1 if summed else len(xs))
+        kept = kept + grad if stale else grad
+        w -= lr * kept
+    return w
 
 
 def book_run(lr, steps=40):
