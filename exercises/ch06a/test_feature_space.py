@@ -258,7 +258,11 @@ def test_sequence_scores_score_first_then_pool():
     mask = lengths_mask([6, 2, 5, 1], 6)
     got = scores_checked(x, mask, "mlp", seed=22)
     want = loop_scores(x, mask, make_head("mlp", 6, seed=22))
-    assert tuple(got.shape) == (4,) and judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
+    assert tuple(got.shape) == (4,), (
+        f"sequence_scores(x[4, 6, 6], mask[4, 6], an MLP head) returned shape "
+        f"{tuple(got.shape)}, expected (4,): one score per example"
+    )
+    assert judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
         "with a head that is not linear, sequence_scores must score every position first and "
         "then average the valid positions' scores; averaging the features before the head is "
         f"only the same for a linear head ({first_difference(got, want)})"
