@@ -1268,8 +1268,8 @@ def test_a_near_zero_loss_from_copy_targets_is_not_a_result():
     assert final < 0.1 and r["val_loss"] < 0.2, (
         f"trained with batch_fn whose targets equal the inputs, train_gpt ended at train loss "
         f"{final:.4f}, val loss {r['val_loss']:.4f}; copying the current token is trivial, so both "
-        "should collapse towards 0 — train_gpt must use batch_fn for every batch, training and "
-        "validation"
+        "should collapse towards 0 — "
+        + training_problem("train_gpt must use batch_fn for every batch, training and validation")
     )
     _, y = windows(r["val_data"].long(), SMALL["block_size"])
     true_val = cross_entropy(r["window_logits"], y)
