@@ -377,7 +377,11 @@ def test_sequence_scores_with_a_nonlinear_head(B, T, E):
     mask = lengths_mask([max(1, T - 3 * b) for b in range(B)], T)
     want = loop_scores(x, mask, make_head("mlp", E, seed=T))
     got = scores_checked(padded_with(x, mask, 3.0), mask, "mlp", seed=T)
-    assert tuple(got.shape) == (B,) and judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
+    assert tuple(got.shape) == (B,), (
+        f"sequence_scores(x[{B}, {T}, {E}], mask, an MLP head) returned shape "
+        f"{tuple(got.shape)}, expected ({B},): one score per example"
+    )
+    assert judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
         "with a head that is not linear, sequence_scores must score every position first and "
         "then average the valid positions' scores; averaging the features before the head is "
         f"only the same for a linear head ({first_difference(got, want)})"
