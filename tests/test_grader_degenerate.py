@@ -33,8 +33,8 @@ about 4 minutes of CPU, longer on a loaded machine; its proof run is shared with
 
 from __future__ import annotations
 
+import ast
 import io
-import re
 
 import pytest
 
@@ -71,10 +71,24 @@ GENUINE = {
     "ch07 public: test_causal_mask_is_made_on_the_requested_device[meta]": "a meta tensor",
 }
 
-# A by-hand test reads the module's text (harness/source_rules.py) and rightly refuses the
-# overlay's own code, which rewrites the module's names through globals(): that loss is the
-# rule working, so the control is excused it (and only it).
-OVERLAY_SEEN = re.compile(r"line \d+: uses builtins\.(globals|vars)\b")
+def by_source_tests() -> set[str]:
+    """The tests that judge how a function is written from the module's text
+    (harness/source_rules.py), as results name them: ``chNN public|hidden: test_x``."""
+    found = set()
+    for chapter in CHAPTERS:
+        for kind, path in (("public", chapter.public_tests), ("hidden", chapter.hidden_tests)):
+            if not path.is_file():
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                    if "source_rules" in ast.unparse(node):
+                        found.add(f"{chapter.id} {kind}: {node.name}")
+    return found
+
+
+# Those tests rightly refuse the overlay's own code, which rewrites the module's names through
+# globals(): the control's loss there is the rule working, so it is excused them (and only them).
+BY_SOURCE = by_source_tests()
 
 OVERLAY = r"""
 
@@ -270,7 +284,7 @@ def test_the_overlay_itself_costs_nothing(graded):
     lost = [
         t["name"]
         for t in tests
-        if t["score"] < t["max_score"] and not OVERLAY_SEEN.search(t.get("output", ""))
+        if t["score"] < t["max_score"] and t["name"].split("[")[0] not in BY_SOURCE
     ]
     assert tests and not lost, (
         f"the pass-through overlay lost points, so zeros prove nothing: {lost}"

@@ -607,10 +607,11 @@ def test_attention_scales_scores_by_the_square_root_of_the_head_size():
         f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}, "
         "not a tensor of the input's shape"
     )
-    assert bool(torch.isfinite(out).all()), (
+    judge.all_finite(
+        out,
         "with its own weights set to 0.3 * randn, CausalSelfAttention(24, 4) returned "
         "non-finite values: a scaled softmax of finite scores is finite (was a whole row of "
-        "scores masked to -inf, or a division by zero?)"
+        "scores masked to -inf, or a division by zero?)",
     )
     s = implied_scale(x, out, params, C, H)
     right = 1 / math.sqrt(C // H)
