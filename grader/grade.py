@@ -421,19 +421,6 @@ def run_all(
         finished.append(sub.shown)
         progress.finished(sub.shown, score.score_student(sub.student, specs_future.result(), entry))
 
-    def interrupted(signum, frame):
-        # The event first: should the KeyboardInterrupt below be lost on its way (raised where
-        # something swallows it), no further student starts and the loop below still stops.
-        stop.set()
-        raise KeyboardInterrupt
-
-    # Only where Ctrl-C would interrupt anyway (a run started with SIGINT ignored keeps it so).
-    ours = (
-        threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    )
-    if ours:
-        signal.signal(signal.SIGINT, interrupted)
     try:
         futures = [work.submit(task, s) for s in todo]
         proof = proof_future.result()
@@ -443,8 +430,6 @@ def run_all(
         for f in futures:
             if not f.cancelled():
                 f.result()
-            if stop.is_set():
-                raise KeyboardInterrupt
         specs = specs_future.result()
     except KeyboardInterrupt:
         stop.set()
@@ -457,8 +442,6 @@ def run_all(
         unfinished = [s.shown for s in submissions if s.shown not in done]
         raise Interrupted(list(finished), unfinished) from None
     finally:
-        if ours:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
         progress.close()
         if not stop.is_set():
             work.shutdown(cancel_futures=True)

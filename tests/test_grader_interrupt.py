@@ -36,7 +36,13 @@ def test_ctrl_c_says_who_was_finished_and_the_rerun_grades_the_rest(tmp_path):
         write_submission(subs, name, STUB)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(
-        _command(subs, out), cwd=REPO, env=env, stderr=subprocess.PIPE, text=True
+        _command(subs, out),
+        cwd=REPO,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+        # as from a terminal: a suite started in the background inherits SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     lines: list[str] = []
     first = threading.Event()
