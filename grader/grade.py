@@ -380,12 +380,13 @@ def run_all(
     def said(future: Future) -> None:
         proof = None if future.cancelled() or future.exception() else future.result()
         if proof and proof.ok and proof.score and not stop.is_set():
-            print(
-                f"preflight: passed, the reference solutions scored {proof.score[0]}/"
-                f"{proof.score[1]} here ({proof.mode} isolation)",
-                file=progress_stream,
-                flush=True,
-            )
+            with progress.lock:  # a student's line from another thread must not cut it
+                print(
+                    f"preflight: passed, the reference solutions scored {proof.score[0]}/"
+                    f"{proof.score[1]} here ({proof.mode} isolation)",
+                    file=progress_stream,
+                    flush=True,
+                )
 
     proof_future.add_done_callback(said)
 
@@ -408,11 +409,12 @@ def run_all(
             if stop.is_set():
                 return  # what an interrupted run cut short is no failure to report
             failures[sub.student] = f"{type(exc).__name__}: {exc}"[:500]
-            print(
-                f"error: grading {escape.terminal(sub.shown)} failed: {exc!r}",
-                file=progress_stream,
-            )
-            traceback.print_exc(file=progress_stream)
+            with progress.lock:
+                print(
+                    f"error: grading {escape.terminal(sub.shown)} failed: {exc!r}",
+                    file=progress_stream,
+                )
+                traceback.print_exc(file=progress_stream)
             progress.finished(sub.shown, None)
             return
         if stop.is_set() or not proof_future.result().ok:
