@@ -71,6 +71,7 @@ GENUINE = {
     "ch07 public: test_causal_mask_is_made_on_the_requested_device[meta]": "a meta tensor",
 }
 
+
 def by_source_tests() -> set[str]:
     """The tests that judge how a function is written from the module's text
     (harness/source_rules.py), as results name them: ``chNN public|hidden: test_x``."""
