@@ -660,6 +660,14 @@ def test_make_loader_keeps_the_short_last_batch():
     )
 
 
+@probe
+def keeps_workers(workers, seed):
+    """Whether make_loader's loader keeps its worker processes alive from one epoch to the
+    next (DataLoader's persistent_workers); building it starts no worker."""
+    loader = dl.make_loader(dl.AugmentedDataset(4), 2, workers, seed)
+    return bool(getattr(loader, "persistent_workers", False))
+
+
 def replayed_rows(earlier, later):
     """How many noise vectors (columns 1:) of the batches ``later`` also occur in ``earlier``."""
     seen = {tuple(row) for row in torch.cat(earlier)[:, 1:].tolist()}
@@ -671,6 +679,13 @@ def replayed_rows(earlier, later):
 @pytest.mark.timeout(60)
 def test_make_loader_draws_new_augmentation_each_epoch():
     """One worker, two epochs: the second epoch's workers draw fresh noise, not the first's again."""
+    assert not keeps_workers(1, 3), (
+        "make_loader(num_workers=1) returned a DataLoader with persistent_workers=True: it keeps "
+        "its workers alive between epochs, so the second epoch would reuse the first epoch's "
+        "workers (this test shuts them down after each epoch, so that epoch would fail with "
+        "'Queue ... is closed'). make_loader's workers must exit after every epoch "
+        "(persistent_workers=False), so each epoch starts fresh ones that seed_worker reseeds"
+    )
     ((one, two),) = make_loader_epochs(10, 2, 4, 1, [3], epochs=2)
     assert [len(b) for b in two] == [4, 4, 2], (
         f"the second epoch of make_loader(10 samples, batch_size=4) gave batches of "
