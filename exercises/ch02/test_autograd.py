@@ -248,11 +248,63 @@ def earlier_backward(seen, build) -> bool:
     return False
 
 
-def judge_reachability(label: str, seen, want, why: str):
+def depths_below_the_loss(build) -> dict[str, int]:
+    """How many backward nodes below the loss each parameter's AccumulateGrad lies (1: in
+    loss.grad_fn.next_functions; 0: the loss is that parameter); unreached ones are absent."""
+    loss, pairs, _ = build()
+    found = {id(loss): 0} if loss.grad_fn is None and loss.requires_grad else {}
+    level, seen, depth = [loss.grad_fn] if loss.grad_fn is not None else [], set(), 0
+    while level:
+        depth += 1
+        below = []
+        for node in level:
+            for child, _ in node.next_functions:
+                if child is None or child in seen:
+                    continue
+                seen.add(child)
+                if hasattr(child, "variable"):
+                    found.setdefault(id(child.variable), depth)
+                below.append(child)
+        level = below
+    return {name: found[id(p)] for name, p in pairs if id(p) in found}
+
+
+NEAR = 10  # a miss further down may be a walk cut short (a recursion limit): not blamed here
+
+
+def one_level_only(build, got, want) -> str | None:
+    """Where ``got`` is exactly the answer of a walk that stops at the loss's own inputs and
+    misses only parameters a few nodes further down: what was missed, and how deep each lies."""
+    depth = depths_below_the_loss(build)
+    shallow = {name: depth.get(name) == 1 for name in want}
+    missed = [name for name in want if want[name] and not shallow[name]]
+    if got != shallow or not missed or any(not 2 <= depth[name] <= NEAR for name in missed):
+        return None
+    far = ", ".join(f"{name} ({depth[name]} backward nodes below the loss)" for name in missed)
+    said = (
+        "only the parameters directly below the loss were reported reachable, but a backward "
+        "pass also reaches"
+        if any(shallow.values())
+        else "no parameter was reported reachable, but a backward pass reaches"
+    )
+    return (
+        f"{said} {far}. A walk that reads only "
+        "loss.grad_fn.next_functions gives exactly this answer: walk every node's "
+        "next_functions, level after level, not only the loss's"
+    )
+
+
+def judge_reachability(label: str, seen, want, why: str, build=None):
+    """``seen`` against ``want``; ``build`` (the graph's builder), where given, lets a walk
+    that stopped one level below the loss be told so."""
     got = seen["got"]
     assert isinstance(got, dict) and list(got) == list(want), (
         f"reachable_params on the {label} graph returned {brief(got)}; expected a dict with the "
         f"names given, in the order given ({list(want)})"
+    )
+    shallow = None if got == want or build is None else one_level_only(build, got, want)
+    assert shallow is None, (
+        f"reachable_params on the {label} graph returned {got}, expected {want}: {shallow}"
     )
     assert got == want, (
         f"reachable_params on the {label} graph returned {got}, expected {want}: {why}"
@@ -261,7 +313,7 @@ def judge_reachability(label: str, seen, want, why: str):
 
 def check_reachability(graph, why: str):
     seen = reachability(graph)
-    judge_reachability(graph, seen, backward_truth(GRAPHS[graph]), why)
+    judge_reachability(graph, seen, backward_truth(GRAPHS[graph]), why, GRAPHS[graph])
     seen["backward_ran"] = earlier_backward(seen, GRAPHS[graph])
     return seen
 
