@@ -31,7 +31,7 @@ import time
 import types
 from pathlib import Path
 
-from grader.isolation import declaration, landlock, seccomp
+from grader.isolation import declaration, landlock, seccomp, shm
 from grader.isolation.modes import FAULT_ENV
 from grader.isolation.uids import UidSlot, clear_uid
 
@@ -309,6 +309,8 @@ def run_spawner(sock: socket.socket, settings: dict, parent: int | None = None) 
             if slot:  # this folder, for this uid alone (its group): see grader/sandbox.py
                 os.chown(folder, 0, uid)
                 os.chmod(folder, 0o550)
+            # landlock: the machine's /dev/shm is shared; what appears there is watched
+            shm_before = shm.snapshot() if kind == "landlock" else None
             status_r, status_w = os.pipe()
             pid = os.fork()
             if pid == 0:
@@ -328,6 +330,8 @@ def run_spawner(sock: socket.socket, settings: dict, parent: int | None = None) 
                         os._exit(70)
                 os._exit(0)
             children[pid] = slot
+            if shm_before is not None:
+                _SHM_BEFORE[pid] = shm_before
             os.close(status_w)
             try:
                 student, why = _await_setup(status_r, pid)
@@ -348,6 +352,9 @@ def run_spawner(sock: socket.socket, settings: dict, parent: int | None = None) 
         sock.send(json.dumps(reply).encode())
     _end_all(sock, children)
     os._exit(0)
+
+
+_SHM_BEFORE: dict[int, shm.Snapshot] = {}  # landlock: /dev/shm as each student process began
 
 
 def _end_strays(children: dict) -> None:
@@ -402,6 +409,9 @@ def _ended(sock: socket.socket, children: dict, pid: int, status: int) -> None:
         slot.release()
     else:
         _end_strays(children)
+        before = _SHM_BEFORE.pop(pid, None)
+        if before is not None:  # its processes are all gone: what it left there goes
+            shm.remove_new(before)
     try:
         sock.send(json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
     except OSError:
