@@ -78,22 +78,29 @@ def with_autograd_watched(name, *args):
     return result, len(runs)
 
 
-@pytest.mark.task("ch00.1")
-def test_gradient_at_lets_autograd_find_it():
-    g, runs = with_autograd_watched("gradient_at", 1.5, -0.5, 0.75)
+def judge_gradient_from_autograd(w, x, target):
+    """gradient_at(w, x, target) is 2*x*(x*w - target), and autograd ran a backward pass
+    while it was computed (the reading's promise: autograd finds it, not a formula)."""
+    g, runs = with_autograd_watched("gradient_at", w, x, target)
+    want = 2 * x * (x * w - target)
     judge.number(
         g,
-        2 * -0.5 * (-0.5 * 1.5 - 0.75),
-        "gradient_at(w=1.5, x=-0.5, target=0.75) should be 2*x*(x*w - target) = 1.5",
+        want,
+        f"gradient_at(w={w}, x={x}, target={target}) should be 2*x*(x*w - target) = {want:g}",
         rel=1e-5,
         abs=1e-12,
     )
     assert runs is None or runs >= 1, (
-        "gradient_at(1.5, -0.5, 0.75) returned the right number, but autograd never ran a "
+        f"gradient_at({w}, {x}, {target}) returned the right number, but autograd never ran a "
         "backward pass meanwhile: the exercise is to let autograd find the derivative "
         "(w as a tensor with requires_grad=True, loss.backward(), then w.grad), not to write "
         "out the formula"
     )
+
+
+@pytest.mark.task("ch00.1")
+def test_gradient_at_lets_autograd_find_it():
+    judge_gradient_from_autograd(1.5, -0.5, 0.75)
 
 
 @pytest.mark.task("ch00.2")
