@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import shutil
 
-SHARED = "/dev/shm"
+from grader.isolation.declaration import SHARED_MEMORY as SHARED
+from grader.isolation.uids import live_processes_of
 
 Snapshot = frozenset[tuple[str, int]]
 
@@ -28,14 +29,10 @@ def snapshot() -> Snapshot:
 
 def _held(paths: set[str]) -> set[str]:
     """Which of ``paths`` a live process of this user has open or mapped."""
-    me, held = os.geteuid(), set()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+    held = set()
+    for pid in live_processes_of(os.geteuid()):
         base = f"/proc/{pid}"
         try:
-            if os.stat(base).st_uid != me:
-                continue
             for fd in os.listdir(f"{base}/fd"):
                 try:
                     target = os.readlink(f"{base}/fd/{fd}")
