@@ -860,6 +860,9 @@ def main(argv: list[str]) -> int:
     # the spawner's children need them (the probe files import judge and evidence)
     from harness import beside, evidence, judge, probe, target, wire  # noqa: F401
 
+    judge.warm_up()  # one-time costs paid once here, not again in every student process
+    probe.warm_up()
+
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     results_fd = int(config["fd"])
     trusted = os.getpid()

@@ -423,6 +423,7 @@ def test_a_students_own_pytest_names_the_tampering(tmp_path):
 
 
 PROBE_FILE = """
+import json
 import time
 
 import torch
@@ -434,6 +435,11 @@ def clock():
 
 def optimizer(params):
     return torch.optim.SGD(params, lr=0.1)
+
+
+def decoder():
+    return (json
+            .decoder.JSONDecoder)()
 """
 
 
@@ -441,6 +447,7 @@ def test_the_watch_covers_every_module_a_probe_reads_names_from(tmp_path, monkey
     """Not a fixed list: a probe that times with ``time.perf_counter`` or builds
     ``torch.optim.SGD`` relies on those modules' names, so replacing either is tampering."""
     import importlib.util
+    import json
     import time
 
     import torch
@@ -459,9 +466,11 @@ def test_the_watch_covers_every_module_a_probe_reads_names_from(tmp_path, monkey
         assert watch.changes() == []
         monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
         monkeypatch.setattr(torch.optim, "SGD", object)
+        monkeypatch.setattr(json.decoder, "JSONDecoder", object)
         changed = watch.changes()
-        assert {"time.perf_counter", "torch.optim.SGD"} <= set(changed), (
-            f"after replacing time.perf_counter and torch.optim.SGD the watch saw only "
+        replaced = {"time.perf_counter", "torch.optim.SGD", "json.decoder.JSONDecoder"}
+        assert replaced <= set(changed), (
+            f"after replacing {sorted(replaced)} the watch saw only "
             f"{changed}: it must record the modules the probe files read names from "
             "(harness.probe.Watch)"
         )
