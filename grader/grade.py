@@ -132,8 +132,7 @@ class Progress:
 def cache() -> journal.Journal:
     """A per-user cache of trusted collections, keyed like the journal (saves one
     ``import torch`` per fresh output folder)."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return journal.Journal(base / "pytorch-course-grader")
+    return journal.Journal(journal.user_cache())
 
 
 def make_plan(chapters: list[index.Chapter], limits: Limits) -> Plan:

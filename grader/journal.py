@@ -48,6 +48,14 @@ def write_json_atomic(path: Path, data) -> None:
         os.close(dir_fd)
 
 
+def user_cache() -> Path:
+    """The grader's per-user cache folder (``$XDG_CACHE_HOME``, else ``~/.cache``): what
+    stays the same between runs and output folders (trusted collections, proofs, the
+    similarity baseline)."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "pytorch-course-grader"
+
+
 class Journal:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)

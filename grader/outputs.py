@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import escape, figures, lms, provenance, regrade, report, score, similarity
+from grader import escape, figures, journal, lms, provenance, regrade, report, score, similarity
 from harness import index
 
 INSTRUCTOR = report.INSTRUCTOR
@@ -141,7 +141,9 @@ def write(
     out = Path(out)
     results = score_entries(specs, entries)
     chapter_ids = [c.id for c in chapters]
-    similar = similarity.find(similarity.sources_of(entries), chapters, out / ".journal")
+    similar = similarity.find(
+        similarity.sources_of(entries), chapters, out / ".journal", journal.user_cache()
+    )
     paths = write_reports(out, results, chapter_ids, similar, prov)
     paths += lms.write(out, results, chapter_ids)
     if before is not None:

@@ -162,10 +162,12 @@ def find(
     sources: dict[str, dict[str, str]],
     chapters: list[index.Chapter],
     cache: Path | None = None,
+    lasting: Path | None = None,
 ) -> Similarity:
     """Flagged pairs per chapter. ``sources`` maps a student to ``{"chNN/<module>.py": code}``;
     ``cache`` (the run's journal folder) keeps each module's canonical text, the slow part,
-    so that a rerun over 500 students redoes only the modules that changed."""
+    so that a rerun over 500 students redoes only the modules that changed; ``lasting``
+    (the grader's per-user cache) keeps the honest pairs, the same for every class."""
     found = Similarity()
     for chapter in chapters:
         rel = f"{chapter.id}/{chapter.module}.py"
@@ -173,7 +175,7 @@ def find(
         found.compared[chapter.id] = len(codes)
         path = cache / "similarity" / f"{chapter.id}.json" if cache else None
         canon = Canon(starter(chapter), path)
-        pairs, found.rules[chapter.id] = chapter_pairs(chapter, codes, canon)
+        pairs, found.rules[chapter.id] = chapter_pairs(chapter, codes, canon, lasting)
         found.pairs += pairs
         canon.save()
     found.pairs.sort(key=lambda p: (-p.score, p.chapter, p.a, p.b))
@@ -256,7 +258,10 @@ def _key(code: str) -> str:
 
 
 def chapter_pairs(
-    chapter: index.Chapter, codes: dict[str, str], canon: Canon | None = None
+    chapter: index.Chapter,
+    codes: dict[str, str],
+    canon: Canon | None = None,
+    lasting: Path | None = None,
 ) -> tuple[list[Pair], Rule]:
     """Flagged pairs among one chapter's submissions (student -> code), each student
     also against the reference solution; and the chapter's rule. The pairs are first
@@ -285,7 +290,8 @@ def chapter_pairs(
         basis = "the course-wide floor; no pair reached it, so nothing else was measured"
         return [], Rule(chapter.id, FLOOR, basis, reference=ref is not None, unreadable=unreadable)
     # an honest pair too small to be flagged says nothing of the level
-    honest = [s for s, tokens in honest_pairs(chapter, canon).values() if tokens >= MIN_TOKENS]
+    found = honest_pairs(chapter, canon, lasting)
+    honest = [s for s, tokens in found.values() if tokens >= MIN_TOKENS]
     rule = rule_for(chapter.id, honest, class_scores(prints), ref is not None)
     rule = replace(rule, unreadable=unreadable)
     alike: dict[str, float] = {}  # student -> score against the reference
@@ -334,25 +340,42 @@ def class_scores(prints: dict[str, fingerprint.Print]) -> list[float]:
     return [max(fingerprint.shares(prints[a], prints[b])[:2]) for a, b in pairs]
 
 
-def honest_pairs(chapter: index.Chapter, canon: Canon) -> dict[str, tuple[float, int]]:
+def honest_pairs(
+    chapter: index.Chapter, canon: Canon, lasting: Path | None = None
+) -> dict[str, tuple[float, int]]:
     """The chapter's honest pairs, by alternative: the score and the matching tokens of
     the reference against each correct alternative (``written_independently.py`` whole;
-    any other on the definitions it writes anew, against the reference's same ones)."""
+    any other on the definitions it writes anew, against the reference's same ones).
+    Kept in ``lasting`` (a folder) for as long as those files and the canonical form stay
+    the same: they are the same for every class."""
     ref = reference(chapter)
     if not ref:
         return {}
+    alternatives = {path.stem: _read(path) for path in sorted(chapter.alternatives.glob("*.py"))}
+    key = _key(json.dumps([canon.version, ref, alternatives], sort_keys=True))
+    kept = lasting / "similarity" / f"honest-{chapter.id}.json" if lasting else None
+    try:
+        data = json.loads(kept.read_text()) if kept else {}
+        if data.get("key") == key:
+            return {name: (float(s), int(t)) for name, (s, t) in data["pairs"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
     start = _starter_kgrams(canon)
     found = {}
-    for path in sorted(chapter.alternatives.glob("*.py")):
-        alternative = _read(path)
-        if path.name != "written_independently.py":
+    for name, alternative in alternatives.items():
+        if name != "written_independently":
             names = _definitions(alternative) & _definitions(ref)
             ref_part, alternative = _only(ref, names), _only(alternative, names)
         else:
             ref_part = ref
         a, b = canon.print(ref_part, start), canon.print(alternative, start)
         share_a, share_b, tokens = fingerprint.shares(a, b) if a and b else (0.0, 0.0, 0)
-        found[path.stem] = (max(share_a, share_b), tokens)
+        found[name] = (max(share_a, share_b), tokens)
+    if kept:
+        try:
+            journal.write_json_atomic(kept, {"key": key, "pairs": found})
+        except OSError:
+            pass  # no cache, no harm
     return found
 
 

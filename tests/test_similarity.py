@@ -97,6 +97,25 @@ def test_each_correct_alternative_is_not_flagged_at_the_level_the_others_set(cha
         assert share < rule.level or tokens < similarity.MIN_TOKENS, (name, share, tokens, rule)
 
 
+def test_the_honest_pairs_are_kept_between_runs_until_a_file_they_come_from_changes(tmp_path):
+    """They are the same for every class: a second run reads them back instead of
+    canonicalising the reference and its alternatives again; a changed key recomputes."""
+    chapter = index.chapter("ch00")
+    fresh = similarity.honest_pairs(chapter, similarity.Canon(similarity.starter(chapter)))
+    assert similarity.honest_pairs(chapter, canon_of("ch00"), tmp_path) == fresh
+
+    class NoCanon(similarity.Canon):
+        def print(self, code, starter):
+            raise AssertionError("canonicalised again although nothing changed")
+
+    again = NoCanon(similarity.starter(chapter))
+    assert similarity.honest_pairs(chapter, again, tmp_path) == fresh
+    (kept,) = (tmp_path / "similarity").glob("honest-ch00.json")
+    kept.write_text(kept.read_text().replace('"key": "', '"key": "stale'))
+    with pytest.raises(AssertionError, match="canonicalised again"):
+        similarity.honest_pairs(chapter, again, tmp_path)
+
+
 def test_the_flag_level_follows_the_chapter_and_the_class():
     floor = similarity.rule_for("chX", [], [], False)
     assert floor.level == similarity.FLOOR and "floor" in floor.basis
