@@ -174,7 +174,8 @@ def find(
         codes = {s: files[rel] for s, files in sorted(sources.items()) if files.get(rel)}
         found.compared[chapter.id] = len(codes)
         path = cache / "similarity" / f"{chapter.id}.json" if cache else None
-        canon = Canon(starter(chapter), path)
+        course = lasting / "similarity" / f"course-{chapter.id}.json" if lasting else None
+        canon = Canon(starter(chapter), path, course, (reference(chapter),))
         pairs, found.rules[chapter.id] = chapter_pairs(chapter, codes, canon, lasting)
         found.pairs += pairs
         canon.save()
@@ -187,20 +188,30 @@ def find(
 class Canon:
     """The canonical text of each module of one chapter (whose starter code is
     ``starter``), by the module's hash, kept in a JSON file between runs (for the same
-    starter code and canonical form)."""
+    starter code and canonical form); those of the course's own modules (``course``: the
+    starter code, the reference) also in ``lasting``, a file that outlives output folders."""
 
-    def __init__(self, starter: str, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        starter: str,
+        path: Path | None = None,
+        lasting: Path | None = None,
+        course: tuple[str, ...] = (),
+    ) -> None:
         self.starter = starter
         self.keep = canonical.contract_names(self.starter)
-        self.path = path
+        self.path, self.lasting = path, lasting
+        self.course = {_key(code) for code in (starter, *course) if code}
         self.version = f"{VERSION}, starter {_key(self.starter)}"
         self.known: dict[str, str | None] = {}
         self.used: dict[str, str | None] = {}
-        if path is not None:
+        for kept in (lasting, path):
+            if kept is None:
+                continue
             try:
-                data = json.loads(path.read_text())
+                data = json.loads(kept.read_text())
                 if data.get("version") == self.version:
-                    self.known = dict(data["canonical"])
+                    self.known |= dict(data["canonical"])
             except (OSError, ValueError, KeyError, TypeError):
                 pass
 
@@ -231,12 +242,14 @@ class Canon:
         return None if text is None else fingerprint.make(text, starter)
 
     def save(self) -> None:
-        if self.path is None:
-            return
-        try:
-            journal.write_json_atomic(self.path, {"version": self.version, "canonical": self.used})
-        except OSError:
-            pass  # no cache, no harm
+        course = {k: v for k, v in self.known.items() if k in self.course}
+        for kept, texts in ((self.path, self.used), (self.lasting, course)):
+            if kept is None:
+                continue
+            try:
+                journal.write_json_atomic(kept, {"version": self.version, "canonical": texts})
+            except OSError:
+                pass  # no cache, no harm
 
 
 def _canonical(code: str, keep: frozenset[str]) -> str | None:

@@ -116,6 +116,22 @@ def test_the_honest_pairs_are_kept_between_runs_until_a_file_they_come_from_chan
         similarity.honest_pairs(chapter, again, tmp_path)
 
 
+def test_only_the_course_modules_canonical_texts_outlive_the_output_folder(tmp_path):
+    """The starter code's and the reference's canonical texts are the same in every run:
+    the per-user cache keeps them; a student's module stays in its run's folder only."""
+    rel = f"{CH00.id}/{CH00.module}.py"
+    reference = similarity.reference(CH00)
+    student = reference.replace("def gradient_at", "def _unused():\n    pass\n\n\ndef gradient_at")
+    similarity.find({"someone": {rel: student}}, [CH00], tmp_path / "run", tmp_path / "user")
+    lasting = tmp_path / "user" / "similarity" / "course-ch00.json"
+    canon = similarity.Canon(similarity.starter(CH00), None, lasting, (reference,))
+    kept = set(canon.known)
+    assert {similarity._key(reference), similarity._key(canon.starter)} <= kept, kept
+    assert similarity._key(student) not in kept
+    in_run = similarity.Canon(similarity.starter(CH00), tmp_path / "run/similarity/ch00.json")
+    assert similarity._key(student) in in_run.known
+
+
 def test_the_flag_level_follows_the_chapter_and_the_class():
     floor = similarity.rule_for("chX", [], [], False)
     assert floor.level == similarity.FLOOR and "floor" in floor.basis
