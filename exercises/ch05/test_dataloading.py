@@ -642,8 +642,9 @@ def test_make_loader_is_reproducible_and_workers_differ():
 @pytest.mark.task("ch05.4")
 @pytest.mark.points(2)
 def test_make_loader_keeps_the_short_last_batch():
-    """10 samples in batches of 4: every epoch is 4 + 4 + 2, all ten samples, in the seed's order."""
-    (first,), (again,) = make_loader_epochs(10, 2, 4, 0, [3, 3])
+    """10 samples in batches of 4: every epoch is 4 + 4 + 2, all ten samples, in the seed's
+    order (the same seed repeats it, another seed gives another)."""
+    (first,), (again,), (other,) = make_loader_epochs(10, 2, 4, 0, [3, 3, 4])
     sizes = [len(b) for b in first]
     assert sizes == [4, 4, 2], (
         f"make_loader(10 samples, batch_size=4) gave batches of {sizes}, expected [4, 4, 2]: the "
@@ -657,6 +658,13 @@ def test_make_loader_keeps_the_short_last_batch():
     assert order == torch.cat(again)[:, 0].long().tolist(), (
         "two make_loader(seed=3) loaders without workers shuffled into different orders: give the "
         "DataLoader a torch.Generator seeded with `seed`"
+    )
+    assert order != torch.cat(other)[:, 0].long().tolist(), (
+        f"make_loader(seed=3) and make_loader(seed=4) (no workers) shuffled the 10 samples into "
+        f"the same order {order}: the seed never reaches the shuffle, so every seed gives one "
+        "order (and, with workers, one augmentation) — seed the DataLoader's torch.Generator "
+        "with `seed`: an unseeded torch.Generator() (or one seeded with a constant) starts every "
+        "loader from the same state"
     )
 
 
