@@ -303,7 +303,7 @@ def overfitted(seed, x, y, steps):
 
 
 @pytest.mark.task("ch08.3")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 def test_a_healthy_model_memorizes_eight_examples():
     g = torch.Generator().manual_seed(8)
     x, y = torch.randn(8, 8, generator=g), torch.randint(0, 4, (8,), generator=g)
@@ -330,4 +330,48 @@ def test_a_healthy_model_memorizes_eight_examples():
         f"{int((pred == y).sum())}/8 are right: a healthy model should memorize one small batch "
         "(train the model in place, full batch, with a step size that makes progress — e.g. "
         "Adam at 1e-2)"
+    )
+
+
+@pytest.mark.task("ch08.3")
+def test_float_targets_are_fitted_with_mean_squared_error():
+    """Float targets: losses[0] is the untrained model's MSE, and 100 steps drive it near 0."""
+    g = torch.Generator().manual_seed(13)
+    x, y = torch.randn(8, 8, generator=g), torch.randn(8, 4, generator=g)
+    with torch.no_grad():
+        untrained = mlp(14)(x)
+    start, start_ce = F.mse_loss(untrained, y).item(), F.cross_entropy(untrained, y).item()
+    losses, out = overfitted(14, x, y, 100)
+    assert len(losses) == 100, f"overfit_one_batch(model, batch, 100) returned {len(losses)} losses"
+    losses = [float(v) for v in losses]
+    used_ce = judge.is_number(losses[0], start_ce, abs=1e-12, rel=1e-5)
+    judge.number(
+        losses[0],
+        start,
+        f"with float targets (8 x 4 real values) losses[0] = {losses[0]:.5f}, but the untrained "
+        f"model's mean squared error is {start:.5f}: "
+        + (
+            f"{losses[0]:.5f} is its cross-entropy, which reads float targets as class "
+            "probabilities — use mean squared error for float targets"
+            if used_ce
+            else "losses[0] is the loss of the untrained model's prediction — mean squared "
+            "error for float targets — measured before the first update"
+        ),
+        abs=1e-12,
+        rel=1e-5,
+    )
+    final = F.mse_loss(out, y).item()
+    low = min(range(len(losses)), key=losses.__getitem__)
+    climbed = (
+        f" The loss fell to {losses[low]:.4f} at step {low} and then climbed back to "
+        f"{final:.4f}: on a batch the model can fit that usually means gradients pile up across "
+        "steps — call zero_grad before every backward (backward adds into .grad, so without it "
+        "each step follows the sum of all earlier gradients)."
+        if final > 2 * losses[low]
+        else " A healthy model drives it near 0 on one batch: train the model given, in place, "
+        "with full-batch Adam at lr 1e-2."
+    )
+    assert final < 0.01 * start, (
+        f"overfit_one_batch for 100 steps on 8 examples with float targets: the trained model's "
+        f"mean squared error is {final:.4f}, from {start:.4f} before training.{climbed}"
     )
