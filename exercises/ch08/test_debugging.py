@@ -334,7 +334,7 @@ def test_a_healthy_model_memorizes_eight_examples():
 
 
 @pytest.mark.task("ch08.3")
-def test_float_targets_are_fitted_with_mean_squared_error():
+def test_overfit_fits_float_targets_with_mean_squared_error():
     """Float targets: losses[0] is the untrained model's MSE, and 100 steps drive it near 0."""
     g = torch.Generator().manual_seed(13)
     x, y = torch.randn(8, 8, generator=g), torch.randn(8, 4, generator=g)
