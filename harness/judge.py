@@ -140,8 +140,12 @@ def is_close(
 def warm_up() -> None:
     """Pay the first comparison's one-time cost now: ``torch.testing`` imports its DTensor
     support on first use (~0.5 s). The grader calls this before it forks student
-    processes, each of which would pay it again."""
-    mismatch(torch.zeros(1), torch.zeros(1))
+    processes, each of which would pay it again. Only a saving: a failure here is left
+    for the first real comparison to meet and report."""
+    try:
+        mismatch(torch.zeros(1), torch.zeros(1))
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def is_equal(got, expected, *, dtype="same") -> bool:
