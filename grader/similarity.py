@@ -158,6 +158,28 @@ def _read(path: Path) -> str:
         return ""
 
 
+def _kept(path: Path | None, **expect) -> dict:
+    """What an earlier run kept at ``path`` (a JSON object), if it carries ``expect``'s
+    values; else nothing (no file, another version, or a damaged one)."""
+    try:
+        data = json.loads(path.read_text()) if path else None
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or any(data.get(k) != v for k, v in expect.items()):
+        return {}
+    return data
+
+
+def _keep(path: Path | None, data: dict) -> None:
+    """Keep ``data`` at ``path`` for a later run (where it can be written)."""
+    if path is None:
+        return
+    try:
+        journal.write_json_atomic(path, data)
+    except OSError:
+        pass  # no cache, no harm
+
+
 def find(
     sources: dict[str, dict[str, str]],
     chapters: list[index.Chapter],
@@ -206,14 +228,10 @@ class Canon:
         self.known: dict[str, str | None] = {}
         self.used: dict[str, str | None] = {}
         for kept in (lasting, path):
-            if kept is None:
-                continue
             try:
-                data = json.loads(kept.read_text())
-                if data.get("version") == self.version:
-                    self.known |= dict(data["canonical"])
-            except (OSError, ValueError, KeyError, TypeError):
-                pass
+                self.known |= dict(_kept(kept, version=self.version).get("canonical", {}))
+            except (TypeError, ValueError):
+                pass  # a damaged file: canonicalised again
 
     def prepare(self, codes: list[str]) -> None:
         """Canonicalise the modules not cached yet, on every core when there are many."""
@@ -244,12 +262,7 @@ class Canon:
     def save(self) -> None:
         course = {k: v for k, v in self.known.items() if k in self.course}
         for kept, texts in ((self.path, self.used), (self.lasting, course)):
-            if kept is None:
-                continue
-            try:
-                journal.write_json_atomic(kept, {"version": self.version, "canonical": texts})
-            except OSError:
-                pass  # no cache, no harm
+            _keep(kept, {"version": self.version, "canonical": texts})
 
 
 def _canonical(code: str, keep: frozenset[str]) -> str | None:
@@ -368,11 +381,10 @@ def honest_pairs(
     key = _key(json.dumps([canon.version, ref, alternatives], sort_keys=True))
     kept = lasting / "similarity" / f"honest-{chapter.id}.json" if lasting else None
     try:
-        data = json.loads(kept.read_text()) if kept else {}
-        if data.get("key") == key:
-            return {name: (float(s), int(t)) for name, (s, t) in data["pairs"].items()}
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+        pairs = _kept(kept, key=key)["pairs"]
+        return {name: (float(s), int(t)) for name, (s, t) in pairs.items()}
+    except (KeyError, TypeError, ValueError, AttributeError):
+        pass  # not kept yet, or damaged: measured again
     start = _starter_kgrams(canon)
     found = {}
     for name, alternative in alternatives.items():
@@ -384,11 +396,7 @@ def honest_pairs(
         a, b = canon.print(ref_part, start), canon.print(alternative, start)
         share_a, share_b, tokens = fingerprint.shares(a, b) if a and b else (0.0, 0.0, 0)
         found[name] = (max(share_a, share_b), tokens)
-    if kept:
-        try:
-            journal.write_json_atomic(kept, {"key": key, "pairs": found})
-        except OSError:
-            pass  # no cache, no harm
+    _keep(kept, {"key": key, "pairs": found})
     return found
 
 

@@ -114,6 +114,9 @@ def test_the_honest_pairs_are_kept_between_runs_until_a_file_they_come_from_chan
     kept.write_text(kept.read_text().replace('"key": "', '"key": "stale'))
     with pytest.raises(AssertionError, match="canonicalised again"):
         similarity.honest_pairs(chapter, again, tmp_path)
+    kept.write_text("[1, 2]")  # damaged: measured again, never a crash
+    with pytest.raises(AssertionError, match="canonicalised again"):
+        similarity.honest_pairs(chapter, again, tmp_path)
 
 
 def test_only_the_course_modules_canonical_texts_outlive_the_output_folder(tmp_path):
@@ -130,6 +133,9 @@ def test_only_the_course_modules_canonical_texts_outlive_the_output_folder(tmp_p
     assert similarity._key(student) not in kept
     in_run = similarity.Canon(similarity.starter(CH00), tmp_path / "run/similarity/ch00.json")
     assert similarity._key(student) in in_run.known
+    for damaged in ("[1, 2]", f'{{"version": "{canon.version}", "canonical": 5}}'):
+        lasting.write_text(damaged)
+        assert similarity.Canon(similarity.starter(CH00), None, lasting).known == {}
 
 
 def test_the_flag_level_follows_the_chapter_and_the_class():
