@@ -74,3 +74,32 @@ def test_what_a_student_process_leaves_running_ends_with_it():
         os.close(read)
         os.close(write)
     assert code == 0, f"{left} processes the student process left are still running"
+
+
+def test_a_student_process_names_its_temporary_folder_instead_of_probing_it(tmp_path):
+    """Asked for its temporary folder the first time, Python writes a probe file there and
+    deletes it. A process killed in between (a DataLoader worker stopped early, which first
+    needs the folder to pass a tensor) leaves that file in the student's working folder, and
+    "writes only where told" then blames the student (seen once in CI, on the reference).
+    A student process is told its folder outright, so neither it nor a worker it forks
+    ever probes."""
+    import tempfile
+
+    opened: list[str] = []
+
+    def body():
+        spawner._student_env(str(tmp_path))
+        real = os.open
+        os.open = lambda path, *a, **k: (opened.append(path), real(path, *a, **k))[1]
+        try:
+            where = tempfile.gettempdir()
+            worker = in_child(lambda: tempfile.mkdtemp(prefix="pymp-") and not opened)
+        finally:
+            os.open = real
+        return where == str(tmp_path) and worker == 0 and not opened
+
+    assert in_child(body) == 0, (
+        "a student process (or a child it forked) wrote a probe file into its temporary "
+        "folder when first asked for it: spawner._student_env must set tempfile.tempdir"
+    )
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("pymp-")] == []

@@ -116,7 +116,9 @@ def _student_env(home: str) -> None:
         LOGNAME="student",
         PYTHONDONTWRITEBYTECODE="1",
     )
-    tempfile.tempdir = None
+    # named, not found: Python finds its temporary folder by writing a probe file there, and
+    # a worker killed before deleting it would leave a file the student did not write
+    tempfile.tempdir = home
 
 
 def _installed_packages(entry: str) -> bool:
