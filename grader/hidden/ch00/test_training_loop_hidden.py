@@ -501,7 +501,6 @@ def clear_cut_curve(kind, start, ratio, steps):
 
 
 @pytest.mark.task("ch00.3")
-@pytest.mark.points(2)
 @examples(60)
 @given(
     kind=st.sampled_from(["decay", "crawl", "growth", "zigzag", "overflow"]),
@@ -523,4 +522,37 @@ def test_classify_generated_curves_by_ratio_only(kind, log_start, ratio, steps, 
     assert again == got, (
         f"classify_curve said {got!r} for a curve and {again!r} for the same curve times "
         f"1e{log_scale}: the thresholds are fractions of the starting loss, so only ratios matter"
+    )
+
+
+def with_a_passing_spike(losses, at, spike):
+    """``losses`` with one ``spike`` value inserted after position ``at``: the curve leaves
+    its course once, early on, and then carries on to the same end."""
+    return losses[: at + 1] + [spike] + losses[at + 1 :]
+
+
+@pytest.mark.task("ch00.3")
+@examples(40)
+@given(
+    kind=st.sampled_from(["decay", "crawl", "zigzag"]),
+    log_start=st.floats(-3, 3),
+    ratio=st.floats(0, 1),
+    steps=st.integers(12, 30),
+    where=st.floats(0, 1),
+    spike=st.sampled_from([3.0, 10.0, 1e3, 1e30]),
+)
+def test_classify_judges_divergence_by_the_end_not_a_passing_spike(
+    kind, log_start, ratio, steps, where, spike
+):
+    """A curve that jumps far above its start once, early on, and then carries on keeps the name its end gives it: diverging is judged by the end."""
+    losses, expected = clear_cut_curve(kind, 10**log_start, ratio, steps)
+    at = int(where * (len(losses) // 2 - 1))  # the first half: the last points stay the curve's
+    spiked = with_a_passing_spike(losses, at, losses[0] * spike)
+    got = tl.classify_curve(spiked)
+    assert got == expected, (
+        f"classify_curve said {got!r} for a {kind} curve from {losses[0]:.4g} to "
+        f"{losses[-1]:.4g} over {len(spiked)} steps that jumped once to {spiked[at + 1]:.4g} "
+        f"at step {at + 1} and then carried on; without that one value it is {expected!r}. "
+        "diverging means the loss *ends* non-finite or far above its start: compare the last "
+        "value with the first, not the largest value seen"
     )
