@@ -7,7 +7,8 @@ objects of its own. A contract that says otherwise is written here, once, keyed 
 
 - ``changes``: parameters the call changes in place (``sgd_step`` updates the parameters
   it is given; a name ending in ``_`` says so in PyTorch's own convention), or only the
-  gradients under one (``model.grad``);
+  gradients under one (``model.grad``), or only the values of the tensors under one
+  (``model.values``: its modules, train/eval modes and tensors' identity stay);
 - ``aliases``: parameters whose memory the result may share (a view of an input, the
   caller's module inside the model it returns);
 - ``state``: global state the call may change (``"random"``: it seeds or draws from the
@@ -77,7 +78,9 @@ ALLOWED = MappingProxyType(
             state="random", why="given code: seeds the global generator, as the book does"
         ),
         "ch04.load_checkpoint": _allow(
-            changes="model optimizer", why="restores the file into model and optimizer"
+            changes="model.values optimizer",
+            why="restores the file into model's parameters and buffers and into optimizer "
+            "(the model's modules and train/eval modes stay the caller's)",
         ),
         # ch05
         "ch05.seed_worker": _allow(state="random", why="reseeds the worker's global generators"),

@@ -4,10 +4,12 @@ and compares after).
 
 ``global_state()`` reads torch's, numpy's and Python's random states, grad and inference
 mode, anomaly detection, the default dtype, deterministic algorithms, the thread count,
-the float32 matmul precision, pyplot's figures and current figure, matplotlib's rcParams,
-the working directory, the environment and the open files; ``state_changes`` says what
-differs and puts back what can be put back. ``watched_folders`` and ``written`` find a
-file written where the call was not told to write.
+the float32 matmul precision, the torch function modes entered, pyplot's figures and
+current figure, matplotlib's rcParams (against their values at import when the call
+itself imported matplotlib), the working directory, the environment and the open files;
+``state_changes`` says what differs and puts back what can be put back.
+``watched_folders`` and ``written`` find a file written where the call was not told to
+write.
 """
 
 from __future__ import annotations
@@ -69,6 +71,27 @@ def _rc_params():
     if not isinstance(rc, dict):
         return None
     return {k: v for k, v in dict.items(rc) if k not in _RC_SKIPPED}
+
+
+def _rc_params_as_imported():
+    """matplotlib's settings as its import read them: what a call that imported matplotlib
+    itself must leave (before that call there was nothing to read)."""
+    orig = getattr(sys.modules.get("matplotlib"), "rcParamsOrig", None)
+    if not isinstance(orig, dict):
+        return None
+    return {k: v for k, v in dict.items(orig) if k not in _RC_SKIPPED}
+
+
+def _function_modes() -> int:
+    """How many torch function modes are active (entered and not yet left). Dispatch modes
+    are not counted: the checks read the state with them set aside."""
+    return torch._C._len_torch_function_stack()
+
+
+def _leave_function_modes(depth: int) -> None:
+    """Leave the modes a call entered and did not leave, so later calls are not watched."""
+    while torch._C._len_torch_function_stack() > depth:
+        torch._C._pop_torch_function_stack()
 
 
 def _library_folders() -> tuple[str, ...]:
@@ -133,10 +156,11 @@ STATE = {
         torch.set_float32_matmul_precision,
         "modes",
     ),
+    "torch function modes": (_function_modes, _leave_function_modes, "mode_stack"),
     "the working directory": (os.getcwd, os.chdir, "cwd"),
     "the environment": (_environment, None, "environment"),
     "pyplot's figures": (_pyplot, _close_new_figures, "pyplot"),
-    "matplotlib's rcParams": (_rc_params, None, "pyplot"),
+    "matplotlib's rcParams": (_rc_params, None, "rc"),
     "open files": (_open_files, None, "files"),
 }
 
@@ -147,10 +171,14 @@ WHY = {
     "modes": "a library-wide setting changed inside a call changes every later computation: "
     "put it back before returning",
     "threads": "a library-wide setting changed inside a call changes every later computation",
+    "mode_stack": "enter a mode with `with` (or try/finally) so it is left even when the "
+    "code inside raises",
     "cwd": "use paths instead of changing directory",
     "environment": "the environment belongs to the whole process",
     "pyplot": "draw on a figure of your own (fig, ax = plt.subplots()), save it, "
     "plt.close(fig): pyplot's current figure belongs to the caller",
+    "rc": "style one figure with `with plt.rc_context({...}):` or through its axes: "
+    "matplotlib's settings belong to the whole process",
     "files": "close every file you open (`with open(...)`)",
 }
 
@@ -184,6 +212,8 @@ def _state_detail(name: str, before, after) -> str:
         if content != content2:
             return "it drew into the caller's current figure"
         return "it changed which figure is current"
+    if name == "torch function modes":
+        return f"{after - before} entered and not left"
     if name == "open files":
         new = sorted(set((after or {}).values()) - set((before or {}).values()))
         return f"it left {', '.join(new[:2]) or 'a file'} open"
@@ -207,6 +237,8 @@ def state_changes(before: dict, allowed: frozenset[str]) -> list[tuple[str, str,
         if group in allowed:
             continue
         was, now = before[name], read()
+        if was is None and name == "matplotlib's rcParams":
+            was = _rc_params_as_imported()  # the call imported matplotlib itself
         if was is None:  # not there to look at before (matplotlib not imported yet)
             continue
         if name == "open files" and was is not None and now is not None:

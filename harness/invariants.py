@@ -9,9 +9,10 @@ which holds the call to what any contract says unless it says otherwise:
   their ``.grad``, lists, dicts, sets, numpy arrays, modules' parameters, buffers,
   submodules and train/eval modes, optimizers' settings and state, dataclasses) is as it
   was after the call;
-- **global state unchanged**: torch's, numpy's and Python's global random states, grad
-  mode, default dtype, torch's thread count and algorithm flags, pyplot's figures and
-  current figure and rcParams, the working directory, the environment, open files;
+- **global state unchanged**, also when the call raises: torch's, numpy's and Python's
+  global random states, grad mode, default dtype, torch's thread count and algorithm
+  flags, torch function modes, pyplot's figures and current figure and rcParams, the
+  working directory, the environment, open files;
 - **writes only where told**: no file appears or changes in the working directory or
   beside a path the call was given, except that path;
 - **results are the call's own**: nothing in the result shares memory with, or is, an
@@ -219,9 +220,16 @@ def _checked_call(fn, key, name, allow, args, kwargs):
         result = fn(*args, **kwargs)
     except (NotImplementedError, Broken):
         raise
-    except BaseException:
-        with _unseen():  # its own error is the report; put back what it left behind
-            state_changes(state, states)
+    except BaseException as exc:
+        with _unseen():
+            changed = state_changes(state, states)  # and put back what it left behind
+        if changed and isinstance(exc, Exception):  # not a test's own timeout or a Ctrl-C
+            what, detail, why = changed[0]
+            raise _fail(
+                f"{_call_text(name, named)} raised {type(exc).__name__}: {str(exc)[:200]} and "
+                f"left {what} changed ({detail}): {why} (invariant: global state unchanged, "
+                "also when a call raises)"
+            ) from exc
         raise
     with _unseen():
         return _after(key, name, allow, states, named, owned, state, folders, result)
@@ -239,9 +247,15 @@ def _after(key, name, allow, states, named, owned, state, folders, result):
     change = owned.changes(allow.changes)
     if change:
         where, what = change
+        param = where.split("`")[1] if "`" in where else ""
+        lesson = (
+            f"it may set the values of {param}'s parameters and buffers, nothing else of it"
+            if f"{param}.values" in allow.changes
+            else "a function that only reads its input must not write to it"
+        )
         raise _fail(
-            f"{text} changed its argument {where} ({what}): a function that only reads its "
-            "input must not write to it (invariant: arguments unchanged)"
+            f"{text} changed its argument {where} ({what}): {lesson} "
+            "(invariant: arguments unchanged)"
         )
     wrote = written(folders, owned.paths)
     if wrote:

@@ -116,7 +116,9 @@ def _value_change(old: torch.Tensor, new: torch.Tensor) -> str | None:
     return f"{at}: {_show(a[flat].item())} -> {_show(b[flat].item())}"
 
 
-def _tensor_change(t: torch.Tensor, saved, grad_ok: bool = False) -> str | None:
+def _tensor_change(
+    t: torch.Tensor, saved, grad_ok: bool = False, values_ok: bool = False
+) -> str | None:
     shape, dtype, layout, meta, storage, data, grad, _ = saved
     if (tuple(t.shape), t.dtype, t.layout) != (shape, dtype, layout):
         return f"shape {shape} {dtype} -> {tuple(t.shape)} {t.dtype}"
@@ -129,7 +131,7 @@ def _tensor_change(t: torch.Tensor, saved, grad_ok: bool = False) -> str | None:
         return f"requires_grad {requires_grad} -> {t.requires_grad}"
     if (t.stride(), t.storage_offset()) != (stride, offset) or _storage(t) != storage:
         return "it now views other memory or another layout (set_, resize_, as_strided_, t_)"
-    change = _value_change(data, t)
+    change = None if values_ok else _value_change(data, t)
     if change:
         return change
     if grad is not None and not grad_ok:
@@ -251,7 +253,12 @@ class Owned:
             if param in allowed:
                 continue
             if kind == "tensor":
-                change = _tensor_change(x, saved, grad_ok=f"{param}.grad" in allowed)
+                change = _tensor_change(
+                    x,
+                    saved,
+                    grad_ok=f"{param}.grad" in allowed,
+                    values_ok=f"{param}.values" in allowed,
+                )
             else:
                 change = _CHANGE[kind](x, saved)
             if change:

@@ -198,6 +198,31 @@ def test_declared_in_place_changes_are_allowed_and_only_those():
     )
 
 
+def test_values_allowed_in_place_leave_the_modules_and_modes_the_callers():
+    """``model.values``: a load may set every parameter and buffer, nothing else."""
+    values_only = Allow(changes=frozenset({"model.values"}))
+    state = nn.BatchNorm1d(2).state_dict()
+    state["running_mean"] = torch.ones(2)
+
+    def load(model):
+        model.load_state_dict(state)
+
+    def load_and_evaluate(model):
+        model.load_state_dict(state)
+        model.eval()
+
+    def load_and_replace(model):
+        model.weight = nn.Parameter(state["weight"].clone())
+
+    run(load, nn.BatchNorm1d(2), allow=values_only)
+    text = broken(load_and_evaluate, nn.BatchNorm1d(2), allow=values_only)
+    assert "switched from training to evaluation mode" in text, text
+    assert "it may set the values of model's parameters and buffers" in text
+    assert "parameters were added, removed or replaced" in broken(
+        load_and_replace, nn.BatchNorm1d(2), allow=values_only
+    )
+
+
 # ---- global state unchanged ------------------------------------------------------------
 
 
@@ -474,14 +499,72 @@ def test_stubs_keep_their_todo_and_errors_their_own_report():
         raise NotImplementedError("chzz.1 stub — see course/chzz.md#x")
 
     def fails(x):
-        torch.set_grad_enabled(False)
         raise ValueError("bad input")
 
     with pytest.raises(NotImplementedError):
         run(stub, [1])
     with pytest.raises(ValueError, match="bad input"):
         run(fails, [1])
+
+
+def test_a_call_that_raises_must_still_leave_global_state_as_it_was():
+    """A contract's own error (bad input: ValueError) is no licence to leave a mode set."""
+
+    def fails(x):
+        torch.set_grad_enabled(False)
+        raise ValueError("bad input")
+
+    text = broken(fails, [1])
+    assert "raised ValueError: bad input and left grad mode changed" in text, text
+    assert "also when a call raises" in text
     assert torch.is_grad_enabled(), "the grad mode a failing call left behind is put back"
+
+
+class _Watch(torch.overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("raises", [False, True], ids=["returns", "raises"])
+def test_a_torch_function_mode_entered_and_not_left_is_named_and_left(raises):
+    def records(fn):
+        _Watch().__enter__()  # no `with`: nothing leaves it if fn raises
+        fn()
+        torch._C._pop_torch_function_stack()
+
+    def boom():
+        raise RuntimeError("the caller's fn failed")
+
+    depth = torch._C._len_torch_function_stack()
+    if raises:
+        text = broken(records, boom)
+        assert (
+            "raised RuntimeError" in text and "torch function modes changed (1 entered" in text
+        ), text
+    else:
+        run(records, lambda: None)  # left on the way out: nothing to say
+    assert torch._C._len_torch_function_stack() == depth, "the mode left entered is popped"
+
+
+def test_matplotlib_settings_are_the_callers_even_when_the_call_imports_matplotlib():
+    import matplotlib
+
+    def styles():
+        matplotlib.rcParams["axes.grid"] = not matplotlib.rcParams["axes.grid"]
+
+    grid = matplotlib.rcParams["axes.grid"]
+    assert "rcParams (axes.grid changed)" in broken(styles)
+    matplotlib.rcParams["axes.grid"] = grid
+    # A call that imported matplotlib itself: nothing was there to read before it, so what
+    # it leaves is compared with the settings as the import read them.
+    before = globalstate.global_state()
+    before["matplotlib's rcParams"] = None
+    matplotlib.rcParams["axes.grid"] = not matplotlib.rcParamsOrig["axes.grid"]
+    try:
+        found = globalstate.state_changes(before, frozenset())
+    finally:
+        matplotlib.rcParams["axes.grid"] = grid
+    assert [(n, d) for n, d, _ in found] == [("matplotlib's rcParams", "axes.grid changed")]
 
 
 def test_the_checks_are_out_of_sight_of_a_probes_torch_function_mode():
