@@ -18,10 +18,12 @@ from exercises.ch02.test_autograd import (  # helpers shared with the public twi
     backward_truth,
     check_accumulation,
     check_real,
+    close,
     code_line,
     cut_list,
     earlier_backward,
     judge_reachability,
+    make_batch,
     micro_batch_problem,
     observe_reachability,
     plain_float,
@@ -41,7 +43,7 @@ ag = chapter_module("ch02", "autograd")
 ref = reference_module("ch02", "autograd")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "BackwardSpy HIDDEN_GRAPHS LeakyHead USER_FILES USER_SOURCE healthy_step hidden_cut_cases "
-    "leaky_loss leaving_torch no_grad_graph nonscalar_leaf_graph observe_reachability "
+    "leaky_loss leaving_torch make_batch mode_dependent_model no_grad_graph nonscalar_leaf_graph observe_reachability "
     "shared_memory_graph "
     "other_dtypes_and_outputs other_nodes_graph preprocess program program_args random_graph "
     "shared_branches_graph sum_of_products_graph very_deep_graph"
@@ -576,6 +578,18 @@ def program(w, x, codes):
                 h = h.double().float()
         elif code == 17:
             h = h + int(h.numel())
+        elif code == 18:  # functions torch writes in Python: their frames sit between
+            with torch.no_grad():  # the op and this line
+                h = nn.functional.relu(h)
+        elif code == 19:
+            with torch.no_grad():
+                h = nn.functional.normalize(h, dim=0)
+        elif code == 20:
+            with torch.no_grad():
+                h = h / (1.0 + h.norm())
+        elif code == 21:
+            with torch.no_grad():
+                h = h + nn.functional.mse_loss(h, x)
     return h
 
 
@@ -598,6 +612,10 @@ STEPS = [
     "kwarg_no_grad",
     "double_no_grad",
     "int",
+    "relu_no_grad",
+    "normalize_no_grad",
+    "norm_no_grad",
+    "mse_loss_no_grad",
 ]
 
 
@@ -662,7 +680,10 @@ def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
         for g, w in zip(found, want):
             assert points_at(g, int(line_of(w)), HERE), (
                 f"for the steps {steps} the cut {w.op} ran at {HERE}:{line_of(w)}, but its "
-                f"location says {g.location!r}: the first frame outside torch and your module"
+                f"location says {g.location!r}: the first frame outside torch and your module "
+                "(functions torch writes in Python, such as F.relu, F.normalize or Tensor.norm, "
+                "put frames of their own between your mode and the user's line: skip every "
+                "frame inside torch rather than a fixed number of frames)"
             )
 
 
@@ -886,7 +907,7 @@ def test_accumulated_grad_for_a_classifier_called_twice():
 
 
 @pytest.mark.task("ch02.4")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 @examples(25)
 @given(
     n=st.integers(1, 13),
@@ -977,3 +998,68 @@ def test_accumulated_grad_leaves_the_model_and_the_batch_as_they_were():
         "accumulated_grad changed the batch's inputs or targets: scale the micro-batch's "
         "loss, never the data, and do not write into the caller's tensors"
     )
+
+
+def mode_dependent_model(seed: int, width: int) -> nn.Module:
+    """Linear -> BatchNorm (running statistics of its own) -> ReLU -> Linear, in eval mode:
+    its forward, and its buffers, depend on the mode it is in. (No Dropout: in training
+    mode it draws from the global generator, and that invariant would speak first.)"""
+    torch.manual_seed(seed)
+    model = nn.Sequential(
+        nn.Linear(width, width),
+        nn.BatchNorm1d(width),
+        nn.ReLU(),
+        nn.Linear(width, width),
+    )
+    with torch.no_grad():
+        model[1].running_mean.copy_(torch.linspace(-0.5, 0.5, width))
+        model[1].running_var.copy_(torch.linspace(0.5, 2.0, width))
+    return model.eval()
+
+
+@probe
+def accumulate_in_eval_mode(seed, n, n_micro, width):
+    """accumulated_grad on mode_dependent_model (eval mode) with an MSE loss: what it
+    returned, the .grad it left, and each submodule's training flag afterwards."""
+    model = mode_dependent_model(seed, width)
+    batch = make_batch(n, width, seed + 1)
+    got = ag.accumulated_grad(model, nn.functional.mse_loss, batch, n_micro)
+    grads = {k: None if p.grad is None else p.grad.clone() for k, p in model.named_parameters()}
+    return {"result": got, "grads": grads, "training": [m.training for m in model.modules()]}
+
+
+def eval_mode_gradient(seed, n, width):
+    """The full-batch gradient of mode_dependent_model as the caller holds it (eval mode)."""
+    model = mode_dependent_model(seed, width)
+    inputs, targets = make_batch(n, width, seed + 1)
+    nn.functional.mse_loss(model(inputs), targets).backward()
+    return {k: p.grad.clone() for k, p in model.named_parameters()}
+
+
+@pytest.mark.task("ch02.4")
+def test_accumulated_grad_keeps_an_eval_mode_model_in_eval_mode():
+    """On a model in eval mode (BatchNorm) the result is that model's full-batch gradient, and its mode and running statistics stay as they were."""
+    for seed, n, n_micro in [(41, 9, 1), (43, 10, 3), (47, 5, 5)]:
+        call = (
+            f"accumulated_grad(model in eval mode with BatchNorm1d, mse_loss, "
+            f"{n} examples, n_micro={n_micro})"
+        )
+        eval_mode = (
+            "the caller's model is in eval mode (BatchNorm normalises with its running "
+            "statistics, not the micro-batch's), and the full-batch gradient is "
+            "that model's: leave the mode alone (no model.train()), it is not "
+            "accumulated_grad's to choose"
+        )
+        with because(f"{call} raised: {eval_mode}"):
+            seen = accumulate_in_eval_mode(seed, n, n_micro, 3)
+        assert not any(seen["training"]), (
+            f"after {call} the model is in training mode ({seen['training']}): {eval_mode}"
+        )
+        want = eval_mode_gradient(seed, n, 3)
+        assert close(seen["result"], want), (
+            f"{call} returned {brief(seen['result'])}, not the eval-mode full-batch gradient: "
+            f"{eval_mode}"
+        )
+        assert close(seen["grads"], want), (
+            f"after {call}, .grad does not hold the eval-mode full-batch gradient: {eval_mode}"
+        )
