@@ -54,8 +54,11 @@ class Mutant:
     killed_by: str = ""
 
 
-def mutants_of(source: str) -> list[Mutant]:
-    """Every distinct mutant cosmic-ray's argument-free operators make of ``source``."""
+def mutants_of(source: str, definitions: set[str] | None = None) -> list[Mutant]:
+    """Every distinct mutant cosmic-ray's argument-free operators make of ``source``; with
+    ``definitions``, only those of these top-level definitions (the same mutants, with the
+    same keys, as the whole list holds for them: each is made only if it is wanted, and
+    making one parses the whole module again)."""
     import cosmic_ray.plugins as plugins
     from cosmic_ray.ast import ast_nodes, get_ast
     from cosmic_ray.ast.ast_query import ASTQuery
@@ -73,6 +76,9 @@ def mutants_of(source: str) -> list[Mutant]:
         op = op_class()
         positions = [(node, start) for node in nodes for start, _ in op.mutation_positions(node)]
         for occurrence, (node, start) in enumerate(positions):
+            definition = ASTQuery(node).get_definition_name() or "<module>"
+            if definitions is not None and definition.split(".")[0] not in definitions:
+                continue
             code = mutate_code(source, op, occurrence)
             if code is None or code == source or code in seen_code:
                 continue
@@ -86,7 +92,6 @@ def mutants_of(source: str) -> list[Mutant]:
             ]
             before = lines[start[0] - 1].strip() if start[0] - 1 < len(lines) else "?"
             after = " / ".join(c.strip() for c in changed) or "(line removed)"
-            definition = ASTQuery(node).get_definition_name() or "<module>"
             key = f"{definition}: {before} => {after}"
             seen_keys[key] = seen_keys.get(key, 0) + 1
             if seen_keys[key] > 1:
@@ -201,9 +206,8 @@ def run_chapter(
     source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
     stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text()
     given = given_lines(stub, source, {t.name for t in chapter.tasks})
-    mutants = generated if generated is not None else mutants_of(source)
-    if only:  # the mutants of these definitions only (after changing them, say)
-        mutants = [m for m in mutants if m.key.split(":", 1)[0].split(".")[0] in only]
+    # with ``only``, the mutants of these definitions only (after changing them, say)
+    mutants = generated if generated is not None else mutants_of(source, only)
     if keys is not None:  # exactly these mutants (a sample, say)
         mutants = [m for m in mutants if m.key in keys]
     known = equivalents(chapter)
@@ -363,11 +367,7 @@ def changed_sample(chapters: list[str], budget: int) -> dict[str, list[Mutant]]:
         if not changed:
             continue
         source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
-        found += [
-            (chapter_id, m)
-            for m in mutants_of(source)
-            if m.key.split(":", 1)[0].split(".")[0] in changed
-        ]
+        found += [(chapter_id, m) for m in mutants_of(source, set(changed))]
     if budget and len(found) > budget:
         found = sorted(
             found, key=lambda cm: hashlib.sha256(f"{cm[0]}|{cm[1].key}".encode()).digest()
