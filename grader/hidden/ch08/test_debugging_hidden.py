@@ -447,6 +447,25 @@ def caller_after_diagnose(seed, steps):
     }
 
 
+@probe
+def transfer_steps(seed, task_seed, steps):
+    """build_transfer_setup of pretrained(seed), then ``steps`` training steps with the
+    optimizer it returned, one at a time: for each step the head's parameters before it,
+    their gradients (None where there is none) and the parameters after it."""
+    model, opt = dbg.build_transfer_setup(pretrained(seed))
+    x, y = dbg.make_task(32, seed=task_seed)
+    trace = []
+    for _ in range(steps):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        head = list(model.head.parameters())
+        before = [p.detach().clone() for p in head]
+        grads = [None if p.grad is None else p.grad.detach().clone() for p in head]
+        opt.step()
+        trace.append((before, grads, [p.detach().clone() for p in head]))
+    return trace
+
+
 # ---------------------------------------------------------------- ch08.1 build_transfer_setup
 
 
@@ -470,7 +489,7 @@ def test_transfer_setup_for_other_sizes():
 @pytest.mark.task("ch08.1")
 @pytest.mark.points(2)
 def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
-    """The optimizer is SGD at lr 0.1; the pretrained features are kept (not re-initialised) and frozen."""
+    """The optimizer is plain SGD at lr 0.1 (each step moves the head by -0.1 x its gradient); the pretrained features are kept (not re-initialised) and frozen."""
     seen = transfer_setup(67, {"hidden": 12}, 68, 5)
     assert seen["optimizer"] == "SGD" and judge.is_number(
         seen["lrs"], [0.1] * len(seen["lrs"]), abs=1e-12, rel=1e-6
@@ -488,6 +507,17 @@ def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
         "the pretrained features are kept as they were (not re-initialised, not trained) and "
         "every feature parameter has requires_grad False"
     )
+    for k, (before, grads, after) in enumerate(transfer_steps(67, 68, 3)):
+        for j, (p, g, q) in enumerate(zip(before, grads, after)):
+            assert g is not None, f"step {k + 1}: the new head's parameter {j} got no gradient"
+            want = p.double() - 0.1 * g.double()
+            assert judge.is_close(q.double(), want, atol=1e-7, rtol=1e-6), (
+                f"build_transfer_setup's optimizer, stepped 3 times on a batch: at step {k + 1} "
+                f"the head's parameter {j} moved to something other than p - 0.1 * p.grad "
+                f"({first_difference(q.double(), want)}). SGD at lr 0.1 is plain SGD, "
+                "torch.optim.SGD's defaults: no momentum (it carries earlier steps' gradients "
+                "into later ones), no weight decay, no nesterov"
+            )
 
 
 # ---------------------------------------------------------------- ch08.2 diagnose
