@@ -3,9 +3,12 @@ public ones (generated kernel times, warm-up and iteration counts, queue depths,
 widths and dtypes, allocation scripts), so a solution that only fits the public cases
 fails. Messages state the property."""
 
+import contextlib
+import inspect
 import math
 import random
 import time
+import types
 
 import pytest
 import torch
@@ -31,7 +34,9 @@ except ImportError:
 
 perf = chapter_module("ch09", "performance")
 ref = reference_module("ch09", "performance")
-PROBES_USE = "FakeGPU"  # what the probes use besides themselves (harness/strip.py)
+PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "FakeGPU FakePerfCounter perf_counter_replaced"
+)
 
 
 # ---------------------------------------------------------------- probes
@@ -65,6 +70,74 @@ def ms_per_step_by_default(sleep_ms, steps):
     start = time.perf_counter()
     got = perf.ms_per_step(step, steps)
     return {"ms": got, "calls": len(calls), "wall_ms": (time.perf_counter() - start) * 1000}
+
+
+class FakePerfCounter:
+    """A stand-in for time.perf_counter (``()``, seconds) and time.perf_counter_ns
+    (``ns()``): a clock that only ``advance(ms)`` moves."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def ns(self) -> int:
+        return round(self.now * 1e9)
+
+    def advance(self, ms: float) -> None:
+        self.now += ms / 1000
+
+
+@contextlib.contextmanager
+def perf_counter_replaced(fake, names):
+    """time.perf_counter and time.perf_counter_ns replaced by ``fake`` for the block, and
+    so is every global ``names`` (the module under test's) or default argument of its
+    functions bound to them at import (``from time import perf_counter``,
+    ``clock=time.perf_counter``); all put back after."""
+    real = {time.perf_counter: fake, time.perf_counter_ns: fake.ns}
+
+    def swap(v):
+        return next((f for r, f in real.items() if v is r), v)
+
+    undo = [
+        (time, "perf_counter", time.perf_counter),
+        (time, "perf_counter_ns", time.perf_counter_ns),
+    ]
+    time.perf_counter, time.perf_counter_ns = fake, fake.ns
+    try:
+        for key, value in list(names.items()):
+            if callable(value) and any(value is r for r in real):
+                undo.append((names, key, value))
+                names[key] = swap(value)
+            elif isinstance(value, types.FunctionType) and value.__globals__ is names:
+                old = (value.__defaults__, value.__kwdefaults__)
+                if value.__defaults__:
+                    value.__defaults__ = tuple(map(swap, value.__defaults__))
+                if value.__kwdefaults__:
+                    value.__kwdefaults__ = {k: swap(v) for k, v in value.__kwdefaults__.items()}
+                undo.append((value, None, old))
+        yield fake
+    finally:
+        for owner, key, old in reversed(undo):
+            if key is None:
+                owner.__defaults__, owner.__kwdefaults__ = old
+            elif isinstance(owner, dict):
+                owner[key] = old
+            else:
+                setattr(owner, key, old)
+
+
+@probe
+def defaults_on_a_fake_perf_counter(call_ms):
+    """time_fn(fn, 1, 3, 'cpu') and ms_per_step(step, 4) with no sync and no clock given,
+    while time.perf_counter is a fake that only fn and step advance, by ``call_ms`` each
+    call: the Timing and the ms per step they reported."""
+    fake = FakePerfCounter()
+    with perf_counter_replaced(fake, inspect.unwrap(perf.time_fn).__globals__):
+        timing = perf.time_fn(lambda: fake.advance(call_ms), 1, 3, "cpu")
+        per_step = perf.ms_per_step(lambda: fake.advance(call_ms), 4)
+    return {"timing": timing, "ms": per_step}
 
 
 @probe
@@ -185,7 +258,7 @@ def test_time_fn_with_one_timed_call():
 
 @pytest.mark.task("ch09.1")
 def test_time_fn_defaults_work_on_the_cpu():
-    """On the CPU with the default sync and clock, time_fn reports milliseconds of real time."""
+    """On the CPU with the default sync and clock, time_fn reports milliseconds of real time, read from time.perf_counter."""
     with because("time_fn(fn, 2, 5, 'cpu') with the default sync and clock raised on the CPU"):
         seen = time_fn_on_the_cpu(2.0, 2, 5)
     wall_ms = timed_ms(seen)
@@ -200,6 +273,18 @@ def test_time_fn_defaults_work_on_the_cpu():
         f"a function that sleeps 2 ms, timed on the CPU (nothing to synchronize, "
         f"time.perf_counter in seconds), gave {t} while the whole call took "
         f"{wall_ms:.1f} ms: times must be milliseconds with p10 <= median <= p90"
+    )
+    with because("time_fn(fn, 1, 3, 'cpu') with no clock given raised under a fake perf_counter"):
+        t = defaults_on_a_fake_perf_counter(2.5)["timing"]
+    judge.number(
+        [t.median_ms, t.p10_ms, t.p90_ms, t.first_ms],
+        [2.5] * 4,
+        f"time.perf_counter was replaced by a fake clock that only fn moves, by 2.5 ms per "
+        f"call; time_fn(fn, 1, 3, 'cpu') with no clock given reported {t}: the default clock "
+        "is time.perf_counter (looked up when time_fn runs, or bound from it), not time.time "
+        "or another clock",
+        abs=1e-6,
+        rel=1e-6,
     )
 
 
@@ -302,8 +387,9 @@ def test_ms_per_step_equals_the_reference_on_any_queue(kernel_ms, launch_ms, que
 @pytest.mark.task("ch09.2")
 @pytest.mark.points(2)
 def test_ms_per_step_defaults_cpu_and_cuda():
-    """With every default ms_per_step runs on the CPU in ms per step; on 'cuda' without a sync
-    argument it synchronizes with torch.cuda.synchronize."""
+    """With every default ms_per_step runs on the CPU in ms per step, read from
+    time.perf_counter; on 'cuda' without a sync argument it synchronizes with
+    torch.cuda.synchronize."""
     with because("ms_per_step(step, 4) with the default device, sync and clock raised"):
         seen = ms_per_step_by_default(2.0, 4)
     wall_ms = timed_ms(seen)
@@ -314,6 +400,17 @@ def test_ms_per_step_defaults_cpu_and_cuda():
         f"four steps that each sleep 2 ms gave {got!r} ms/step ({seen['calls']} calls, the whole "
         f"call took {wall_ms:.1f} ms): the default device is the CPU (nothing to "
         "synchronize), time.perf_counter is in seconds, and the result is ms per step"
+    )
+    with because("ms_per_step(step, 4) with no clock given raised under a fake perf_counter"):
+        ms = defaults_on_a_fake_perf_counter(2.5)["ms"]
+    judge.number(
+        ms,
+        2.5,
+        "time.perf_counter was replaced by a fake clock that only step moves, by 2.5 ms per "
+        f"call; ms_per_step(step, 4) with no clock given reported {ms!r} ms per step: the "
+        "default clock is time.perf_counter, not time.time or another clock",
+        abs=1e-6,
+        rel=1e-6,
     )
     with because("ms_per_step(step, 20, 'cuda') without sync raised"):
         seen = ms_per_step_on_fake(16.0, 4.9, 9, 20, device="cuda", default_sync=True)
