@@ -541,7 +541,7 @@ def test_receptive_field_of_pointwise_layers_is_one_pixel(container):
     "image_shape, out_channels, kernel_size, batch",
     [
         ((5, 7, 2), 3, 2, 1),  # H < W, two channels
-        ((8, 5, 4), 2, 3, 3),  # H > W
+        ((9, 6, 4), 2, 5, 3),  # H > W, a 5x5 kernel: features 5 x 2
         ((3, 7, 3), 5, 3, 2),  # H == C: the unmoved batch runs, with H and W exchanged
         ((6, 6, 6), 5, 1, 2),  # H == W == C and a 1x1 kernel: every wrong move runs
         ((9, 4, 1), 2, 3, 2),  # one channel: a reshape is right here, the reported "9" is not
@@ -549,10 +549,37 @@ def test_receptive_field_of_pointwise_layers_is_one_pixel(container):
     ids=str,
 )
 def test_nhwc_conv_equals_the_conv_over_h_and_w(image_shape, out_channels, kernel_size, batch):
-    """ChannelsLastConv's features are its conv over H and W of the batch moved to [B, C, H, W]."""
+    """ChannelsLastConv builds nn.Conv2d(C, out_channels, kernel_size) from its arguments, and its features are that conv over H and W of the batch moved to [B, C, H, W]."""
     seen = nhwc_conv_checked(image_shape, out_channels, kernel_size, batch, seed=sum(image_shape))
     problem = nhwc_conv_problem(image_shape, out_channels, kernel_size, seen)
     assert problem is None, problem
+    problem = built_as_asked(image_shape, out_channels, kernel_size, seen)
+    assert problem is None, problem
+
+
+def built_as_asked(image_shape, out_channels, kernel_size, seen) -> str | None:
+    """What about the conv ``seen`` (from nhwc_conv_run) or its features does not follow the
+    constructor's arguments, or None: weight [out_channels, C, k, k], features
+    [B, out_channels, H - k + 1, W - k + 1]."""
+    h, w, c = image_shape
+    call = f"ChannelsLastConv({image_shape}, {out_channels}, kernel_size={kernel_size})"
+    weight, out = tuple(seen["weight"].shape), tuple(seen["out"].shape)
+    want_weight = (out_channels, c, kernel_size, kernel_size)
+    if weight != want_weight:
+        return (
+            f"{call}.conv has a weight of shape {list(weight)}, expected {list(want_weight)} = "
+            "[out_channels, C, kernel_size, kernel_size]: build nn.Conv2d(C, out_channels, "
+            "kernel_size) from the arguments the model was given, not from fixed numbers "
+            "(a default only applies when the caller leaves the argument out)"
+        )
+    want_out = (seen["x"].shape[0], out_channels, h - kernel_size + 1, w - kernel_size + 1)
+    if out != want_out:
+        return (
+            f"{call} on a [B, H, W, C] = {list(seen['x'].shape)} batch returned features of "
+            f"shape {list(out)}, expected {list(want_out)} = "
+            "[B, out_channels, H - kernel_size + 1, W - kernel_size + 1]"
+        )
+    return None
 
 
 @pytest.mark.task("ch06.5")
