@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import isolation
+from grader import isolation, warm
 from harness import index, strip
 from harness.target import REPO
 
@@ -44,6 +44,7 @@ HARNESS_FILES = (
     "harness/*.py",
     "grader/isolation/*.py",
     "grader/verdict.py",
+    "grader/warm.py",
     "grader/sandbox.py",
     "grader/run.py",
     "grader/score.py",
@@ -279,7 +280,7 @@ def _parse(raw: bytes) -> dict | None:
     return event if isinstance(event, dict) else None
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen | warm.Started) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -306,14 +307,17 @@ def run_once(
     result = RunResult()
     started_at = time.monotonic()
     log = tempfile.TemporaryFile()
+    config_path = str(root / "run" / "config.json")
+    env = trusted_env(limits.threads)
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-E", "-s", "-m", "grader.verdict", str(root / "run" / "config.json")],
+        # forked from a warm parent (no import paid per submission), or started fresh
+        proc = warm.start(config_path, write_fd, log.fileno(), env) or subprocess.Popen(
+            [sys.executable, "-E", "-s", "-m", "grader.verdict", config_path],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=REPO,
-            env=trusted_env(limits.threads),
+            env=env,
             pass_fds=(write_fd,),
             start_new_session=True,
         )

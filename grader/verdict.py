@@ -826,9 +826,14 @@ def pytest_args(config: dict) -> list[str]:
 # ---- main ----------------------------------------------------------------------------------
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], results_fd: int | None = None, parent_pid: int | None = None) -> int:
+    """Run the tests ``argv[0]`` (a config file) names. Started on its own, the grader
+    is its parent and the config names the results pipe; forked by ``grader.warm``, that
+    process is the parent and hands over the pipe as ``results_fd``."""
     with open(argv[0]) as f:
         config = json.load(f)
+    if results_fd is not None:
+        config["fd"] = results_fd
     sys.path.insert(0, config["rootdir"])
     import pytest
 
@@ -841,7 +846,8 @@ def main(argv: list[str]) -> int:
 
     from grader.isolation import spawner
 
-    spawner.die_with_parent(config.get("grader_pid"))  # the grader may already have died
+    # the grader (or the warm parent) may already have died
+    spawner.die_with_parent(parent_pid or config.get("grader_pid"))
     # A bound on this process too: no reply, and nothing a test builds from one, may take
     # the machine's memory (the soft limit only: student processes set their own).
     import resource  # Linux's: the split run is (grader.inprocess runs elsewhere)

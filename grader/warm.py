@@ -1,0 +1,206 @@
+"""A warm parent for the grader's trusted test processes (``grader.verdict``).
+
+Each submission's tests run in a trusted process of their own. Started fresh, that
+process imports torch, pytest, hypothesis and the harness first: ~3 s of CPU per
+submission, more than many submissions' tests take. The warm parent imports them once
+and forks one trusted process per run, as the selfcheck and the student processes do.
+
+No student code ever runs here or in the forked process before its spawner starts (the
+same order as a fresh ``grader.verdict``). The warm parent ends when the grader closes
+its end of the socket, including when the grader is killed; every process it forked dies
+with it (``spawner.die_with_parent``).
+
+    started = warm.start(config_path, results_fd, log_fd, env)   # a Started, or None
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import traceback
+
+from harness.target import REPO
+
+STATUS = struct.Struct("i")
+
+
+class Started:
+    """A trusted process the warm parent forked: its pid (the leader of its own process
+    group), and a pipe that carries its wait status when it ends."""
+
+    def __init__(self, pid: int, status_fd: int) -> None:
+        self.pid = pid
+        self.status_fd = status_fd
+        self.returncode: int | None = None
+        self.ended = False
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """The exit code once it has ended; raises ``subprocess.TimeoutExpired`` before."""
+        if not self.ended:
+            ready, _, _ = select.select([self.status_fd], [], [], timeout)
+            if not ready:
+                raise subprocess.TimeoutExpired("grader.verdict", timeout or 0)
+            data = os.read(self.status_fd, STATUS.size)
+            os.close(self.status_fd)
+            self.ended = True
+            if len(data) == STATUS.size:
+                self.returncode = os.waitstatus_to_exitcode(STATUS.unpack(data)[0])
+        return self.returncode
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+
+
+class _Parent:
+    def __init__(self, env: dict) -> None:
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-E", "-s", "-m", "grader.warm", str(theirs.fileno())],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # a run's output goes to its own log
+            stderr=subprocess.DEVNULL,  # a parent that fails to start is not used: see start
+            cwd=REPO,
+            env=env,
+            pass_fds=(theirs.fileno(),),
+            start_new_session=True,
+        )
+        theirs.close()
+        self.lock = threading.Lock()
+
+    def start(self, config_path: str, results_fd: int, log_fd: int, env: dict) -> Started:
+        status_read, status_write = os.pipe()
+        try:
+            with self.lock:
+                request = json.dumps({"config": config_path, "env": env}).encode()
+                socket.send_fds(self.sock, [request], [results_fd, log_fd, status_write])
+                reply = self.sock.recv(64)
+        finally:
+            os.close(status_write)
+        if not reply:
+            os.close(status_read)
+            raise OSError("the warm parent ended")
+        return Started(int(reply), status_read)
+
+
+_parents: dict[tuple, _Parent] = {}
+_parents_lock = threading.Lock()
+
+
+def start(config_path: str, results_fd: int, log_fd: int, env: dict) -> Started | None:
+    """Fork a trusted run of ``config_path`` from a warm parent with this environment
+    (started on first use); None where that cannot be done (the caller starts one fresh)."""
+    key = tuple(sorted(env.items()))
+    try:
+        with _parents_lock:
+            parent = _parents.get(key)
+            if parent is None or parent.proc.poll() is not None:
+                parent = _parents[key] = _Parent(env)
+        return parent.start(config_path, results_fd, log_fd, env)
+    except OSError:
+        with _parents_lock:
+            _parents.pop(key, None)
+        return None
+
+
+# ---- the warm parent itself ------------------------------------------------------------------
+
+
+def _preload() -> None:
+    """What every trusted run imports, imported once (``grader.verdict.main``'s list)."""
+    import importlib
+
+    import pytest  # noqa: F401
+    import torch
+
+    from harness import beside, evidence, index, judge, plugin, probe, target, wire  # noqa: F401
+
+    torch.set_num_threads(1)  # no thread pool exists before a fork
+    with contextlib.suppress(ImportError):  # the hidden tests' (the grader extra)
+        import hypothesis  # noqa: F401
+    for chapter in index.chapters().values():
+        for name in chapter.preload:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+    judge.warm_up()
+    probe.warm_up()
+    from grader import verdict  # noqa: F401
+
+
+def _reap(children: dict[int, int]) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        fd = children.pop(pid, None)
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.write(fd, STATUS.pack(status))
+            os.close(fd)
+
+
+def _run_child(sock: socket.socket, request: dict, fds: list[int], others: list[int]) -> None:
+    """In the forked child: become the trusted process ``grader.verdict`` would be, holding
+    nothing of the warm parent's (its socket, the other runs' status pipes)."""
+    from grader import verdict
+
+    code = 1
+    try:
+        sock.close()
+        results_fd, log_fd, status_fd = fds
+        for fd in [status_fd, *others]:
+            os.close(fd)
+        os.setsid()
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        code = verdict.main([request["config"]], results_fd, os.getppid())
+    except BaseException:  # noqa: BLE001 - its log says why; its status says it failed
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        os._exit(code)
+
+
+def serve(fd: int) -> None:
+    sock = socket.socket(fileno=fd)
+    _preload()
+    children: dict[int, int] = {}
+    signal.signal(signal.SIGCHLD, lambda *_: _reap(children))
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
+        except InterruptedError:
+            continue
+        if not message:
+            break  # the grader closed its end, or ended
+        request = json.loads(message)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        pid = os.fork()
+        if pid == 0:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+            _run_child(sock, request, fds, list(children.values()))
+        children[pid] = fds[2]
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        os.close(fds[0])
+        os.close(fds[1])
+        sock.send(str(pid).encode())
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))
