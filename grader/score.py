@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from grader import sandbox
+from grader import sandbox, warm
 from harness import index
 from harness.index import NOT_GRADED_HERE
 from harness.target import REPO
@@ -121,27 +121,22 @@ def collect_expected(chapters: list[index.Chapter]) -> list[TestSpec]:
             "collect_out": str(Path(tmp) / "collected.json"),
         }
         (Path(tmp) / "config.json").write_text(json.dumps(config))
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-E",
-                "-s",
-                "-m",
-                "grader.verdict",
-                str(Path(tmp) / "config.json"),
-                "--collect",
-            ],
-            cwd=REPO,
-            env=sandbox.trusted_env(1),
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        out = Path(config["collect_out"])
-        if proc.returncode != 0 or not out.exists():
-            raise CollectError(
-                f"collecting the tests failed:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
+        argv = [str(Path(tmp) / "config.json"), "--collect"]
+        ended = warm.run(argv, sandbox.trusted_env(1), 600)  # no import paid, if it can
+        if ended is None:
+            proc = subprocess.run(
+                [sys.executable, "-E", "-s", "-m", "grader.verdict", *argv],
+                cwd=REPO,
+                env=sandbox.trusted_env(1),
+                capture_output=True,
+                text=True,
+                timeout=600,
             )
+            ended = proc.returncode, proc.stdout + proc.stderr
+        code, printed = ended
+        out = Path(config["collect_out"])
+        if code != 0 or not out.exists():
+            raise CollectError(f"collecting the tests failed:\n{printed[-6000:]}")
         data = json.loads(out.read_text())
     if data["errors"]:
         raise CollectError("collecting the tests failed:\n" + "\n".join(data["errors"]))

@@ -10,7 +10,8 @@ same order as a fresh ``grader.verdict``). The warm parent ends when the grader 
 its end of the socket, including when the grader is killed; every process it forked dies
 with it (``spawner.die_with_parent``).
 
-    started = warm.start(config_path, results_fd, log_fd, env)   # a Started, or None
+    started = warm.start([config_path], results_fd, log_fd, env)   # a Started, or None
+    code, log = warm.run([config_path, "--collect"], env, timeout)  # None: not started
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 
@@ -76,11 +78,11 @@ class _Parent:
         theirs.close()
         self.lock = threading.Lock()
 
-    def start(self, config_path: str, results_fd: int, log_fd: int, env: dict) -> Started:
+    def start(self, argv: list[str], results_fd: int, log_fd: int, env: dict) -> Started:
         status_read, status_write = os.pipe()
         try:
             with self.lock:
-                request = json.dumps({"config": config_path, "env": env}).encode()
+                request = json.dumps({"argv": argv, "env": env}).encode()
                 socket.send_fds(self.sock, [request], [results_fd, log_fd, status_write])
                 reply = self.sock.recv(64)
         finally:
@@ -95,8 +97,8 @@ _parents: dict[tuple, _Parent] = {}
 _parents_lock = threading.Lock()
 
 
-def start(config_path: str, results_fd: int, log_fd: int, env: dict) -> Started | None:
-    """Fork a trusted run of ``config_path`` from a warm parent with this environment
+def start(argv: list[str], results_fd: int, log_fd: int, env: dict) -> Started | None:
+    """Fork ``grader.verdict``'s run of ``argv`` from a warm parent with this environment
     (started on first use); None where that cannot be done (the caller starts one fresh)."""
     key = tuple(sorted(env.items()))
     try:
@@ -104,11 +106,31 @@ def start(config_path: str, results_fd: int, log_fd: int, env: dict) -> Started 
             parent = _parents.get(key)
             if parent is None or parent.proc.poll() is not None:
                 parent = _parents[key] = _Parent(env)
-        return parent.start(config_path, results_fd, log_fd, env)
+        return parent.start(argv, results_fd, log_fd, env)
     except OSError:
         with _parents_lock:
             _parents.pop(key, None)
         return None
+
+
+def run(argv: list[str], env: dict, timeout: float) -> tuple[int | None, str] | None:
+    """``grader.verdict``'s run of ``argv`` to its end: (exit code, what it printed), or
+    None where no warm parent could start it. Past ``timeout`` it is killed."""
+    with tempfile.TemporaryFile() as log:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            started = start(argv, null, log.fileno(), env)
+        finally:
+            os.close(null)
+        if started is None:
+            return None
+        try:
+            code = started.wait(timeout)
+        except subprocess.TimeoutExpired:
+            started.kill()
+            code = started.wait()
+        log.seek(0)
+        return code, log.read().decode(errors="replace")
 
 
 # ---- the warm parent itself ------------------------------------------------------------------
@@ -168,7 +190,7 @@ def _run_child(sock: socket.socket, request: dict, fds: list[int], others: list[
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.environ.clear()
         os.environ.update(request["env"])
-        code = verdict.main([request["config"]], results_fd, os.getppid())
+        code = verdict.main(request["argv"], results_fd, os.getppid())
     except BaseException:  # noqa: BLE001 - its log says why; its status says it failed
         traceback.print_exc()
     finally:

@@ -92,7 +92,7 @@ def test_a_run_holds_nothing_of_the_parent_or_of_other_runs_and_says_how_it_ende
         os.mkfifo(fifo)
         results_r, results_w = os.pipe()
         log = tempfile.TemporaryFile()
-        started = warm.start(str(fifo), results_w, log.fileno(), ENV)
+        started = warm.start([str(fifo)], results_w, log.fileno(), ENV)
         os.close(results_w)
         assert started is not None, "the warm parent did not start"
         runs.append(started)
@@ -148,3 +148,10 @@ def test_the_warm_parent_ends_when_its_grader_is_killed():
         grader.send_signal(signal.SIGKILL)
         grader.wait()
     assert _wait_until(lambda: not _alive(pid), 30), f"the warm parent {pid} outlived its grader"
+
+
+def test_the_tests_collected_warm_are_those_collected_fresh(monkeypatch):
+    chapters = [index.chapter("ch00"), index.chapter("ch05")]
+    warm_specs = score.collect_expected(chapters)
+    monkeypatch.setattr(warm, "run", lambda *args: None)  # as where it cannot start
+    assert warm_specs == score.collect_expected(chapters) and warm_specs
