@@ -544,8 +544,35 @@ def test_attention_keeps_the_shape():
     )
 
 
+@probe
+def tensors_left_behind(n_embd, n_head, block_size, x):
+    """CausalSelfAttention(n_embd, n_head, block_size), after one forward on x: the tensors
+    it or a submodule keeps as plain attributes (neither parameter nor buffer), which
+    .to(device) does not move, as (name, shape)."""
+    layer = gpt.CausalSelfAttention(n_embd, n_head, block_size)
+    with torch.no_grad():
+        layer(x)
+    return [
+        (f"{prefix}.{name}".lstrip("."), tuple(value.shape))
+        for prefix, module in layer.named_modules()
+        for name, value in vars(module).items()
+        if isinstance(value, torch.Tensor)
+    ]
+
+
 @pytest.mark.task("ch10.4")
-@pytest.mark.points(2)
+def test_the_mask_moves_with_the_layer():
+    left = tensors_left_behind(8, 2, 6, torch.randn(2, 4, 8))
+    assert not left, (
+        f"CausalSelfAttention(8, 2, 6) keeps {left} as plain tensor attributes: .to('cuda') "
+        "(or .to(any device)) moves a module's parameters and buffers, not those, so on a GPU "
+        "the mask would stay on the CPU and the forward would fail. Register the mask with "
+        "self.register_buffer(name, mask, persistent=False) (persistent=False keeps it out of "
+        "state_dict), or build it in forward on x.device"
+    )
+
+
+@pytest.mark.task("ch10.4")
 def test_attention_never_sees_the_future():
     x = torch.randn(2, 8, 8)  # T == n_embd == block_size: a swapped axis still runs
     x2 = x.clone()

@@ -660,6 +660,36 @@ def test_loss_is_the_mean_cross_entropy_at_every_size():
 
 
 @probe
+def gpt_on_more_positions(cfg, seed, idx, with_targets):
+    """GPT(*cfg) built after torch.manual_seed(seed), called on idx (with idx as targets if
+    asked): the name of the exception it raised, or the shape of the logits it returned."""
+    torch.manual_seed(seed)
+    model = gpt.GPT(*cfg)
+    try:
+        logits, _ = model(idx, idx if with_targets else None)
+    except Exception as exc:  # noqa: BLE001 - refusing is the contract; how is the student's
+        return {"raised": type(exc).__name__}
+    return {"raised": None, "logits": tuple(logits.shape)}
+
+
+@pytest.mark.task("ch10.6")
+def test_gpt_refuses_more_positions_than_block_size():
+    """GPT.forward refuses an input longer than block_size (it has only block_size position embeddings) rather than cropping it or returning fewer positions."""
+    for V, block, extra, with_targets in ((5, 2, 1, False), (9, 6, 1, True), (7, 4, 5, False)):
+        T = block + extra
+        idx = torch.randint(V, (2, T), generator=torch.Generator().manual_seed(T))
+        seen = gpt_on_more_positions((V, block, 1, 1, 4), 3, idx, with_targets)
+        assert seen["raised"], (
+            f"GPT({V}, block_size={block}, 1, 1, 4) called on idx of shape (2, {T})"
+            f"{' with targets' if with_targets else ''} returned logits of shape "
+            f"{seen['logits']} instead of refusing: the model has {block} position embeddings, "
+            f"so more than {block} positions is an error (raise, e.g. ValueError); cropping the "
+            "context to the last block_size tokens is generate's job, done before it calls the "
+            "model, and forward's logits always have the input's T"
+        )
+
+
+@probe
 def gpt_dissected(cfg, seed, idx):
     """A GPT with random parameters: its logits on idx, the (input, output) of every call
     of its Block submodules in call order, and the parameters outside the blocks."""
@@ -682,7 +712,6 @@ def gpt_dissected(cfg, seed, idx):
 
 
 @pytest.mark.task("ch10.6")
-@pytest.mark.points(2)
 def test_gpt_chains_embeddings_blocks_final_norm_and_head():
     """With its own (random) weights: the first Block reads tok_emb[idx] + pos_emb[:T], each Block reads the previous one's output, and logits = head(ln_f(last output))."""
     V, block, n_layer, C = 11, 7, 3, 12
@@ -903,7 +932,6 @@ def test_generation_depends_only_on_the_model_state_and_the_generator():
 
 
 @pytest.mark.task("ch10.8")
-@pytest.mark.points(2)
 @pytest.mark.timeout(180)
 def test_another_configuration_learns_from_context():
     """Another configuration and seed also ends clearly below the unigram entropy; val_data is the last 10% of the tokens."""
@@ -975,6 +1003,48 @@ def test_train_gpt_keeps_the_defaults_of_its_signature():
         f"train_gpt with its defaults gave losses {head_of(implicit)}, with block_size=32, "
         f"batch_size=16, lr=3e-3, seed=0, batch_fn=get_batch {head_of(explicit)}: the defaults "
         "must be used as the signature says"
+    )
+
+
+@probe
+def parameters_after_one_step(text, seed, lrs, cfg):
+    """train_gpt(text, steps=1, lr=lr, seed=seed, batch_fn=next_token_batch, **cfg) for each
+    lr: the trained model's parameters, flattened and joined in parameters() order."""
+    found = []
+    for lr in lrs:
+        r = gpt.train_gpt(text, steps=1, lr=lr, seed=seed, batch_fn=next_token_batch, **cfg)
+        found.append(torch.cat([p.detach().reshape(-1) for p in r.model.parameters()]))
+    return found
+
+
+ONE_STEP_CFG = dict(block_size=8, batch_size=4, n_layer=1, n_head=2, n_embd=16)
+
+
+@pytest.mark.task("ch10.8")
+@pytest.mark.timeout(60)
+def test_the_optimizer_is_adamw_with_its_decoupled_weight_decay():
+    """train_gpt's optimizer is AdamW: its first step moves each parameter p by +-lr (Adam's normalized step) and by lr x 0.01 x p more (AdamW's decoupled weight decay, default 0.01)."""
+    lr = 1e-2
+    p0, p1 = parameters_after_one_step(corpus()[:2000], 5, [0.0, lr], ONE_STEP_CFG)
+    assert p0.shape == p1.shape, "two train_gpt runs with one seed built models of different sizes"
+    p0, moved = p0.double(), (p1 - p0).double()
+    # Adam's first step is lr * g / (|g| + eps): +-lr wherever the gradient is not tiny, so
+    # what is left after taking away +-lr is the decay, -lr * wd * p
+    sure = (p0.abs() >= 0.25) & (moved.abs() > lr / 2)
+    decay = -(moved - lr * moved.sign()) / (lr * p0)
+    assert int(sure.sum()) >= 8, (
+        f"train_gpt(steps=1, lr={lr}) moved only {int(sure.sum())} of the parameters that start "
+        "at |p| >= 0.25 (the LayerNorm weights start at 1) by about lr: one AdamW step moves "
+        "every parameter with a gradient by about lr"
+    )
+    wd = decay[sure].median().item()
+    assert abs(wd - 0.01) < 0.002, (
+        f"train_gpt(steps=1, lr={lr}) against the same run with lr=0 (the initial weights): the "
+        f"{int(sure.sum())} parameters that start at |p| >= 0.25 moved by +-lr and by a further "
+        f"{wd:.4f} x lr x p; AdamW's first step shrinks every parameter by lr x 0.01 x p (its "
+        "decoupled weight decay, default 0.01) besides the +-lr. Build "
+        "torch.optim.AdamW(model.parameters(), lr=lr) with its defaults: Adam has no such "
+        "decay, Adam's weight_decay adds it to the gradient instead"
     )
 
 
