@@ -9,10 +9,11 @@ which holds the call to what any contract says unless it says otherwise:
   their ``.grad``, lists, dicts, sets, numpy arrays, modules' parameters, buffers,
   submodules and train/eval modes, optimizers' settings and state, dataclasses) is as it
   was after the call;
-- **global state unchanged**, also when the call raises: torch's, numpy's and Python's
-  global random states, grad mode, default dtype, torch's thread count and algorithm
-  flags, torch function modes, pyplot's figures and current figure and rcParams, the
-  working directory, the environment, open files;
+- **global state unchanged**: torch's, numpy's and Python's global random states, grad
+  mode, default dtype, torch's thread count and algorithm flags, torch function modes,
+  pyplot's figures and current figure and rcParams, the working directory, the
+  environment, open files (a call that raises is reported by its error, and what it
+  left is put back);
 - **writes only where told**: no file appears or changes in the working directory or
   beside a path the call was given, except that path;
 - **results are the call's own**: nothing in the result shares memory with, or is, an
@@ -220,16 +221,11 @@ def _checked_call(fn, key, name, allow, args, kwargs):
         result = fn(*args, **kwargs)
     except (NotImplementedError, Broken):
         raise
-    except BaseException as exc:
+    except BaseException:
+        # Its own error is the report (what it left behind is most often that error's
+        # consequence: a figure it did not get to close); put back what it left.
         with _unseen():
-            changed = state_changes(state, states)  # and put back what it left behind
-        if changed and isinstance(exc, Exception):  # not a test's own timeout or a Ctrl-C
-            what, detail, why = changed[0]
-            raise _fail(
-                f"{_call_text(name, named)} raised {type(exc).__name__}: {str(exc)[:200]} and "
-                f"left {what} changed ({detail}): {why} (invariant: global state unchanged, "
-                "also when a call raises)"
-            ) from exc
+            state_changes(state, states)
         raise
     with _unseen():
         return _after(key, name, allow, states, named, owned, state, folders, result)
