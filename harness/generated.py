@@ -17,10 +17,10 @@ hidden tests use it, never public ones.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-__all__ = ["examples", "given", "st"]
+__all__ = ["example", "examples", "given", "st"]
 
 
 def examples(n: int = 30):

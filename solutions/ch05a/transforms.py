@@ -89,7 +89,10 @@ def fit_normalizer(train_x: torch.Tensor) -> Normalizer:
     x = train_x.float().transpose(0, 1).reshape(train_x.shape[1], -1)  # (C, everything else)
     mean = x.mean(dim=1)
     std = x.std(dim=1)
-    std = torch.where(std > 1e-6, std, torch.ones_like(std))
+    # "never varies" is every value equal; a bound on std would keep float32's rounding
+    # noise around a larger constant (42.42: std ~4e-6) as if it were spread
+    varies = x.amax(dim=1) > x.amin(dim=1)
+    std = torch.where(varies, std, torch.ones_like(std))
     return Normalizer(mean, std)
 
 
