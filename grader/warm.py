@@ -82,7 +82,9 @@ class _Parent:
         status_read, status_write = os.pipe()
         try:
             with self.lock:
-                request = json.dumps({"argv": argv, "env": env}).encode()
+                # what a process started here would inherit from its caller
+                cpus = sorted(os.sched_getaffinity(0))
+                request = json.dumps({"argv": argv, "env": env, "cpus": cpus}).encode()
                 socket.send_fds(self.sock, [request], [results_fd, log_fd, status_write])
                 reply = self.sock.recv(64)
         finally:
@@ -190,6 +192,8 @@ def _run_child(sock: socket.socket, request: dict, fds: list[int], others: list[
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.environ.clear()
         os.environ.update(request["env"])
+        with contextlib.suppress(OSError):  # the cores its caller is held to (a test's load)
+            os.sched_setaffinity(0, request["cpus"])
         code = verdict.main(request["argv"], results_fd, os.getppid())
     except BaseException:  # noqa: BLE001 - its log says why; its status says it failed
         traceback.print_exc()

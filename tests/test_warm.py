@@ -155,3 +155,26 @@ def test_the_tests_collected_warm_are_those_collected_fresh(monkeypatch):
     warm_specs = score.collect_expected(chapters)
     monkeypatch.setattr(warm, "run", lambda *args: None)  # as where it cannot start
     assert warm_specs == score.collect_expected(chapters) and warm_specs
+
+
+def test_a_run_is_held_to_the_cores_its_caller_is_held_to(tmp_path):
+    """As a process the caller started would be (tests/test_grader_load.py's busy core)."""
+    mine = os.sched_getaffinity(0)
+    one = {min(mine)}
+    fifo = tmp_path / "config.json"
+    os.mkfifo(fifo)
+    results_r, results_w = os.pipe()
+    warm.start(["/nonexistent"], results_w, results_w, ENV).wait(60)  # the parent is warm
+    os.sched_setaffinity(0, one)
+    try:
+        started = warm.start([str(fifo)], results_w, results_w, ENV)
+    finally:
+        os.sched_setaffinity(0, mine)
+        os.close(results_w)
+    writer = _writer_once_read(fifo)
+    try:
+        assert os.sched_getaffinity(started.pid) == one
+    finally:
+        os.close(writer)
+        started.wait(timeout=60)
+        os.close(results_r)
