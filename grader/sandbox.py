@@ -311,7 +311,8 @@ def run_once(
     env = trusted_env(limits.threads)
     try:
         # forked from a warm parent (no import paid per submission), or started fresh
-        proc = warm.start([config_path], write_fd, log.fileno(), env) or subprocess.Popen(
+        started = warm.start([config_path], write_fd, log.fileno(), env, config["preload"])
+        proc = started or subprocess.Popen(
             [sys.executable, "-E", "-s", "-m", "grader.verdict", config_path],
             stdin=subprocess.DEVNULL,
             stdout=log,

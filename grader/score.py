@@ -122,7 +122,8 @@ def collect_expected(chapters: list[index.Chapter]) -> list[TestSpec]:
         }
         (Path(tmp) / "config.json").write_text(json.dumps(config))
         argv = [str(Path(tmp) / "config.json"), "--collect"]
-        ended = warm.run(argv, sandbox.trusted_env(1), 600)  # no import paid, if it can
+        # no import paid, if it can: the warm parent the chapters' runs are forked from
+        ended = warm.run(argv, sandbox.trusted_env(1), 600, sandbox.preload(chapters))
         if ended is None:
             proc = subprocess.run(
                 [sys.executable, "-E", "-s", "-m", "grader.verdict", *argv],
