@@ -23,9 +23,7 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -280,13 +278,6 @@ def _parse(raw: bytes) -> dict | None:
     return event if isinstance(event, dict) else None
 
 
-def _kill_group(proc: subprocess.Popen | warm.Started) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 # thread -> (the test its run is in, since when): read by grade's progress lines
 RUNNING: dict[int, tuple[str, float]] = {}
 
@@ -307,21 +298,11 @@ def run_once(
     result = RunResult()
     started_at = time.monotonic()
     log = tempfile.TemporaryFile()
-    config_path = str(root / "run" / "config.json")
-    env = trusted_env(limits.threads)
+    argv = [str(root / "run" / "config.json")]
     try:
         # forked from a warm parent (no import paid per submission), or started fresh
-        started = warm.start([config_path], write_fd, log.fileno(), env, config["preload"])
-        proc = started or subprocess.Popen(
-            [sys.executable, "-E", "-s", "-m", "grader.verdict", config_path],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=REPO,
-            env=env,
-            pass_fds=(write_fd,),
-            start_new_session=True,
-        )
+        env = trusted_env(limits.threads)
+        proc = warm.start(argv, write_fd, log.fileno(), env, config["preload"])
     finally:
         os.close(write_fd)
     lines: list = []
@@ -353,13 +334,13 @@ def run_once(
         elif result.started and now - test_started > watchdog(test_limit, limits):
             result.killed = "test_timeout"
         if result.killed:
-            _kill_group(proc)
+            warm.kill_group(proc)
             proc.kill()
             proc.wait()
             break
     RUNNING.pop(me, None)
     result.returncode = proc.returncode
-    _kill_group(proc)
+    warm.kill_group(proc)
     eof.wait(timeout=5)
     result.seconds = time.monotonic() - started_at
     result.started = None

@@ -10,8 +10,10 @@ same order as a fresh ``grader.verdict``). The warm parent ends when the grader 
 its end of the socket, including when the grader is killed; every process it forked dies
 with it (``spawner.die_with_parent``).
 
-    started = warm.start([config_path], results_fd, log_fd, env, preload)  # or None
-    code, log = warm.run([config_path, "--collect"], env, timeout)  # None: not started
+    proc = warm.start([config_path], results_fd, log_fd, env, preload)  # forked or fresh
+    code, log = warm.run([config_path, "--collect"], env, timeout, preload)
+
+Where no warm parent can start, each run starts fresh, as before it existed.
 
 One warm parent per environment and set of preloaded modules (``torch._dynamo`` for
 the chapters that need it: ~0.6 s of CPU that a run of ch00 alone need not pay).
@@ -35,6 +37,13 @@ import traceback
 from harness.target import REPO
 
 STATUS = struct.Struct("i")
+PYTHON = [sys.executable, "-E", "-s", "-m"]  # trusted: no PYTHON* variables, no user site
+
+
+def kill_group(proc: Started | subprocess.Popen) -> None:
+    """SIGKILL a run and every process of its group (each run leads a group of its own)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 class Started:
@@ -61,15 +70,14 @@ class Started:
         return self.returncode
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
+        kill_group(self)
 
 
 class _Parent:
     def __init__(self, env: dict, preload: tuple[str, ...] = ()) -> None:
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = subprocess.Popen(
-            [sys.executable, "-E", "-s", "-m", "grader.warm", str(theirs.fileno()), *preload],
+            [*PYTHON, "grader.warm", str(theirs.fileno()), *preload],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,  # a run's output goes to its own log
             stderr=subprocess.DEVNULL,  # a parent that fails to start is not used: see start
@@ -104,11 +112,27 @@ _parents_lock = threading.Lock()
 
 def start(
     argv: list[str], results_fd: int, log_fd: int, env: dict, preload: list[str] | None = None
+) -> Started | subprocess.Popen:
+    """``grader.verdict``'s run of ``argv``, writing its results to ``results_fd`` and its
+    output to ``log_fd``: forked from the warm parent with this environment that imported
+    ``preload``, or started fresh where that parent cannot start."""
+    forked = _fork(argv, results_fd, log_fd, env, tuple(preload or ()))
+    return forked or subprocess.Popen(
+        [*PYTHON, "grader.verdict", *argv],
+        stdin=subprocess.DEVNULL,
+        stdout=log_fd,
+        stderr=subprocess.STDOUT,
+        cwd=REPO,
+        env=env,
+        pass_fds=(results_fd,),
+        start_new_session=True,
+    )
+
+
+def _fork(
+    argv: list[str], results_fd: int, log_fd: int, env: dict, modules: tuple[str, ...]
 ) -> Started | None:
-    """Fork ``grader.verdict``'s run of ``argv`` from a warm parent with this environment
-    that imported ``preload`` (started on first use); None where that cannot be done (the
-    caller starts one fresh)."""
-    modules = tuple(preload or ())
+    """The run forked from the warm parent (started on first use), or None."""
     key = (tuple(sorted(env.items())), modules)
     try:
         with _parents_lock:
@@ -124,22 +148,20 @@ def start(
 
 def run(
     argv: list[str], env: dict, timeout: float, preload: list[str] | None = None
-) -> tuple[int | None, str] | None:
-    """``grader.verdict``'s run of ``argv`` to its end: (exit code, what it printed), or
-    None where no warm parent could start it. Past ``timeout`` it is killed."""
+) -> tuple[int | None, str]:
+    """``grader.verdict``'s run of ``argv`` to its end: (exit code, what it printed).
+    Past ``timeout`` it is killed."""
     with tempfile.TemporaryFile() as log:
         null = os.open(os.devnull, os.O_WRONLY)
         try:
-            started = start(argv, null, log.fileno(), env, preload)
+            proc = start(argv, null, log.fileno(), env, preload)
         finally:
             os.close(null)
-        if started is None:
-            return None
         try:
-            code = started.wait(timeout)
+            code = proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            started.kill()
-            code = started.wait()
+            kill_group(proc)
+            code = proc.wait()
         log.seek(0)
         return code, log.read().decode(errors="replace")
 
@@ -167,14 +189,9 @@ def _preload(modules: list[str]) -> None:
     from grader import verdict  # noqa: F401
 
 
-def _reap(children: dict[int, int]) -> None:
-    while children:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+def _reap(children: dict[int, int], ended) -> None:
+    """Send each ended run's wait status (``ended``: pid, status pairs) down its pipe."""
+    for pid, status in ended:
         fd = children.pop(pid, None)
         if fd is not None:
             with contextlib.suppress(OSError):
@@ -213,8 +230,10 @@ def _run_child(sock: socket.socket, request: dict, fds: list[int], others: list[
 def serve(fd: int, preload: list[str]) -> None:
     sock = socket.socket(fileno=fd)
     _preload(preload)
+    from grader.isolation.spawner import ended_children
+
     children: dict[int, int] = {}
-    signal.signal(signal.SIGCHLD, lambda *_: _reap(children))
+    signal.signal(signal.SIGCHLD, lambda *_: _reap(children, ended_children()))
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)

@@ -65,21 +65,13 @@ def _close_new_figures(was) -> None:
 _RC_SKIPPED = {"backend", "backend_fallback"}  # matplotlib.use("Agg") in a headless run
 
 
-def _rc_params():
-    mpl = sys.modules.get("matplotlib")
-    rc = getattr(mpl, "rcParams", None)
+def _rc_params(which: str = "rcParams"):
+    """matplotlib's settings (``rcParamsOrig``: as its import read them), or None before
+    matplotlib is imported."""
+    rc = getattr(sys.modules.get("matplotlib"), which, None)
     if not isinstance(rc, dict):
         return None
     return {k: v for k, v in dict.items(rc) if k not in _RC_SKIPPED}
-
-
-def _rc_params_as_imported():
-    """matplotlib's settings as its import read them: what a call that imported matplotlib
-    itself must leave (before that call there was nothing to read)."""
-    orig = getattr(sys.modules.get("matplotlib"), "rcParamsOrig", None)
-    if not isinstance(orig, dict):
-        return None
-    return {k: v for k, v in dict.items(orig) if k not in _RC_SKIPPED}
 
 
 def _function_modes() -> int:
@@ -238,7 +230,7 @@ def state_changes(before: dict, allowed: frozenset[str]) -> list[tuple[str, str,
             continue
         was, now = before[name], read()
         if was is None and name == "matplotlib's rcParams":
-            was = _rc_params_as_imported()  # the call imported matplotlib itself
+            was = _rc_params("rcParamsOrig")  # the call imported matplotlib itself
         if was is None:  # not there to look at before (matplotlib not imported yet)
             continue
         if name == "open files" and was is not None and now is not None:

@@ -242,8 +242,7 @@ def _after(key, name, allow, states, named, owned, state, folders, result):
         )
     change = owned.changes(allow.changes)
     if change:
-        where, what = change
-        param = where.split("`")[1] if "`" in where else ""
+        param, where, what = change
         lesson = (
             f"it may set the values of {param}'s parameters and buffers, nothing else of it"
             if f"{param}.values" in allow.changes

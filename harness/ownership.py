@@ -245,9 +245,9 @@ class Owned:
         if isinstance(state[6], tuple) and _storage(state[6][0]) is not None:
             self.memory.append((_storage(state[6][0]), f"{where}.grad"))
 
-    def changes(self, allowed: frozenset[str]) -> tuple[str, str] | None:
-        """``(where, what changed)`` of the first thing that changed (None if nothing),
-        leaving alone the parameters ``allowed`` names (declared in-place)."""
+    def changes(self, allowed: frozenset[str]) -> tuple[str, str, str] | None:
+        """``(parameter, where, what changed)`` of the first thing that changed (None if
+        nothing), leaving alone what ``allowed`` names (declared in-place)."""
         for kind, where, x, saved in self.items:
             param = where.split("`")[1]
             if param in allowed:
@@ -262,7 +262,7 @@ class Owned:
             else:
                 change = _CHANGE[kind](x, saved)
             if change:
-                return where, change
+                return param, where, change
         return None
 
 

@@ -30,12 +30,12 @@ def test_a_warm_run_grades_as_a_freshly_started_one(monkeypatch):
     broken = with_override("def plot_losses(losses, path):\n    raise RuntimeError('no plot')\n")
     files = {"ch00/training_loop.py": broken.encode()}
     limits = sandbox.Limits(test_timeout=30, wall=300)
-    forked, real = [], warm.start
+    started, real = [], warm.start
 
     def counted(*args):
-        started = real(*args)
-        forked.append(started)
-        return started
+        proc = real(*args)
+        started.append(proc)
+        return proc
 
     def outcomes() -> dict[str, str]:
         with sandbox.parent_dir() as tmp:
@@ -44,9 +44,13 @@ def test_a_warm_run_grades_as_a_freshly_started_one(monkeypatch):
 
     monkeypatch.setattr(warm, "start", counted)
     warm_run = outcomes()
-    assert forked and all(forked), "the run was not forked by the warm parent"
-    monkeypatch.setattr(warm, "start", lambda *args: None)  # as where it cannot start
+    assert started and all(isinstance(p, warm.Started) for p in started), (
+        "the run was not forked by the warm parent"
+    )
+    started.clear()
+    monkeypatch.setattr(warm, "_fork", lambda *args: None)  # as where it cannot start
     fresh_run = outcomes()
+    assert started and not any(isinstance(p, warm.Started) for p in started)
     assert warm_run == fresh_run
     assert {"passed", "failed"} <= set(warm_run.values())
 
@@ -94,7 +98,7 @@ def test_a_run_holds_nothing_of_the_parent_or_of_other_runs_and_says_how_it_ende
         log = tempfile.TemporaryFile()
         started = warm.start([str(fifo)], results_w, log.fileno(), ENV)
         os.close(results_w)
-        assert started is not None, "the warm parent did not start"
+        assert isinstance(started, warm.Started), "the warm parent did not start"
         runs.append(started)
         logs.append(log)
         pipes.append(results_r)
@@ -153,7 +157,7 @@ def test_the_warm_parent_ends_when_its_grader_is_killed():
 def test_the_tests_collected_warm_are_those_collected_fresh(monkeypatch):
     chapters = [index.chapter("ch00"), index.chapter("ch05")]
     warm_specs = score.collect_expected(chapters)
-    monkeypatch.setattr(warm, "run", lambda *args: None)  # as where it cannot start
+    monkeypatch.setattr(warm, "_fork", lambda *args: None)  # as where it cannot start
     assert warm_specs == score.collect_expected(chapters) and warm_specs
 
 
@@ -171,6 +175,7 @@ def test_a_run_is_held_to_the_cores_its_caller_is_held_to(tmp_path):
     finally:
         os.sched_setaffinity(0, mine)
         os.close(results_w)
+    assert isinstance(started, warm.Started), "the warm parent did not start"
     writer = _writer_once_read(fifo)
     try:
         assert os.sched_getaffinity(started.pid) == one

@@ -392,7 +392,8 @@ def _end_all(sock: socket.socket, children: dict) -> None:
         _ended(sock, children, pid, status)
 
 
-def _reap(sock: socket.socket, children: dict) -> None:
+def ended_children():
+    """``(pid, wait status)`` of each child that has ended, waiting for none that has not."""
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -400,6 +401,11 @@ def _reap(sock: socket.socket, children: dict) -> None:
             return
         if pid == 0:
             return
+        yield pid, status
+
+
+def _reap(sock: socket.socket, children: dict) -> None:
+    for pid, status in ended_children():
         if pid in children:
             _ended(sock, children, pid, status)
 
