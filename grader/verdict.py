@@ -820,6 +820,7 @@ def pytest_args(config: dict) -> list[str]:
         config["rootdir"],
         "--import-mode=importlib",
         "-q",
+        "--tb=native",  # messages come from the harness; pytest's own long form is costly
     ]
 
 

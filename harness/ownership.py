@@ -10,7 +10,9 @@ changed; ``shared_with`` finds a result that is, or shares memory with, an argum
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import itertools
 import math
 import os
 import weakref
@@ -176,6 +178,13 @@ class Owned:
         self.keep: list = []  # what ids were taken of stays alive
         for name, value in named:
             self._walk(value, f"`{name}`", 0)
+        self._spans: Spans | None = None
+
+    def spans(self) -> Spans:
+        """``memory`` indexed for overlap questions (built on first use)."""
+        if self._spans is None:
+            self._spans = Spans(span for span, _ in self.memory)
+        return self._spans
 
     def _note(self, kind: str, x, where: str, state) -> None:
         self.items.append((kind, where, x, state))
@@ -413,6 +422,33 @@ def _overlap(a: tuple, b: tuple) -> bool:
     return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 
 
+class Spans:
+    """Memory ranges ``(device, start, end)``, asked whether any overlaps a given one in
+    O(log n): a result with thousands of tensors is checked against thousands of ranges
+    on every probed call, so a pairwise scan would cost more than the call."""
+
+    def __init__(self, spans) -> None:
+        by_device: dict[str, list[tuple[int, int]]] = {}
+        for device, lo, hi in spans:
+            if hi <= lo:
+                continue  # an empty range holds nothing to share
+            by_device.setdefault(device, []).append((lo, hi))
+        self._starts: dict[str, list[int]] = {}
+        self._reach: dict[str, list[int]] = {}  # the furthest end among the first k ranges
+        for device, ranges in by_device.items():
+            ranges.sort()
+            self._starts[device] = [lo for lo, _ in ranges]
+            self._reach[device] = list(itertools.accumulate((hi for _, hi in ranges), max))
+
+    def overlaps(self, span: tuple) -> bool:
+        device, lo, hi = span
+        starts = self._starts.get(device)
+        if not starts:
+            return False
+        k = bisect.bisect_left(starts, hi)  # the ranges that start before this one ends
+        return k > 0 and self._reach[device][k - 1] > lo
+
+
 def shared_with(result, owned: Owned, allowed: frozenset[str]) -> tuple[str, str] | None:
     """``(where in the result, which argument)`` of the first object of the result that is,
     or shares memory with, something the caller passed in (except ``allowed`` parameters)."""
@@ -421,9 +457,9 @@ def shared_with(result, owned: Owned, allowed: frozenset[str]) -> tuple[str, str
         if arg is not None and arg.split("`")[1] not in allowed:
             return where, arg
         mem = _memory(x)
-        if mem is None:
+        if mem is None or not owned.spans().overlaps(mem):
             continue
-        for span, arg in owned.memory:
+        for span, arg in owned.memory:  # which argument, in the order they were walked
             if arg.split("`")[1] not in allowed and _overlap(mem, span):
                 return where, arg
     return None
@@ -445,18 +481,23 @@ class Handouts:
         """Where the result holds an object an earlier call returned (None if nowhere);
         then remember this result."""
         earlier = self.kept.setdefault(key, deque(maxlen=KEPT_RESULTS))
+        alive = list(_alive(earlier))  # held here, so an id below stays its object's
+        handed_out = {id(obj) for kind, obj in alive if kind == "object"}
+        memory = Spans(_span_of(obj) for kind, obj in alive if kind == "memory")
         mine, found = [], None
         for where, x in reachable(result):
             if id(x) in owned.objects:
                 continue
             mem = _memory(x)
-            if mem is not None and any(_overlap(mem, span) for span, _ in owned.memory):
+            if mem is not None and owned.spans().overlaps(mem):
                 continue
             ref = _remember(x)
             if ref is None:
                 continue
             mine.append(ref)
-            if found is None and any(_same_as(x, mem, old) for old in _alive(earlier)):
+            if found is None and (
+                id(x) in handed_out or (mem is not None and memory.overlaps(mem))
+            ):
                 found = where
         earlier.append(mine)
         return found
@@ -485,18 +526,12 @@ def _alive(earlier):
                 yield kind, obj
 
 
-def _same_as(x, mem, old) -> bool:
-    kind, obj = old
-    if kind == "object":
-        return obj is x
-    if mem is None:
-        return False
-    if isinstance(obj, np.ndarray):
-        lo, hi = _byte_bounds(obj)
-        return _overlap(mem, ("cpu", lo, hi))
-    if obj.nbytes() == 0:
-        return False
-    return _overlap(mem, (obj.device.type, obj.data_ptr(), obj.data_ptr() + obj.nbytes()))
+def _span_of(memory) -> tuple:
+    """The range a remembered array or storage covers (empty ones cover nothing)."""
+    if isinstance(memory, np.ndarray):
+        lo, hi = _byte_bounds(memory)
+        return ("cpu", lo, hi)
+    return (memory.device.type, memory.data_ptr(), memory.data_ptr() + memory.nbytes())
 
 
 HANDOUTS = Handouts()

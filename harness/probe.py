@@ -414,8 +414,7 @@ class Watch:
             if saved:
                 keys = tuple(saved)
                 getter = operator.itemgetter(*keys) if len(keys) > 1 else _one(keys[0])
-                # the saved values stay referenced, so their ids cannot be reused
-                record.append((label, live, saved, getter, list(map(id, saved.values()))))
+                record.append((label, live, saved, getter, tuple(saved.values())))
 
         for name in WATCHED_MODULES:
             mod = sys.modules.get(name)
@@ -449,22 +448,22 @@ class Watch:
         names = tuple(modules)
         self.modules_ids = (
             operator.itemgetter(*names) if len(names) > 1 else _one(names[0]),
-            list(map(id, modules.values())),
+            tuple(modules.values()),
         )
         self.record, self.modules, self.found = record, modules, ""
 
     def changes(self) -> list[str]:
-        """The names replaced or removed since ``start()``, as ``module.name``: ids
-        compared in bulk (never ``==`` on the values, which a replacement could answer),
+        """The names replaced or removed since ``start()``, as ``module.name``: compared
+        by identity in bulk (never ``==`` on the values, which a replacement could answer),
         names looked up one by one only where something changed."""
         import sys
 
         if self.record is None:
             return []
         found = []
-        for label, live, saved, getter, ids in self.record:
+        for i, (label, live, saved, getter, values) in enumerate(self.record):
             try:
-                if list(map(id, getter(live))) == ids:
+                if all(map(operator.is_, getter(live), values)):
                     continue
             except KeyError:
                 pass
@@ -474,12 +473,12 @@ class Watch:
                     continue
                 if (label, key) in _LIBRARY_WRAPS and getattr(new, "__wrapped__", None) is old:
                     saved[key] = new  # torch's own wrapper of the same function
-                    ids[list(saved).index(key)] = id(new)
+                    self.record[i] = (label, live, saved, getter, tuple(saved.values()))
                     continue
                 found.append(f"{label}.{key}")
-        getter, ids = self.modules_ids
+        getter, values = self.modules_ids
         try:
-            same = list(map(id, getter(sys.modules))) == ids
+            same = all(map(operator.is_, getter(sys.modules), values))
         except KeyError:
             same = False
         if not same:

@@ -85,7 +85,10 @@ def run_tests(
     """Run ``paths`` against ``impl`` quietly; return the outcome of every test run. Given
     ``enough``, the run stops after the first outcome for which it is true."""
     collector = _Collector(enough)
-    args = [*map(str, paths), "--impl", str(impl), "-q", "-p", "no:cacheprovider", *extra_args]
+    # --tb=native: the message is the harness's, and pytest's long form (the source of
+    # every frame of every failure, parsed) costs more than the tests of a failing stub
+    args = [*map(str, paths), "--impl", str(impl), "-q", "--tb=native", "-p", "no:cacheprovider"]
+    args += extra_args
     with contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[collector])
     _forget_test_modules()

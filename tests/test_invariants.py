@@ -10,6 +10,7 @@ import ast
 import collections
 import dataclasses
 import inspect
+import itertools
 import os
 import random
 import re
@@ -18,9 +19,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import nn
 
-from harness import contracts, globalstate, index, invariants, probe
+from harness import contracts, globalstate, index, invariants, ownership, probe
 from harness.contracts import Allow
 from harness.target import NAMED_TARGETS
 
@@ -422,6 +425,25 @@ def test_a_cached_result_handed_out_twice_is_caught():
         with pytest.raises(invariants.Broken, match="an earlier call also returned"):
             run(fn, 3)
         del first
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(
+    ranges=st.lists(
+        st.tuples(st.sampled_from(["cpu", "cuda"]), st.integers(0, 40), st.integers(0, 30)),
+        max_size=10,
+    )
+)
+def test_the_memory_index_answers_as_a_pairwise_scan_would(ranges):
+    """Aliasing and hand-outs ask an index whether a result's memory overlaps any range
+    (nested, repeated, touching, empty ones included): it must agree with one by one, for
+    every range asked of it."""
+    spans = [(device, lo, lo + n) for device, lo, n in ranges]
+    index = ownership.Spans(spans)
+    for asked in itertools.product(["cpu", "cuda"], range(0, 72, 3), range(1, 8, 3)):
+        device, lo, n = asked
+        one_by_one = any(ownership._overlap((device, lo, lo + n), s) for s in spans if s[1] < s[2])
+        assert index.overlaps((device, lo, lo + n)) == one_by_one, (spans, asked)
 
 
 def test_fresh_results_pass_even_where_memory_is_reused():
