@@ -311,7 +311,10 @@ def encode(obj) -> bytes:
     enc = _Encoder()
     header = json.dumps(enc.node(obj, "the value", 0), allow_nan=False).encode()
     try:
-        _check_header(header)
+        # A header this short cannot break a limit (a value per character at most, a
+        # level per two), so most calls skip the check; decode checks every header.
+        if len(header) > min(MAX_HEADER_BYTES, MAX_HEADER_TOKENS, 2 * MAX_JSON_DEPTH):
+            _check_header(header)
     except WireError as exc:
         raise NotPlainData(f"the value is too large to check: {exc}") from None
     if 4 + len(header) + enc.size > MAX_FRAME_BYTES:
