@@ -86,6 +86,21 @@ def _leave_function_modes(depth: int) -> None:
         torch._C._pop_torch_function_stack()
 
 
+# Inductor's first compile raises the recursion limit to 2000 for good: a call that was
+# first to compile would be blamed for torch's change, so every process starts there.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 2000))
+
+
+def _cudnn_flags() -> tuple:
+    cudnn = torch.backends.cudnn
+    return (cudnn.enabled, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
+
+
+def _set_cudnn_flags(flags: tuple) -> None:
+    cudnn = torch.backends.cudnn
+    cudnn.enabled, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32 = flags
+
+
 def _library_folders() -> tuple[str, ...]:
     """Where installed libraries live: what they open and keep (matplotlib's fonts, say) is
     theirs, whichever environment or ``.pth`` brought them onto ``sys.path``."""
@@ -149,6 +164,8 @@ STATE = {
         "modes",
     ),
     "torch function modes": (_function_modes, _leave_function_modes, "mode_stack"),
+    "cuDNN's flags": (_cudnn_flags, _set_cudnn_flags, "modes"),
+    "Python's recursion limit": (sys.getrecursionlimit, sys.setrecursionlimit, "interpreter"),
     "the working directory": (os.getcwd, os.chdir, "cwd"),
     "the environment": (_environment, None, "environment"),
     "pyplot's figures": (_pyplot, _close_new_figures, "pyplot"),
@@ -165,6 +182,8 @@ WHY = {
     "threads": "a library-wide setting changed inside a call changes every later computation",
     "mode_stack": "enter a mode with `with` (or try/finally) so it is left even when the "
     "code inside raises",
+    "interpreter": "the interpreter's settings belong to the whole process: walk deep "
+    "structures with an explicit stack instead of raising the recursion limit",
     "cwd": "use paths instead of changing directory",
     "environment": "the environment belongs to the whole process",
     "pyplot": "draw on a figure of your own (fig, ax = plt.subplots()), save it, "

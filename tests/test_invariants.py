@@ -14,6 +14,7 @@ import itertools
 import os
 import random
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -240,8 +241,13 @@ def test_values_allowed_in_place_leave_the_modules_and_modes_the_callers():
         (lambda: torch.set_default_dtype(torch.float64), "the default dtype"),
         (lambda: torch.set_num_threads(torch.get_num_threads() + 1), "torch's thread count"),
         (lambda: torch.set_anomaly_enabled(True), "anomaly detection"),
+        (lambda: sys.setrecursionlimit(sys.getrecursionlimit() + 500), "Python's recursion limit"),
+        (lambda: setattr(torch.backends.cudnn, "benchmark", True), "cuDNN's flags"),
     ],
-    ids=["torch-draw", "torch-seed", "numpy", "python", "grad", "dtype", "threads", "anomaly"],
+    ids=[
+        *("torch-draw", "torch-seed", "numpy", "python", "grad", "dtype", "threads", "anomaly"),
+        *("recursion", "cudnn"),
+    ],
 )
 def test_global_state_is_checked_and_put_back(use, name):
     def f():
