@@ -152,7 +152,6 @@ def test_rows_describe_one_coherent_state():
 
 
 @pytest.mark.task("ch00.2")
-@pytest.mark.points(2)
 def test_every_step_uses_only_its_own_gradient():
     xs, ys, lr, w0 = BOOK_XS, BOOK_YS, 0.01, 0.0
     result = tl.train_scalar(xs, ys, w0=w0, lr=lr, steps=5)

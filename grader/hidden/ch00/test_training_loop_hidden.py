@@ -20,7 +20,7 @@ from harness.probe import because, probe
 from harness.target import chapter_module
 
 try:  # test bodies only: the student's process of a split run cannot import these
-    from harness.generated import examples, given, st
+    from harness.generated import example, examples, given, st
 except ImportError:
     pass
 
@@ -84,7 +84,6 @@ def test_gradient_at_comes_from_autograd():
 
 
 @pytest.mark.task("ch00.2")
-@pytest.mark.points(2)
 def test_trajectory_matches_gradient_descent_on_the_mean():
     """train_scalar's weights, losses and final w follow gradient descent on the mean squared error."""
     xs, ys = [0.5, -1.0, 2.0], [1.0, -3.0, 3.5]
@@ -158,6 +157,100 @@ def test_train_scalar_runs_every_step_when_there_is_nothing_left_to_learn(xs, ys
     )
     judge.number(result.losses, [0.0] * 6, "a perfect fit keeps a loss of 0", abs=1e-12)
     judge.number(result.w, w0, "a zero gradient leaves w where it was", abs=1e-12)
+
+
+@pytest.mark.task("ch00.2")
+def test_train_scalar_runs_every_step_when_the_loss_overflows():
+    """train_scalar runs exactly `steps` steps when the loss overflows to inf and then nan: a row per step, to the end."""
+    xs, ys, steps, lr = [100.0, 200.0, 300.0, 400.0], [500.0, 1000.0, 1500.0, 2000.0], 40, 1.0
+    # the reading's lr = 1.0 run on data 100 times larger: every step multiplies the error by
+    # ~1.5e5, so the loss is inf within 40 steps whether it is computed in float32 or float64
+    result = tl.train_scalar(xs, ys, w0=0.0, lr=lr, steps=steps)
+    assert len(result.ws) == len(result.losses) == steps, (
+        f"train_scalar(xs=100..400, y=5x, w0=0, lr={lr}, steps={steps}) returned {len(result.ws)} ws "
+        f"and {len(result.losses)} losses: the loss overflows to inf, then nan, and the loop "
+        "still runs for `steps` steps (the reading's lr = 1.0 curve has a row for every step, "
+        "inf and nan included); deciding to stop early is the caller's business, not "
+        "train_scalar's"
+    )
+    _, ws, losses = gd(xs, ys, w=0.0, lr=lr, steps=3)
+    judge.number(
+        result.losses[:3],
+        losses,
+        f"the first 3 losses of the overflowing run (lr={lr}) are still finite and follow "
+        "gradient descent on the mean squared error",
+        rel=1e-4,
+        abs=1e-6,
+    )
+    tail = result.losses[-1]
+    assert type(tail) is float and not math.isfinite(tail), (
+        f"the last loss of the overflowing run is {tail!r}; after {steps} steps of lr={lr} the "
+        "loss has overflowed: each row records that step's loss, inf or nan included"
+    )
+
+
+@probe
+def leaf_sightings(xs, ys, w0, lr, steps):
+    """train_scalar(...) while autograd's engine is watched: for each leaf tensor a backward
+    pass reached, its version counter and value at every backward pass that reached it and
+    once more after the call. The leaves are kept alive, so each is one object throughout."""
+    import torch.autograd as autograd
+
+    engine = getattr(autograd, "_engine_run_backward", None)
+    seen = {}  # id(leaf) -> (leaf, [(version, value), ...])
+
+    def sighted(roots, *a, **k):
+        todo = [t.grad_fn for t in roots if t.grad_fn is not None]
+        visited = set()
+        while todo:
+            node = todo.pop()
+            if node is None or id(node) in visited:
+                continue
+            visited.add(id(node))
+            leaf = getattr(node, "variable", None)
+            if leaf is not None:
+                entry = seen.setdefault(id(leaf), (leaf, []))
+                entry[1].append((leaf._version, leaf.detach().clone()))
+            todo.extend(nxt for nxt, _ in node.next_functions)
+        return engine(roots, *a, **k)
+
+    if engine is None:
+        return None
+    autograd._engine_run_backward = sighted
+    try:
+        tl.train_scalar(xs, ys, w0, lr, steps)
+    finally:
+        autograd._engine_run_backward = engine
+    for leaf, sightings in seen.values():
+        sightings.append((leaf._version, leaf.detach().clone()))
+    return [sightings for _, sightings in seen.values()]
+
+
+def hidden_update(sightings):
+    """The first (index, before, after) where a leaf's value changed between two sightings
+    while its version counter stayed put; None when every change was counted."""
+    for (v0, x0), (v1, x1) in zip(sightings, sightings[1:]):
+        if v1 == v0 and not judge.is_equal(x0, x1):
+            return v0, x0, x1
+    return None
+
+
+@pytest.mark.task("ch00.2")
+def test_the_update_is_an_in_place_change_autograd_can_see():
+    """Each update changes the leaf w in place under torch.no_grad(), where autograd's version counter sees it, not behind its back through .data."""
+    leaves = leaf_sightings([1.0, 2.0, -1.0], [2.0, 3.5, -2.5], 0.5, 0.1, 4)
+    if leaves is None:  # this torch has no engine hook to watch
+        return
+    assert leaves, "train_scalar ran no backward pass that reached a leaf tensor"
+    for sightings in leaves:
+        hidden = hidden_update(sightings)
+        assert hidden is None, (
+            f"train_scalar(..., steps=4): the leaf w changed from {hidden[1].tolist()} to "
+            f"{hidden[2].tolist()} between two backward passes while its version counter "
+            f"stayed at {hidden[0]}: the update went behind autograd's back (w.data -= ..., "
+            "w.data = ...), so a graph that saved w would silently use the new value; update w "
+            "itself under torch.no_grad() (w -= lr * w.grad), which autograd counts"
+        )
 
 
 @pytest.mark.task("ch00.2")
@@ -502,6 +595,14 @@ def clear_cut_curve(kind, start, ratio, steps):
 
 @pytest.mark.task("ch00.3")
 @examples(60)
+# scales whose values lie beyond float32's range (above 3.4e38, below 1.4e-45) every run:
+# "at any scale" is any float64 scale, so no copy may round the curve to a narrower type
+@example(kind="crawl", log_start=0.0, ratio=0.5, steps=12, log_scale=45)
+@example(kind="zigzag", log_start=0.0, ratio=0.5, steps=12, log_scale=-50)
+@example(kind="growth", log_start=0.0, ratio=0.5, steps=12, log_scale=-300)
+@example(kind="decay", log_start=0.0, ratio=0.5, steps=12, log_scale=300)
+@example(kind="zigzag", log_start=1.0, ratio=0.2, steps=15, log_scale=300)
+@example(kind="crawl", log_start=-1.0, ratio=0.8, steps=15, log_scale=-300)
 @given(
     kind=st.sampled_from(["decay", "crawl", "growth", "zigzag", "overflow"]),
     log_start=st.floats(-4, 4),
@@ -519,9 +620,16 @@ def test_classify_generated_curves_by_ratio_only(kind, log_start, ratio, steps, 
     )
     scaled = [v * 10.0**log_scale for v in losses]
     again = tl.classify_curve(scaled)
+    narrower = (
+        " (its values reach beyond float32's range, 3.4e38 down to 1.4e-45: a float32 copy "
+        "of the curve reads them as inf or 0; keep Python floats, or float64)"
+        if abs(log_scale) > 38
+        else ""
+    )
     assert again == got, (
         f"classify_curve said {got!r} for a curve and {again!r} for the same curve times "
-        f"1e{log_scale}: the thresholds are fractions of the starting loss, so only ratios matter"
+        f"1e{log_scale}{narrower}: the thresholds are fractions of the starting loss, so only "
+        "ratios matter, at any scale"
     )
 
 
@@ -533,6 +641,11 @@ def with_a_passing_spike(losses, at, spike):
 
 @pytest.mark.task("ch00.3")
 @examples(40)
+# a passing spike that is not finite (an overflowed step a loss scaler skipped), every run
+@example(kind="decay", log_start=0.0, ratio=0.5, steps=16, where=0.5, spike=math.inf)
+@example(kind="crawl", log_start=1.0, ratio=0.5, steps=16, where=0.0, spike=math.nan)
+@example(kind="zigzag", log_start=-1.0, ratio=0.5, steps=16, where=1.0, spike=math.inf)
+@example(kind="crawl", log_start=0.5, ratio=0.3, steps=20, where=0.3, spike=math.inf)
 @given(
     kind=st.sampled_from(["decay", "crawl", "zigzag"]),
     log_start=st.floats(-3, 3),
@@ -544,7 +657,7 @@ def with_a_passing_spike(losses, at, spike):
 def test_classify_judges_divergence_by_the_end_not_a_passing_spike(
     kind, log_start, ratio, steps, where, spike
 ):
-    """A curve that jumps far above its start once, early on, and then carries on keeps the name its end gives it: diverging is judged by the end."""
+    """A curve that jumps far above its start once (or to inf or nan), early on, and then carries on keeps the name its end gives it: diverging is judged by the end."""
     losses, expected = clear_cut_curve(kind, 10**log_start, ratio, steps)
     at = int(where * (len(losses) // 2 - 1))  # the first half: the last points stay the curve's
     spiked = with_a_passing_spike(losses, at, losses[0] * spike)
@@ -554,5 +667,6 @@ def test_classify_judges_divergence_by_the_end_not_a_passing_spike(
         f"{losses[-1]:.4g} over {len(spiked)} steps that jumped once to {spiked[at + 1]:.4g} "
         f"at step {at + 1} and then carried on; without that one value it is {expected!r}. "
         "diverging means the loss *ends* non-finite or far above its start: compare the last "
-        "value with the first, not the largest value seen"
+        "value with the first, not the largest value seen, and ask whether the last value is "
+        "finite, not whether every value is"
     )
