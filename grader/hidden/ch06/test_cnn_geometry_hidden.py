@@ -9,12 +9,14 @@ import torch
 from torch import nn
 
 from exercises.ch06.test_cnn_geometry import (  # helpers and probes shared with the public twin
+    build_layer,
     cnn_built,
     cnn_forward,
     measured_receptive_field,
     nhwc_conv_built,
     nhwc_conv_checked,
     nhwc_conv_problem,
+    receptive_field_of,
     rf_checked,
 )
 from harness import judge
@@ -23,10 +25,12 @@ from harness.target import chapter_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
     from harness.evidence import brief, first_difference
-except ImportError:  # (probes never use it)
+    from harness.generated import example, examples, given, st
+except ImportError:  # (probes never use them)
     pass
 
 cg = chapter_module("ch06", "cnn_geometry")
+PROBES_USE = "build_layer"  # what the probes use besides themselves (harness/strip.py)
 
 
 # ---------------------------------------------------------------- ch06.1
@@ -56,16 +60,43 @@ def test_channels_first_equals_the_axis_move(shape):
     )
 
 
+# Shapes whose sizes suggest another layout: more than four channels on a small image, C == H,
+# one image. A function that guesses the layout from the sizes (a "colour axis" of 1 to 4)
+# leaves such a batch where it was; the docstring fixes the layout, [B, H, W, C], whatever
+# the sizes.
 @pytest.mark.task("ch06.1")
-def test_channels_first_on_size_one_axes():
-    """Size-1 axes (one channel, a one-pixel image, one image) move like any other axis."""
-    for shape in [(2, 3, 5, 1), (1, 1, 1, 4), (1, 2, 1, 3), (1, 3, 2, 2)]:
-        x = torch.randn(*shape, generator=torch.Generator().manual_seed(7 * sum(shape)))
-        out = cg.to_channels_first(x)
-        assert out.shape == x.movedim(-1, 1).shape and judge.is_equal(out, x.movedim(-1, 1)), (
-            f"on a [B, H, W, C] = {list(shape)} batch, out[b, c, h, w] must equal x[b, h, w, c] "
-            f"(got shape {list(out.shape)}): move the channel axis with permute(0, 3, 1, 2)"
+@examples(12)
+@example(b=1, h=1, w=1, c=5)
+@example(b=2, h=4, w=6, c=8)  # feature maps: 8 channels of height 4
+@example(b=1, h=3, w=5, c=3)  # C == H
+@example(b=1, h=2, w=2, c=4)  # C == 4 > H == W: it looks channels-first from both ends
+@example(b=2, h=3, w=5, c=1)  # the size-one axes of earlier cases
+@example(b=1, h=1, w=1, c=4)
+@example(b=1, h=2, w=1, c=3)
+@example(b=1, h=3, w=2, c=2)
+@given(
+    b=st.integers(1, 3),
+    h=st.integers(1, 6),
+    w=st.integers(1, 6),
+    c=st.integers(1, 12),
+)
+def test_channels_first_whatever_the_sizes(b, h, w, c):
+    """out[b, c, h, w] == x[b, h, w, c] for any sizes: C > 4, H < C, C == H, size-one axes, one image."""
+    x = torch.arange(b * h * w * c, dtype=torch.float32).view(b, h, w, c)
+    out = cg.to_channels_first(x)
+    want = x.movedim(-1, 1)
+    ok = tuple(out.shape) == tuple(want.shape) and judge.is_equal(out, want)
+    assert ok, (
+        f"to_channels_first on a [B, H, W, C] = {[b, h, w, c]} batch returned "
+        f"{brief(out)}, expected shape {list(want.shape)} with out[b, c, h, w] == x[b, h, w, c]"
+        + (
+            ": the batch came back unmoved. The input is always [B, H, W, C]; its sizes never "
+            "tell the layout (8 channels of height 4 are as channels-last as RGB), so move the "
+            "last axis to dimension 1 every time, without a guess"
+            if judge.is_equal(out, x)
+            else ": move the channel axis with permute(0, 3, 1, 2), whatever the sizes"
         )
+    )
 
 
 @probe
@@ -505,7 +536,7 @@ def random_stack(rng):
 
 
 @pytest.mark.task("ch06.4")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 def test_receptive_field_of_random_stacks():
     """receptive_field equals the backprop measurement on random stacks, whatever container holds them."""
     rng = random.Random(64)
@@ -518,6 +549,33 @@ def test_receptive_field_of_random_stacks():
             f"receptive_field of {specs} (as a {container}) returned {brief(got)}, but the gradient of "
             f"one output pixel reaches a {rows}x{cols} input window: r += (k-1)*dilation*jump, then "
             "jump *= stride, per axis, for every conv and pool (a pool's stride defaults to its kernel)"
+        )
+
+
+@probe
+def receptive_field_of_an_iterator(specs):
+    """receptive_field of the layers ``specs`` describes, handed over as a generator that
+    yields each layer once (the signature takes any Iterable[nn.Module])."""
+    layers = [build_layer(s) for s in specs]
+    return cg.receptive_field(layer for layer in layers)
+
+
+@pytest.mark.task("ch06.4")
+def test_receptive_field_of_a_one_shot_iterable():
+    """A generator of layers, which can be walked only once, gives the same window as a list."""
+    for specs in (STACKS["non-square"], STACKS["dilation-pairs"], [("conv", 1, 1, 3, 1, 0, 1)]):
+        with because(
+            f"receptive_field raised on {len(specs)} layers handed over as a generator: the "
+            "signature takes any Iterable[nn.Module], and a generator can be walked only once"
+        ):
+            got = receptive_field_of_an_iterator(specs)
+        want = receptive_field_of(specs, "list")
+        assert tuple(got) == tuple(want), (
+            f"receptive_field of {len(specs)} layers returned {brief(got)} when they came as a "
+            f"generator and {brief(want)} as a list: the signature takes any Iterable[nn.Module], "
+            "and a generator is exhausted after one pass, so a second loop over `layers` (one "
+            "per axis, say) sees no layer at all. Walk the layers once, updating both axes in "
+            "the same pass (or make a list of them first)"
         )
 
 
@@ -540,7 +598,7 @@ def test_receptive_field_of_pointwise_layers_is_one_pixel(container):
 @pytest.mark.parametrize(
     "image_shape, out_channels, kernel_size, batch",
     [
-        ((5, 7, 2), 3, 2, 1),  # H < W, two channels
+        ((4, 7, 6), 3, 2, 1),  # H < W, six channels of height 4, one image: sizes mislead
         ((9, 6, 4), 2, 5, 3),  # H > W, a 5x5 kernel: features 5 x 2
         ((3, 7, 3), 5, 3, 2),  # H == C: the unmoved batch runs, with H and W exchanged
         ((6, 6, 6), 5, 1, 2),  # H == W == C and a 1x1 kernel: every wrong move runs
