@@ -18,7 +18,9 @@ which holds the call to what any contract says unless it says otherwise:
   beside a path the call was given, except that path;
 - **results are the call's own**: nothing in the result shares memory with, or is, an
   object the caller passed in, and no call hands out an object that an earlier call
-  returned (a cache: editing one result would change another).
+  returned (a cache: editing one result would change another);
+- **results have the declared type**: the result is of the type the stub's signature
+  declares, the fields of a returned named tuple or dataclass too (``harness.returns``).
 
 ``harness.ownership`` checks the arguments and results, ``harness.globalstate`` the
 global state and the files; ``harness.contracts`` lists the exceptions a task's contract
@@ -41,7 +43,7 @@ import weakref
 
 import torch
 
-from harness import contracts
+from harness import contracts, returns
 from harness.globalstate import global_state, state_changes, watched_folders, written
 from harness.ownership import HANDOUTS, Owned, shared_with
 
@@ -228,10 +230,20 @@ def _checked_call(fn, key, name, allow, args, kwargs):
             state_changes(state, states)
         raise
     with _unseen():
-        return _after(key, name, allow, states, named, owned, state, folders, result)
+        _after(key, name, allow, states, named, owned, state, folders, result)
+        declared = returns.result_mismatch(key, result, getattr(fn, "__globals__", {}))
+    if declared:
+        annotation, where = declared
+        raise _fail(
+            f"{_call_text(name, named)} returned a value of another type than its contract "
+            f"declares: {where} (the stub's signature says `-> {annotation}`); return that "
+            "type (a number from a one-element tensor: .item(); a tuple: tuple(...)) "
+            "(invariant: results have the declared type)"
+        )
+    return result
 
 
-def _after(key, name, allow, states, named, owned, state, folders, result):
+def _after(key, name, allow, states, named, owned, state, folders, result) -> None:
     text = _call_text(name, named)
     changed = state_changes(state, states)
     if changed:
@@ -277,4 +289,3 @@ def _after(key, name, allow, states, named, owned, state, folders, result):
                 "object or memory): editing one call's result changes another's; build a "
                 "new one on every call (invariant: results are the call's own)"
             )
-    return result

@@ -16,6 +16,7 @@ import random
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -460,6 +461,78 @@ def test_fresh_results_pass_even_where_memory_is_reused():
         run(fresh, 4)  # each result dropped: the allocator may hand its memory out again
     kept = [run(fresh, 4) for _ in range(3)]
     assert len({id(k) for k in kept}) == 3
+
+
+# ---- results have the declared type ----------------------------------------------------
+
+
+class Row(NamedTuple):
+    name: str
+    norm: float
+    shape: tuple[int, ...]
+
+
+@pytest.mark.parametrize(
+    "value, annotation, wrong",
+    [
+        ([1, 1], "tuple[int, int]", "the result is a list, not a tuple[int, int]"),
+        ((1, 2, 3), "tuple[int, int]", "has 3 items, not the 2"),
+        ((1, 2.5), "tuple[int, ...]", "the result[1] is a float, not a int"),
+        ([0.5, torch.tensor(0.4)], "list[float]", "the result[1] is a torch.Tensor"),
+        (torch.tensor(1.0), "float", "is a torch.Tensor, not a float"),
+        (True, "float", "is a bool, not a float"),
+        ({"w": 1.0}, "dict[str, Tensor]", "the result['w'] is a float, not a Tensor"),
+        ({1: True}, "dict[str, bool]", "a key of the result is a int"),
+        (0, "int | None", None),
+        (None, "int | None", None),
+        ("0", "int | None", "is a str, not a int | None"),
+        ([0.5, 3, np.float64(2.0), np.float32(1.0)], "list[float]", None),
+        (Row("w", 1.0, (2, 3)), "Row", None),
+        (Row("w", torch.tensor(1.0), (2, 3)), "Row", "the result.norm is a torch.Tensor"),
+        (("w", 1.0, (2, 3)), "Row", "is a tuple, not a Row"),
+        ({"w": torch.ones(1)}, "Params", None),
+        ({"w": [1.0]}, "Params", "the result['w'] is a list"),
+        (Path("x"), "Path", None),
+        ("x", "Path", "is a str, not a Path"),
+        (nn.Linear(1, 1), "nn.Module", None),
+        (object(), "Unknown", None),  # a name that cannot be found is not checked
+    ],
+)
+def test_a_result_is_checked_against_the_type_the_stub_declares(value, annotation, wrong):
+    from harness import returns
+
+    namespace = {"Row": Row, "Params": dict[str, torch.Tensor], "nn": nn, "Tensor": torch.Tensor}
+    fields = {"Row": {"name": "str", "norm": "float", "shape": "tuple[int, ...]"}}
+    found = returns.mismatch(value, annotation, namespace, fields)
+    if wrong is None:
+        assert found is None, found
+    else:
+        assert found is not None and wrong in found, found
+
+
+def test_every_call_is_held_to_the_declared_result_type():
+    """Through ``invariants.call``: the table's annotation for the call's key, the names
+    looked up in the function's own module."""
+
+    def conv2d_output_hw(h, w, kernel):
+        return [h - kernel + 1, w - kernel + 1]
+
+    text = broken_as(conv2d_output_hw, "ch06.conv2d_output_hw", 5, 5, 3)
+    assert "the result is a list, not a tuple[int, int]" in text
+    assert "(invariant: results have the declared type)" in text
+
+    def right(h, w, kernel):
+        return (h - kernel + 1, w - kernel + 1)
+
+    assert invariants.call(right, "ch06.conv2d_output_hw", "f", contracts.NOTHING, (5, 5, 3), {})
+
+
+def broken_as(fn, key: str, *args) -> str:
+    invariants.HANDOUTS.clear()
+    with pytest.raises(invariants.Broken) as caught:
+        invariants.call(fn, key, fn.__name__, contracts.NOTHING, args, {})
+    invariants.take_pending()
+    return str(caught.value)
 
 
 # ---- methods of the student's classes ---------------------------------------------------

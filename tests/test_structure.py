@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from harness import index
+from harness import index, returns
 from harness.target import NAMED_TARGETS, REPO
 
 CHAPTERS = list(index.chapters())
@@ -228,6 +228,14 @@ def test_the_untouched_repair_programs_are_recorded():
     )
     assert index.untouched() == expected, (
         f"update the [repair] table of course/untouched.toml:\n{lines}"
+    )
+
+
+def test_the_declared_result_types_are_the_stubs():
+    """harness/declared.py, from which the harness checks every result's type, says what
+    the stubs' signatures and records declare (never what a submission's module says)."""
+    assert returns.table() == returns.table_from_stubs(), (
+        "the stubs' declared result types changed: python -m harness.returns --write"
     )
 
 
