@@ -798,7 +798,6 @@ def generator_use(dims, n, seed, advance):
 
 
 @pytest.mark.task("ch06a.5")
-@pytest.mark.points(2)
 def test_distance_concentration_draws_from_the_generator_it_is_given():
     """The points come from the generator passed in, in its current state, and from nothing else."""
     fresh = generator_use([3, 30], 20, 55, advance=0)
@@ -816,6 +815,55 @@ def test_distance_concentration_draws_from_the_generator_it_is_given():
         "after distance_concentration the generator is still in its initial state: the points "
         "must be drawn from it (not from a clone), so that the caller's next draws move on"
     )
+
+
+@probe
+def drawn_entry_by_entry(dims, n, seed):
+    """distance_concentration(dims, n) once for the whole list and once per entry, in order,
+    each run from its own generator seeded ``seed`` (the global one, seeded so, when ``seed``
+    is negative): both results and each generator's next draws."""
+    runs = {}
+    for how, calls in (("whole", [list(dims)]), ("entry by entry", [[d] for d in dims])):
+        if seed < 0:
+            torch.manual_seed(-seed)
+            out = [v for part in calls for v in fs.distance_concentration(part, n)]
+            runs[how] = (out, torch.rand(6))
+        else:
+            g = torch.Generator().manual_seed(seed)
+            out = [v for part in calls for v in fs.distance_concentration(part, n, g)]
+            runs[how] = (out, torch.rand(6, generator=g))
+    return runs
+
+
+@pytest.mark.task("ch06a.5")
+def test_every_entry_of_dims_draws_its_own_points():
+    """A repeated dimension is measured again on new points: the generator moves on entry by entry, as one call per entry would move it."""
+    for dims, n, seed in (([2, 2], 3, 5), ([10, 3, 10, 10], 6, 61), ([1, 1, 4], 4, -62)):
+        call = f"distance_concentration({dims}, {n}{', g' if seed >= 0 else ''})"
+        runs = drawn_entry_by_entry(dims, n, seed)
+        (whole, whole_next), (split, split_next) = runs["whole"], runs["entry by entry"]
+        assert len(whole) == len(dims), f"{call} returned {brief(whole)}: one contrast per entry"
+        repeats = [
+            (i, j) for i in range(len(dims)) for j in range(i + 1, len(dims)) if dims[i] == dims[j]
+        ]
+        same = [(i, j) for i, j in repeats if whole[i] == whole[j]]
+        assert not same, (
+            f"{call} returned {brief(whole)}: entries {same[0]} (both d = {dims[same[0][0]]}) "
+            "have the identical contrast. Every entry of dims draws n new points from the "
+            "generator, a repeated d included (it is another measurement, and the caller's "
+            "generator must move on by it): do not reuse or cache the first result per d"
+        )
+        one_by_one = f"[distance_concentration([d], {n}, ...) for d in {dims}]"
+        assert all(math.isclose(a, b, rel_tol=1e-9, abs_tol=0) for a, b in zip(whole, split)), (
+            f"{call} returned {brief(whole)}, while {one_by_one} on a generator in the same state "
+            f"returned {brief(split)}: for each entry of dims, in order, draw n points from the "
+            "generator as it stands after the entries before it"
+        )
+        assert judge.is_equal(whole_next, split_next), (
+            f"after {call} the generator's next draws differ from those after {one_by_one}: "
+            "each entry of dims, repeated ones included, draws its own n points, so the caller's "
+            "generator ends where one call per entry leaves it"
+        )
 
 
 @pytest.mark.task("ch06a.5")
