@@ -1068,7 +1068,6 @@ def standardized_window(big):
 
 
 @pytest.mark.task("ch01.7")
-@pytest.mark.points(2)
 def test_standardize_channels_writes_through_a_window_of_a_bigger_tensor():
     """A strided window of a bigger tensor is standardized in that tensor's memory, nothing else changes."""
     big = torch.randn(4, 3, 4, 6, generator=gen(77)) * 2 + 1
@@ -1113,3 +1112,42 @@ def test_standardize_channels_honours_eps_in_any_layout():
         )
         judge.close(seen["x"], want, itself, atol=1e-4, rtol=1e-5)
         assert seen["is_x"], itself
+
+
+FAR_FROM_ZERO = [  # (dtype, each channel's offset, its spread, tolerance): BatchNorm's answer
+    # holds however far from 0 the data sit; float32's rounding of the inputs at 1e4 leaves
+    # correct two-pass statistics ~1e-3 off, float64's at 1e8 ~1e-7
+    (torch.float32, (1e4, -1e4, 5e3), (1.0, 3.0, 0.5), 5e-3),
+    (torch.float64, (1e8, -3e8, 2e7), (1.0, 3.0, 0.5), 1e-6),
+]
+
+
+@pytest.mark.task("ch01.7")
+def test_standardize_channels_far_from_zero_in_float32_and_float64():
+    """Data far from 0 (float32 around 1e4, float64 around 1e8) are standardized as F.batch_norm does, in x's own dtype."""
+    for k, (dtype, offsets, spreads, tol) in enumerate(FAR_FROM_ZERO):
+        g = gen(90 + k)
+        x = torch.randn(5, 3, 4, 4, generator=g, dtype=torch.float64)
+        x = x * torch.tensor(spreads, dtype=torch.float64).view(1, 3, 1, 1)
+        x = (x + torch.tensor(offsets, dtype=torch.float64).view(1, 3, 1, 1)).to(dtype)
+        want = F.batch_norm(x, None, None, training=True, eps=1e-5)
+        with because(VIEW_FAILED):
+            seen = standardized(x)
+        where = str(dtype).removeprefix("torch.")
+        narrowed = (
+            ", and statistics taken in float32 (x.float(), a float32 constant) keep only a few "
+            "digits of float64 data far from 0: keep x's dtype throughout"
+            if dtype == torch.float64
+            else ""
+        )
+        judge.close(
+            seen["x"],
+            want,
+            f"standardize_channels_ on {where} data whose channels sit around "
+            f"{', '.join(f'{o:g}' for o in offsets)} (spread ~{max(spreads):g}) must still equal "
+            "F.batch_norm(x, training=True): the variance as E[x^2] - E[x]^2 cancels away every "
+            "digit there (take the mean first, then the mean square of x - mean, as "
+            f"x.var(unbiased=False) does){narrowed}",
+            atol=tol,
+            rtol=0.0,
+        )
