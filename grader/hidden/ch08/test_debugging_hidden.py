@@ -2,6 +2,7 @@
 finding probed near its own threshold, and overfit_one_batch compared with the
 reference. Messages state the property, not the test."""
 
+import copy
 import math
 
 import pytest
@@ -10,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from exercises.ch08.test_debugging import (  # helpers shared with the public twin
+    checked,
     codes,
     finding_problem,
     mlp,
@@ -36,7 +38,8 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "constant_line counts_regression detached_layer everything_frozen frozen_twin healthy_adam "
     "healthy_regression infinite_gradient infinite_lr linear_probe mlp overflow phased pretrained "
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
-    "zero_grad_before_step zero_lr zero_lr_head_only"
+    "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
+    "left_with_gradients nonfinite_run used_by_the_caller"
 )
 
 
@@ -376,6 +379,72 @@ class FixedDirection:
         return (out * self.c).sum()
 
 
+def used_by_the_caller(dtype):
+    """A model and optimizer in the state a caller's own run leaves them: the first layer
+    frozen, Adam holding two steps of state for the last layer, a .grad left in every
+    parameter by a last backward, the model in eval mode but for its last layer."""
+    model = mlp(75).to(dtype)
+    g = torch.Generator().manual_seed(76)
+    x, y = torch.randn(32, 8, generator=g, dtype=dtype), torch.randint(0, 4, (32,), generator=g)
+    opt = torch.optim.Adam(model[2].parameters(), lr=1e-2)
+    for _ in range(2):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    model[0].requires_grad_(False)
+    F.cross_entropy(model(x), y).backward()
+    model.eval()
+    model[2].train()
+    return model, opt, F.cross_entropy, (x, y)
+
+
+class Scaled:
+    """``base`` times ``factor`` on the call numbered ``at`` (on every call when None)."""
+
+    def __init__(self, base, factor, at=None):
+        self.base, self.factor, self.at, self.calls = base, factor, at, 0
+
+    def __call__(self, out, y):
+        loss, k = self.base(out, y), self.calls
+        self.calls += 1
+        return loss * self.factor if self.at in (None, k) else loss
+
+
+class Shifted:
+    """``base`` plus ``shift``: the loss moves, the gradients stay those of ``base``."""
+
+    def __init__(self, base, shift):
+        self.base, self.shift = base, shift
+
+    def __call__(self, out, y):
+        return self.base(out, y) + self.shift
+
+
+NONFINITE_RUNS = {  # name -> (seed, labels?, loss_fn factory, steps)
+    "MSE + inf at every step": (80, False, lambda: Shifted(F.mse_loss, math.inf), 3),
+    "MSE x inf at every step": (81, False, lambda: Scaled(F.mse_loss, math.inf), 3),
+    "MSE x nan at step 1 of 4": (82, False, lambda: Scaled(F.mse_loss, math.nan, at=1), 4),
+    "MSE x inf at step 2 of 4": (83, False, lambda: Scaled(F.mse_loss, math.inf, at=2), 4),
+    "cross-entropy x inf at every step": (0, True, lambda: Scaled(F.cross_entropy, math.inf), 2),
+}
+
+
+def nonfinite_run(name):
+    """NONFINITE_RUNS[name] as diagnose's arguments: an MLP with a RecordingSGD, on float
+    targets (a regression) or on labels."""
+    seed, labels, loss_fn, steps = NONFINITE_RUNS[name]
+    g = torch.Generator().manual_seed(seed + 1)
+    if labels:
+        model = mlp(seed)
+        x = torch.randn(16, 8, generator=g)
+        y = torch.randint(0, 4, (16,), generator=g)
+    else:
+        model = mlp(seed, d_in=4, d_out=3)
+        x = torch.randn(32, 4, generator=g)
+        y = torch.tanh(x @ torch.randn(4, 3, generator=g))
+    return model, RecordingSGD(model.parameters(), lr=0.1), loss_fn(), (x, y), steps
+
+
 SETUPS = {
     "book's setup in full": books_setup_in_full,
     "lr 0": zero_lr,
@@ -448,6 +517,32 @@ def caller_after_diagnose(seed, steps):
 
 
 @probe
+def used_caller_diagnosed(dtype, steps):
+    """diagnose on a model and optimizer the caller has used (used_by_the_caller): the
+    findings (the harness compares the caller's objects before and after the call)."""
+    return dbg.diagnose(*used_by_the_caller(dtype), steps)
+
+
+@probe
+def nonfinite_diagnosed(name):
+    """diagnose on NONFINITE_RUNS[name]: the findings and how many step() calls it made."""
+    RECORDED.clear()
+    findings = dbg.diagnose(*nonfinite_run(name))
+    return findings, len(RECORDED)
+
+
+@probe
+def heads_of_two_setups(seed):
+    """build_transfer_setup on two copies of one pretrained model, one call after the other
+    (the global generator not reseeded in between): each new head's weight."""
+    first = pretrained(seed)
+    second = copy.deepcopy(first)
+    a, _ = dbg.build_transfer_setup(first)
+    b, _ = dbg.build_transfer_setup(second)
+    return a.head.weight.detach().clone(), b.head.weight.detach().clone()
+
+
+@probe
 def transfer_steps(seed, task_seed, steps):
     """build_transfer_setup of pretrained(seed), then ``steps`` training steps with the
     optimizer it returned, one at a time: for each step the head's parameters before it,
@@ -472,7 +567,7 @@ def transfer_steps(seed, task_seed, steps):
 @pytest.mark.task("ch08.1")
 @pytest.mark.points(2)
 def test_transfer_setup_for_other_sizes():
-    """On other sizes the repaired setup has a fresh head of the old shape, trains it, and holds exactly it."""
+    """On other sizes the repaired setup has a fresh head of the old shape, trains it, and holds exactly it; every setup draws a new head."""
     seen = transfer_setup(21, {"d_in": 5, "hidden": 6, "n_classes": 6}, 22, 50)
     assert seen["new_head"].shape == (6, 6) and judge.differ(
         seen["new_head"], seen["old_head"], atol=0, rtol=0
@@ -483,6 +578,14 @@ def test_transfer_setup_for_other_sizes():
     )
     assert seen["held"] == seen["held_of_head"] == seen["head_size"], (
         "the optimizer holds exactly the new head's parameters"
+    )
+    first, second = heads_of_two_setups(77)
+    assert first.shape == second.shape and judge.differ(first, second, atol=0, rtol=0), (
+        "build_transfer_setup on two copies of one pretrained model, called one after the "
+        "other, gave both the same new head: a fresh head draws new weights from torch's "
+        "generator, as nn.Linear(...) does when it is built. Seeding the global generator "
+        "inside the function (torch.manual_seed) gives every model the same head and restarts "
+        "the caller's random stream; a generator seeded with a constant repeats itself alike"
     )
 
 
@@ -524,7 +627,7 @@ def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
 
 
 @pytest.mark.task("ch08.2")
-@pytest.mark.points(4)
+@pytest.mark.points(3)
 def test_diagnose_the_books_setup_in_full():
     """The book's setup: frozen for held frozen features, not_in_model, not_in_optimizer by identity."""
     findings = diagnosed("book's setup in full", 5)
@@ -684,7 +787,6 @@ def test_probabilities_as_logits_needs_probability_rows_and_integer_targets():
 
 
 @pytest.mark.task("ch08.2")
-@pytest.mark.points(2)
 def test_diagnose_unreachable_and_nonfinite():
     """A detached layer is no_grad; a loss that overflows is nonfinite at 'loss'."""
     findings = diagnosed("detached layer", 5)
@@ -828,6 +930,62 @@ def test_diagnose_everything_frozen_and_leaves_the_caller_alone():
     )
 
 
+def finding_set(findings, ignore=()):
+    """The (code, where) pairs of ``findings`` (checked first), without the codes in ``ignore``."""
+    return sorted({(f.code, f.where) for f in checked(findings) if f.code not in ignore})
+
+
+@pytest.mark.task("ch08.2")
+def test_diagnose_leaves_a_used_caller_alone():
+    """A caller's model and optimizer as a run leaves them (gradients in .grad, eval mode but for one layer, a frozen layer, Adam with state, float32 or float64) come back untouched, and are diagnosed like fresh ones."""
+    for dtype in (torch.float32, torch.float64):
+        with because(
+            f"diagnose raised on a {dtype} model the caller had trained (a .grad in every "
+            "parameter, eval mode but for its last layer, its first layer frozen) with its "
+            "Adam (two steps of state)"
+        ):
+            findings = used_caller_diagnosed(dtype, 4)
+        want = finding_set(ref.diagnose(*used_by_the_caller(dtype), 4))
+        assert finding_set(findings) == want, (
+            f"diagnose on a {dtype} model the caller had already trained (gradients left in "
+            f".grad, eval mode, a frozen layer outside the optimizer, Adam with state) found "
+            f"{finding_set(findings)}, expected {want}: each step starts from zero_grad on the "
+            "copy, whatever the caller's .grad held"
+        )
+
+
+@pytest.mark.task("ch08.2")
+def test_nonfinite_runs_are_diagnosed_in_full():
+    """A loss that turns inf or nan: all `steps` steps still run (backward and step included), and the findings are exactly those of the run — nonfinite for the loss and for every gradient or parameter it poisoned, no no_grad."""
+    for name in NONFINITE_RUNS:
+        with because(f"diagnose on a run whose loss is {name} raised"):
+            findings, steps_taken = nonfinite_diagnosed(name)
+        *setup, steps = nonfinite_run(name)
+        labels = not setup[3][1].is_floating_point()
+        # With labels and no finite loss, the contract leaves "the best loss" of at_chance open.
+        ignore = ("at_chance",) if labels else ()
+        got = finding_set(findings, ignore)
+        want = finding_set(ref.diagnose(*setup, steps), ignore)
+        spurious = [w for c, w in got if c == "no_grad"]
+        assert not spurious, (
+            f"diagnose on a run whose loss is {name} reported no_grad for {spurious}: backward "
+            "reaches them (an inf or nan loss still backpropagates), so .grad is set — "
+            "stopping before backward() leaves it None and blames reachability"
+        )
+        assert steps_taken == steps, (
+            f"diagnose(..., steps={steps}) on a run whose loss is {name} called the "
+            f"optimizer's step() {steps_taken} times: run every step, even once the loss is "
+            "inf or nan — backward and step() are what show which gradients and parameters "
+            "it poisons"
+        )
+        assert got == want, (
+            f"diagnose on a run whose loss is {name} found {got}, expected {want}: nonfinite "
+            "at 'loss', and at every parameter whose gradient or value became inf or nan "
+            "(checked after each backward and after the steps), and nothing the run does not "
+            "show"
+        )
+
+
 @pytest.mark.task("ch08.2")
 def test_zero_steps_still_check_what_the_optimizer_holds():
     """With steps=0 nothing runs: a healthy setup gets no finding, the identity checks still report."""
@@ -943,13 +1101,21 @@ def test_overfit_records_losses_before_each_update():
     )
 
 
+def left_with_gradients(model, x):
+    """Leave in every parameter's .grad the gradient of another loss, as a caller's
+    earlier backward would."""
+    (model(x) ** 2).sum().backward()
+
+
 @probe
-def overfit_trace(seed, x, y, steps, freeze_first):
-    """overfit_one_batch on mlp(seed) (its first layer frozen if asked): the losses and the
-    parameters afterwards."""
+def overfit_trace(seed, x, y, steps, freeze_first, stale=False):
+    """overfit_one_batch on mlp(seed) (its first layer frozen if asked; with gradients left
+    in .grad by an earlier backward if stale): the losses and the parameters afterwards."""
     model = mlp(seed, d_in=x.shape[1], d_out=y.shape[1] if y.is_floating_point() else 4)
     if freeze_first:
         model[0].requires_grad_(False)
+    if stale:
+        left_with_gradients(model, x)
     losses = dbg.overfit_one_batch(model, (x, y), steps)
     return [float(v) for v in losses], [p.detach().clone() for p in model.parameters()]
 
@@ -964,7 +1130,6 @@ def reference_trace(seed, x, y, steps, freeze_first):
 
 
 @pytest.mark.task("ch08.3")
-@pytest.mark.points(2)
 @examples(8)
 @given(
     seed=st.integers(0, 10_000),
@@ -1002,3 +1167,24 @@ def test_overfit_follows_adam_at_1e_2_like_the_reference(
             atol=1e-6,
             rtol=1e-4,
         )
+
+
+@pytest.mark.task("ch08.3")
+def test_overfit_ignores_gradients_left_in_the_model():
+    """A model handed over with gradients left in .grad by an earlier backward trains exactly like one without: every step follows its own gradient."""
+    g = torch.Generator().manual_seed(78)
+    x, y = torch.randn(8, 8, generator=g), torch.randint(0, 4, (8,), generator=g)
+    losses, params = overfit_trace(79, x, y, 3, False, stale=True)
+    want_losses, want_params = reference_trace(79, x, y, 3, False)
+    moved = len(losses) == 3 and judge.is_close(
+        torch.tensor(losses), torch.tensor(want_losses), atol=1e-6, rtol=1e-4
+    )
+    moved = moved and all(
+        judge.is_close(p, q, atol=1e-6, rtol=1e-4) for p, q in zip(params, want_params)
+    )
+    assert moved, (
+        "overfit_one_batch for 3 steps on a model whose .grad still held the gradient of an "
+        f"earlier, unrelated backward gave losses {losses}, expected {want_losses} (those of the "
+        "same model without it): clear the gradients before every backward (zero_grad first in "
+        "each step), or the first step also follows whatever the caller left in .grad"
+    )
