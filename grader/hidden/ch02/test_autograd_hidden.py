@@ -43,7 +43,8 @@ ag = chapter_module("ch02", "autograd")
 ref = reference_module("ch02", "autograd")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "BackwardSpy HIDDEN_GRAPHS LeakyHead USER_FILES USER_SOURCE healthy_step hidden_cut_cases "
-    "leaky_loss leaving_torch make_batch mode_dependent_model no_grad_graph nonscalar_leaf_graph observe_reachability "
+    "PRECISIONS leaky_loss leaving_torch make_batch mode_dependent_model no_grad_graph "
+    "nonscalar_leaf_graph observe_reachability precision_cuts "
     "shared_memory_graph "
     "other_dtypes_and_outputs other_nodes_graph preprocess program program_args random_graph "
     "shared_branches_graph sum_of_products_graph very_deep_graph"
@@ -371,6 +372,20 @@ def other_dtypes_and_outputs(w):
     return d.sum() + parts[0].sum() + half.float().sum()
 
 
+def precision_cuts(w):
+    """w: a (2, 3) floating tensor that requires grad, in any floating dtype."""
+    kept = w.detach()
+    with torch.no_grad():
+        doubled = w * 2
+    rows = w.tolist()
+    planes = w.unsqueeze(0).tolist()
+    total = w.sum().item()
+    return kept, doubled, rows, planes, total
+
+
+PRECISIONS = ["float16", "bfloat16", "float32", "float64"]
+
+
 def hidden_cut_cases():
     g = torch.Generator().manual_seed(9)
     w = torch.randn(5, 5, generator=g).requires_grad_()
@@ -384,6 +399,17 @@ def hidden_cut_cases():
         "preprocess": (preprocess, (torch.randn(16, generator=g),)),
         "dtypes": (other_dtypes_and_outputs, (torch.ones(4, requires_grad=True),)),
         "preprocess_grad": (preprocess, (torch.randn(16, generator=g).requires_grad_(),)),
+        **{
+            precision: (
+                precision_cuts,
+                (
+                    torch.linspace(-1, 1, 6, dtype=getattr(torch, precision))
+                    .view(2, 3)
+                    .requires_grad_(),
+                ),
+            )
+            for precision in PRECISIONS
+        },
     }
 
 
@@ -402,11 +428,11 @@ def hidden_cuts(case):
 def expect_cuts(found, fn, expected, why):
     cut_list(found, f"find_graph_cuts({fn.__name__}, ...)")
     kinds = [kind for kind, _ in expected]
-    lines = {kind: code_line(fn, code) for kind, code in expected}
+    lines = [code_line(fn, code) for _, code in expected]  # a kind may cut on several lines
     ops = [str(c.op) for c in found]
     assert len(found) == len(kinds), f"{why}; got {len(found)} cuts {ops}"
-    for cut, kind in zip(found, kinds):
-        assert kind in str(cut.op) and points_at(cut, lines[kind], HERE), (
+    for cut, kind, line in zip(found, kinds, lines):
+        assert kind in str(cut.op) and points_at(cut, line, HERE), (
             f"{why}; cuts are reported in execution order, each naming its op and the user "
             f"line; got {[(c.op, c.location) for c in found]}"
         )
@@ -489,7 +515,7 @@ def test_find_graph_cuts_ignores_tensors_that_never_required_grad():
 
 @pytest.mark.task("ch02.2")
 def test_find_graph_cuts_in_other_dtypes_and_several_outputs():
-    """A float64 result and a tuple of tensors made under no_grad are cuts; a float16 copy on the graph is not."""
+    """Results of every floating dtype (float16, bfloat16, float64 too) and nested lists from .tolist() are cuts, as is a tuple of tensors made under no_grad; a float16 copy on the graph is not."""
     found, _ = hidden_cuts("dtypes")
     expect_cuts(
         found,
@@ -498,13 +524,37 @@ def test_find_graph_cuts_in_other_dtypes_and_several_outputs():
         "any floating result counts (float64 too), and an op returning several tensors is a cut "
         "when none of them requires grad; a dtype change outside no_grad stays on the graph",
     )
+    for precision in PRECISIONS:
+        found, _ = hidden_cuts(precision)
+        expect_cuts(
+            found,
+            precision_cuts,
+            [
+                ("detach", "w.detach()"),
+                ("mul", "w * 2"),
+                ("tolist", "rows = w.tolist()"),
+                ("tolist", "planes = w.unsqueeze(0).tolist()"),
+                ("item", ".item()"),
+            ],
+            f"on a (2, 3) {precision} tensor that requires grad, detach, an op under no_grad, "
+            "the nested lists .tolist() returns for 2-D and 3-D tensors, and .item() are each a "
+            "cut: every floating dtype carries real numbers (half precision included, not only "
+            "float32/float64: ask is_floating_point()), and a list of lists of floats holds "
+            "them as much as a flat list does (look inside nested lists)",
+        )
 
 
 USER_SOURCE = """def forward(w):
     h = w * 2
     return h.detach() + 1
 """
-USER_FILES = ["/0/user_code.py", "/~/user_code.py"]  # sort before and after any real path
+USER_FILES = [  # sort before and after any real path; name torch without being inside it
+    "/0/user_code.py",
+    "/~/user_code.py",
+    "/0/torch_helpers.py",
+    "/~/pytorch-course/prog.py",
+    "/torch/prog.py",
+]
 
 
 @probe
@@ -528,7 +578,10 @@ def test_find_graph_cuts_locates_code_from_any_file():
         assert str(found[0].location) == f"{filename}:3", (
             f"the cut ran at {filename}:3 but its location says {found[0].location!r}: the "
             "first frame that is neither inside torch nor inside your module, wherever the "
-            "user's file lives (compare paths for equality or containment, nothing else)"
+            "user's file lives and whatever it is called: 'inside torch' means inside the "
+            "folder of the torch package (os.path.dirname(torch.__file__)), not a path that "
+            "merely contains the word torch (compare paths for equality or containment, "
+            "nothing else)"
         )
 
 
