@@ -29,7 +29,7 @@ from harness.target import chapter_module
 
 try:  # the trusted side only: the grader's student process neither has nor needs these
     from harness.evidence import brief, first_difference
-    from harness.generated import examples, given, st
+    from harness.generated import example, examples, given, st
 except ImportError:
     pass
 
@@ -272,13 +272,35 @@ def test_causal_mask_gives_pytorchs_causal_attention():
     )
 
 
+@probe
+def mask_under_default_device(T, default):
+    """causal_mask(T) with no device, inside `with torch.device(default)` (outside any when
+    ``default`` is None): the device it was created on, its dtype and shape, and where
+    torch.empty(0) lands in the same place."""
+    if default is None:
+        m, empty = at.causal_mask(T), torch.empty(0)
+    else:
+        with torch.device(default):
+            m, empty = at.causal_mask(T), torch.empty(0)
+    if not isinstance(m, torch.Tensor):
+        return None, None, None, str(empty.device)
+    return str(m.device), m.dtype, tuple(m.shape), str(empty.device)
+
+
 @pytest.mark.task("ch07.3")
-def test_causal_mask_defaults_to_the_cpu():
-    """causal_mask(T) with no device is created on the CPU."""
-    got, where, dtype, _ = mask_made_on(3, None)
-    assert where == "cpu" and dtype == torch.bool, (
-        f"causal_mask(3) without a device must be a bool tensor on the CPU, got {dtype} on {where}"
-    )
+def test_causal_mask_without_a_device_lands_on_the_default_device():
+    """causal_mask(T) with no device is created where torch creates tensors by default: the CPU
+    unless the caller set another default device (`with torch.device(...)`)."""
+    for default in (None, "meta"):
+        where, dtype, shape, empty = mask_under_default_device(3, default)
+        setting = "" if default is None else f"inside `with torch.device({default!r})`, "
+        assert where == empty and dtype == torch.bool and shape == (3, 3), (
+            f"{setting}causal_mask(3) without a device returned a {dtype} tensor of shape "
+            f"{shape} on {where}, while torch.empty(0) there lands on {empty}: expected a bool "
+            "[3, 3] mask on torch's current default device. device=None means that default, "
+            "so pass device on to the factory function (torch.ones(..., device=device)) "
+            "instead of choosing a device yourself (cuda when available, or the CPU)"
+        )
 
 
 @pytest.mark.task("ch07.3")
@@ -346,6 +368,44 @@ def tolerance(dtype):
     return (1e-10, 1e-8) if dtype == torch.float64 else (1e-4, 1e-4)
 
 
+# Scores far from zero, with the answer known exactly: q_i = m a_i u and k_j = sign m r_j u
+# with |u|^2 = sqrt(D), so score_ij = sign m^2 a_i r_j, a_i and r_j in [1, 2] and the r_j at
+# least 1/Tk apart. Every query puts all its weight on one allowed key (the largest r_j for
+# sign +1, the smallest for -1): the next one is at least m^2 / Tk lower, exp of which is 0.
+# With sign -1 every allowed score lies below -m^2, so a finite fill (-1e4, -1e9) for the
+# disallowed keys outranks them; with sign +1 an unshifted exp overflows.
+FAR_MAGNITUDES = (1e2, 1e3, 1e5)
+
+
+def far_scores(lead, tq, tk, d, dv, sign, m, dtype, seed):
+    """q, k, v, a mask (every query keeps an allowed key) and, per query, the allowed key
+    that takes all the weight."""
+    g = gen(seed)
+    u = torch.randn(d, generator=g, dtype=torch.float64)
+    u = u / u.norm() * d**0.25  # |u|^2 = sqrt(D): the scale 1/sqrt(D) cancels
+    a = 1 + torch.rand(*lead, tq, 1, generator=g, dtype=torch.float64)
+    r = 1 + torch.randperm(tk, generator=g).double() / tk  # distinct, 1/tk apart
+    q = (m * a * u).to(dtype)
+    k = (sign * m * r.view(-1, 1) * u).expand(*lead, tk, d).to(dtype).contiguous()
+    v = torch.randn(*lead, tk, dv, generator=g).to(dtype)
+    mask = random_mask(tq, tk, seed)
+    rank = torch.where(mask, sign * r, -float("inf"))  # (Tq, Tk): allowed keys by score
+    return q, k, v, mask, rank.argmax(dim=-1)  # (Tq,)
+
+
+FAR_CASE = dict(
+    lead=st.sampled_from([(), (2,), (1, 3)]),
+    tq=st.integers(1, 5),
+    tk=st.integers(2, 7),
+    d=st.integers(1, 8),
+    sign=st.sampled_from([-1.0, 1.0]),
+    m=st.sampled_from(FAR_MAGNITUDES),
+    dtype=st.sampled_from([torch.float32, torch.float64]),
+    seed=st.integers(0, 10_000),
+)
+FAR_EXAMPLE = dict(lead=(), tq=2, tk=2, d=1, sign=-1.0, m=1e2, dtype=torch.float32, seed=3)
+
+
 # ---------------------------------------------------------------- ch07.4
 
 
@@ -389,7 +449,6 @@ def test_weights_equal_pytorchs_on_generated_inputs(lead, tq, tk, d, mask_kind, 
 
 
 @pytest.mark.task("ch07.4")
-@pytest.mark.points(2)
 def test_weights_for_cross_attention_with_a_random_mask():
     """Cross-attention weights are [..., Tq, Tk], exactly 0 where masked, rows summing to 1."""
     q = torch.randn(2, 2, 3, 16, generator=gen(84)) * 1.5
@@ -439,6 +498,40 @@ def test_weights_ignore_the_scores_of_disallowed_keys():
         "a disallowed key's score, however large, must not change the weights of the allowed keys "
         "(nor make them nan): replace disallowed scores by -inf before the softmax, and take any "
         "max shift or normaliser over the allowed keys only"
+    )
+
+
+@pytest.mark.task("ch07.4")
+@examples(10)
+@example(**FAR_EXAMPLE)
+@given(**FAR_CASE)
+def test_disallowed_keys_get_no_weight_whatever_the_allowed_scores(
+    lead, tq, tk, d, sign, m, dtype, seed
+):
+    """Disallowed weights are exactly 0 also when every allowed score is far below -1e4, or far above 0."""
+    q, k, _, mask, best = far_scores(lead, tq, tk, d, 1, sign, m, dtype, seed)
+    what = f"{case_text(q, k, _, mask)}, allowed scores {'-' if sign < 0 else '+'}{m * m:.0e}..{'-' if sign < 0 else '+'}{4 * m * m:.0e}"
+    with because(f"attention_weights({what}) raised"):
+        w = at.attention_weights(q, k, mask)
+    want = F.one_hot(best, tk).to(dtype).expand(*lead, tq, tk)
+    assert tuple(w.shape) == tuple(want.shape) and w.dtype == dtype, (
+        f"attention_weights({what}) returned {brief(w)}: expected [..., Tq, Tk] = "
+        f"{list(want.shape)} in the inputs' dtype"
+    )
+    blocked = ~mask.expand(want.shape)
+    largest = w[blocked].abs().max().item() if bool(blocked.any()) else 0.0
+    assert largest == 0, (
+        f"attention_weights({what}) gives disallowed keys weights up to {largest:.3g}: they "
+        "must be exactly 0 whatever the allowed scores are. A finite fill (-1e4, -1e9) is "
+        "not 'minus infinity': where every allowed score lies below it, the disallowed keys "
+        "win the softmax. Fill with float('-inf') (or leave the disallowed keys out of the "
+        "softmax)"
+    )
+    assert judge.is_close(w, want, atol=1e-6, rtol=0), (
+        f"attention_weights({what}): {first_difference(w, want, atol=1e-6, rtol=0)}; each query "
+        "puts all its weight on its highest-scoring allowed key here (the next one scores "
+        f"{m * m / tk:.0e} lower), and the row sums to 1 — subtract the row's maximum over the "
+        "allowed keys before exp (torch.softmax does), or exp overflows to inf and nan"
     )
 
 
@@ -615,7 +708,31 @@ def test_attention_ignores_the_scores_of_disallowed_keys():
 
 
 @pytest.mark.task("ch07.5")
-@pytest.mark.points(2)
+@examples(10)
+@example(**FAR_EXAMPLE)
+@given(**FAR_CASE)
+def test_attention_ignores_disallowed_keys_whatever_the_allowed_scores(
+    lead, tq, tk, d, sign, m, dtype, seed
+):
+    """With every allowed score far below -1e4 (or far above 0) the output is still made of allowed values only, as PyTorch's."""
+    q, k, v, mask, best = far_scores(lead, tq, tk, d, 3, sign, m, dtype, seed)
+    what = f"{case_text(q, k, v, mask)}, allowed scores {'-' if sign < 0 else '+'}{m * m:.0e}..{'-' if sign < 0 else '+'}{4 * m * m:.0e}"
+    with because(f"attention({what}) raised"):
+        out = at.attention(q, k, v, mask)
+    want = v[..., best, :]  # each query: the value of its highest-scoring allowed key
+    assert tuple(out.shape) == tuple(want.shape) and judge.is_close(
+        out, want, atol=1e-5, rtol=1e-5
+    ), (
+        f"attention({what}) returned {brief(out)}, while F.scaled_dot_product_attention gives "
+        f"each query the value of its highest-scoring allowed key "
+        f"({first_difference(out, want, atol=1e-5) if tuple(out.shape) == tuple(want.shape) else list(want.shape)}): "
+        "a disallowed key must get weight exactly 0 whatever the allowed scores are. A finite "
+        "fill (-1e4, -1e9) loses to allowed scores below it, and an exp without the row's "
+        "maximum subtracted overflows; use float('-inf') and torch.softmax"
+    )
+
+
+@pytest.mark.task("ch07.5")
 def test_attention_gradients_equal_pytorchs():
     """Gradients of attention with respect to q, k and v equal F.scaled_dot_product_attention's."""
     g = gen(134)
@@ -679,6 +796,84 @@ def test_outputs_and_weights_equal_nn_multiheadattention(E, H, T, B, causal):
     )
 
 
+def far_params(E: int, sign: float, m: float) -> dict:
+    """Projections under which q = m x, k = sign m x, v = x and proj is the identity."""
+    eye = torch.eye(E)
+    return {
+        "qkv.weight": torch.cat([m * eye, sign * m * eye, eye]),
+        "qkv.bias": torch.zeros(3 * E),
+        "proj.weight": eye.clone(),
+        "proj.bias": torch.zeros(E),
+    }
+
+
+def far_inputs(B: int, T: int, E: int, H: int, seed: int):
+    """x[b, t] = s[b, t] w[b], each head's slice of w[b] with |w_h|^2 = sqrt(Dh) and the
+    s[b, t] in [1, 2] at least 1/T apart: a head's score of query t and key j is then
+    sign m^2 s[b, t] s[b, j]."""
+    g, dh = gen(seed), E // H
+    w = torch.randn(B, H, dh, generator=g, dtype=torch.float64)
+    w = (w / w.norm(dim=-1, keepdim=True) * dh**0.25).reshape(B, 1, E)
+    s = 1 + torch.stack([torch.randperm(T, generator=g) for _ in range(B)]).double() / T
+    return (s[..., None] * w).float(), s
+
+
+FAR_MODELS = [  # E, H, T, B, sign, m
+    (8, 2, 5, 2, -1.0, 1e2),  # allowed scores -1e4..-4e4
+    (6, 3, 4, 1, -1.0, 1e5),  # -1e10..-4e10: below a -1e9 fill too
+    (4, 1, 6, 2, 1.0, 1e3),  # +1e6..+4e6: an unshifted exp overflows
+]
+
+
+@pytest.mark.task("ch07.6")
+def test_a_causal_model_masks_the_future_whatever_the_scores():
+    """With every allowed score far below -1e4 (or far above 0) no position attends to a later one."""
+    for E, H, T, B, sign, m in FAR_MODELS:
+        check_far_model(E, H, T, B, sign, m)
+
+
+def check_far_model(E, H, T, B, sign, m):
+    """Run one FAR_MODELS case through the student's module and assert on what came back."""
+    x, s = far_inputs(B, T, E, H, seed=150 + T)
+    call = (
+        f"MultiHeadSelfAttention({E}, {H}, causal=True) with q = {m:g} x, k = {sign * m:g} x "
+        f"(allowed scores {'-' if sign < 0 else '+'}{m * m:.0e}..{'-' if sign < 0 else '+'}"
+        f"{4 * m * m:.0e}), v = x and proj the identity, on x[{B}, {T}, {E}]"
+    )
+    with because(f"{call} raised"):
+        seen = mhsa_forwards(E, H, True, [x], far_params(E, sign, m))
+    (out,), (w,) = seen["outs"], seen["weights"]
+    rank = torch.where(
+        torch.ones(T, T, dtype=torch.bool).tril(), sign * s[:, None, :], -float("inf")
+    )
+    best = rank.argmax(dim=-1)  # (B, T): the key each query attends to, among keys <= it
+    want_w = F.one_hot(best, T).float()[:, None].expand(B, H, T, T)
+    ok = isinstance(w, torch.Tensor) and tuple(w.shape) == (B, H, T, T)
+    assert ok, f"{call}: last_weights should be [B, H, T, T] = {[B, H, T, T]}, got {brief(w)}"
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)
+    largest = w[..., future].abs().max().item()
+    assert largest == 0, (
+        f"{call}: last_weights gives later positions weights up to {largest:.3g}; they must be "
+        "exactly 0 whatever the allowed scores are. "
+        + mhsa_problem(
+            "A finite fill (-1e4, -1e9) loses to allowed scores below it: mask the scores "
+            "with float('-inf') before the softmax"
+        )
+    )
+    assert judge.is_close(w, want_w, atol=1e-6, rtol=0), (
+        f"{call}: last_weights {first_difference(w, want_w, atol=1e-6, rtol=0)}; each query "
+        "puts all its weight on its highest-scoring earlier key here (the next one scores "
+        f"{m * m / T:.0e} lower) — subtract the row's maximum over the allowed keys before exp "
+        "(torch.softmax does), or exp overflows. "
+        + mhsa_problem("the weights are the softmax over the allowed keys")
+    )
+    want = torch.stack([x[b, best[b]] for b in range(B)])  # v = x, proj = identity
+    assert judge.is_close(out, want, atol=1e-4, rtol=1e-5), (
+        f"{call}: the output {first_difference(out, want, atol=1e-4)}; with these projections "
+        "each position's output is x at the key it attends to"
+    )
+
+
 @pytest.mark.task("ch07.6")
 def test_the_default_is_causal():
     """MultiHeadSelfAttention(E, H) without the causal argument masks the future."""
@@ -694,7 +889,6 @@ def test_the_default_is_causal():
 
 
 @pytest.mark.task("ch07.6")
-@pytest.mark.points(2)
 def test_last_weights_follow_the_latest_call():
     """One module serves any length in any order: each forward's output and last_weights are that call's own."""
     params = make_params(12, 142)
