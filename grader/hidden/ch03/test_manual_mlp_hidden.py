@@ -448,35 +448,56 @@ def test_cross_entropy_and_its_gradient_on_generated_logits(n, c, scale, double,
 @probe
 def sgd_training_run(steps, lr):
     """Five full-batch steps of a ReLU MLP with sgd_step, plus a tensor that never gets a
-    gradient: losses, whether the unused tensor is the same object with its values, and
-    whether every tensor stayed a leaf."""
+    gradient: losses, whether the unused tensor is the same object with its values, whether
+    every tensor stayed a leaf, and for each step and tensor its version counter and value
+    before and after the sgd_step call."""
     g = torch.Generator().manual_seed(0)
     params = recipe_params(2, 4, 2, 0)
     X = torch.randn(32, 2, generator=g)
     y = ((X[:, 0] > 0) ^ (X[:, 1] > 0)).long()
     unused = torch.ones(3, requires_grad=True)
     params["unused"] = unused
-    losses = []
+    tensors = dict(params)
+    losses, updates = [], []
     for _ in range(steps):
         for p in params.values():
             p.grad = None
         loss = F.cross_entropy(relu_mlp(params, X), y)
         loss.backward()
+        before = {k: (t._version, t.detach().clone()) for k, t in tensors.items()}
         mm.sgd_step(params, lr)
+        updates.append(
+            {k: (*before[k], t._version, t.detach().clone()) for k, t in tensors.items()}
+        )
         losses.append(loss.item())
     return {
         "losses": losses,
         "unused_same": params["unused"] is unused,
         "unused": unused.detach().clone(),
         "leaves": all(getattr(p, "is_leaf", False) for p in params.values()),
+        "updates": updates,
     }
 
 
 @pytest.mark.task("ch03.5")
 def test_sgd_step_skips_missing_grads_and_trains_repeatedly():
-    """Repeated sgd_step calls train, keep every tensor a leaf and leave gradient-less tensors alone."""
+    """Repeated sgd_step calls train, keep every tensor a leaf changed in place where autograd's version counter sees it, and leave gradient-less tensors alone."""
     with because("sgd_step raised during repeated training steps"):
         seen = sgd_training_run(5, 0.1)
+    uncounted = sorted(
+        {
+            k
+            for step in seen["updates"]
+            for k, (v0, x0, v1, x1) in step.items()
+            if v1 == v0 and not judge.is_equal(x1, x0)
+        }
+    )
+    assert not uncounted, (
+        f"sgd_step changed the values of {uncounted} while their version counters stayed "
+        "put: the update went behind autograd's back (p.data -= ..., p.data = ...), so a "
+        "graph that had saved p would silently use the new values; update p itself in place "
+        "under torch.no_grad() (p -= lr * p.grad), which autograd counts"
+    )
     assert seen["unused_same"] and judge.is_equal(seen["unused"], torch.ones(3)), (
         "a tensor whose grad is None must be left untouched by the update"
     )
@@ -584,11 +605,13 @@ def test_sgd_step_on_generated_tensors(shapes, missing, lr, double, seed):
         assert seen["same_object"] and seen["is_leaf"] and seen["requires_grad"], (
             "sgd_step must update each tensor in place (the same leaf object, still requiring grad)"
         )
+        tol = 1e-12 if double else 1e-6  # float64 tensors are updated in float64
         assert seen["value"].dtype == dtype and judge.is_close(
-            seen["value"], want, atol=1e-6, rtol=1e-5
+            seen["value"], want, atol=tol, rtol=tol
         ), (
             f"sgd_step(lr={lr}) must move each tensor by -lr * grad (none where grad is None), "
-            "keeping its dtype"
+            "keeping its dtype and, for float64 tensors, float64's precision (no float32 "
+            "intermediate such as torch.tensor(lr) or .float())"
         )
 
 
@@ -610,14 +633,42 @@ def report_with_nonleaf_and_overflow():
     return mm.step_report(before, params)
 
 
+@probe
+def report_with_retained_nonleaf():
+    """step_report on a leaf and a non-leaf made from it that retains its grad (its .grad is
+    filled by backward), after backward and one update of the leaf."""
+    raw = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    kept = raw * 2
+    kept.retain_grad()
+    params = {"raw": raw, "kept": kept}
+    before = {k: v.detach().clone() for k, v in params.items()}
+    (kept**2).sum().backward()
+    with torch.no_grad():
+        raw -= 0.1 * raw.grad
+    return mm.step_report(before, params)
+
+
 @pytest.mark.task("ch03.6")
 @pytest.mark.points(2)
 def test_step_report_flags_non_leaves_and_overflow():
-    """Non-leaves report no gradient; a tensor holding inf is not finite; norms and moves are right."""
+    """Non-leaves report no gradient, even one that retains its grad; a tensor holding inf is not finite; norms and moves are right."""
     rows = {r.name: r for r in report_with_nonleaf_and_overflow()}
     assert list(rows) == ["big", "nonleaf", "leaf"], "one row per tensor, in the order of params"
     assert not rows["nonleaf"].is_leaf and rows["nonleaf"].grad_is_none, (
         "a non-leaf tensor must be reported is_leaf=False with no gradient: backward never fills it"
+    )
+    retained = {r.name: r for r in report_with_retained_nonleaf()}
+    assert list(retained) == ["raw", "kept"], "one row per tensor, in the order of params"
+    kept = retained["kept"]
+    assert not kept.is_leaf and kept.grad_is_none and judge.is_number(kept.grad_norm, 0.0), (
+        "step_report on kept = raw * 2 with kept.retain_grad() gave is_leaf="
+        f"{kept.is_leaf}, grad_is_none={kept.grad_is_none}, grad_norm={kept.grad_norm!r}; "
+        "expected False, True, 0.0: a non-leaf reports no gradient whether or not it retains "
+        "one (retain_grad() keeps a copy for inspection; the update never uses it), so decide "
+        "by is_leaf, not by whether .grad happens to be filled"
+    )
+    assert not retained["raw"].grad_is_none and retained["raw"].grad_norm > 0, (
+        "the leaf raw behind kept must report its gradient (the loss reached it)"
     )
     assert not rows["big"].finite, "a tensor holding inf must be reported finite=False"
     assert rows["leaf"].finite and judge.is_number(
@@ -780,7 +831,6 @@ def test_training_history_follows_gradient_descent():
 
 
 @pytest.mark.task("ch03.7")
-@pytest.mark.points(2)
 def test_training_learns_xor_from_other_data_and_seeds():
     """A ReLU MLP reaches 0.9 on XOR; the same loop with a linear forward stays below 0.7."""
     data = recipe_data(1000, 5)
@@ -805,3 +855,94 @@ def test_training_with_zero_steps_returns_the_initial_parameters():
     assert all(
         judge.is_close(hist.params[k], want[k].detach(), atol=1e-8, rtol=1e-5) for k in want
     ), "with zero steps the returned parameters are init_mlp's, from Generator().manual_seed(seed)"
+
+
+def three_class_data(seed):
+    """120 points in 3-D, labelled 0, 1, 2 by the largest coordinate, split 90/30: every
+    class in both halves."""
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(120, 3, generator=g)
+    y = X.argmax(dim=1)
+    return X[:90], y[:90], X[90:], y[90:]
+
+
+@probe
+def trained_watched(X_train, y_train, X_val, y_val, **options):
+    """train_mlp on the given split while autograd's engine is watched: the History, and
+    for each leaf a backward pass reached, its version counter and value at each backward
+    pass and once more after the call (the leaves are kept alive, each one object)."""
+    import torch.autograd as autograd
+
+    engine = getattr(autograd, "_engine_run_backward", None)
+    seen = {}  # id(leaf) -> (leaf, [(version, value), ...])
+
+    def sighted(roots, *a, **k):
+        todo = [t.grad_fn for t in roots if t.grad_fn is not None]
+        visited = set()
+        while todo:
+            node = todo.pop()
+            if node is None or id(node) in visited:
+                continue
+            visited.add(id(node))
+            leaf = getattr(node, "variable", None)
+            if leaf is not None:
+                entry = seen.setdefault(id(leaf), (leaf, []))
+                entry[1].append((leaf._version, leaf.detach().clone()))
+            todo.extend(nxt for nxt, _ in node.next_functions)
+        return engine(roots, *a, **k)
+
+    data = mm.XorData(X_train, y_train, X_val, y_val)
+    if engine is None:
+        return mm.train_mlp(data, **options), None
+    autograd._engine_run_backward = sighted
+    try:
+        history = mm.train_mlp(data, **options)
+    finally:
+        autograd._engine_run_backward = engine
+    for leaf, sightings in seen.values():
+        sightings.append((leaf._version, leaf.detach().clone()))
+    return history, [sightings for _, sightings in seen.values()]
+
+
+@pytest.mark.task("ch03.7")
+def test_training_takes_its_sizes_from_the_data():
+    """train_mlp takes d_in and n_classes from the data (3 inputs, 3 classes here), follows gradient descent, and its updates change the leaves in place where autograd sees them."""
+    data = three_class_data(21)
+    options = dict(hidden=6, lr=0.4, steps=4, seed=5)
+    with because(
+        "train_mlp raised on data with 3 input features and 3 classes: d_in is "
+        "X_train.shape[1] and n_classes comes from the labels (the largest label + 1), not "
+        "from XOR's 2 and 2"
+    ):
+        hist, leaves = trained_watched(*data, **options)
+    want = ref.train_mlp(ref.XorData(*data), **options)
+    shapes = {k: tuple(v.shape) for k, v in hist.params.items()}
+    want_shapes = {k: tuple(v.shape) for k, v in want.params.items()}
+    assert shapes == want_shapes, (
+        f"train_mlp on data with 3 features and labels 0, 1, 2 returned parameters of shapes "
+        f"{shapes}, expected {want_shapes}: init_mlp(d_in, hidden, n_classes, ...) with d_in "
+        "and n_classes read from the data"
+    )
+    judge.number(
+        list(hist.train_loss),
+        list(want.train_loss),
+        "train_mlp on 3-class data must follow full-batch gradient descent from init_mlp's "
+        "parameters (train_loss[k] before update k)",
+        abs=1e-6,
+        rel=1e-4,
+    )
+    judge.number(
+        list(hist.val_acc),
+        list(want.val_acc),
+        "on 3-class data val_acc[k] is the validation accuracy after update k",
+        abs=1e-6,
+        rel=1e-6,
+    )
+    for sightings in leaves or []:
+        for (v0, x0), (v1, x1) in zip(sightings, sightings[1:]):
+            assert v1 != v0 or judge.is_equal(x0, x1), (
+                f"during train_mlp a parameter changed between two backward passes (first at "
+                f"{first_difference(x1, x0)}) while its version counter stayed at {v0}: the "
+                "update went behind autograd's back (.data); train_mlp calls sgd_step, which "
+                "changes each leaf in place under torch.no_grad()"
+            )
