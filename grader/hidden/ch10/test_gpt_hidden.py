@@ -160,6 +160,15 @@ def test_every_window_can_be_drawn_and_none_runs_past_the_end():
     )
 
 
+@probe
+def batches_from_one_generator(data, block_size, batch_size, seed, calls):
+    """get_batch ``calls`` times with one generator seeded with seed, which the caller drew
+    from once first: each (x, y)."""
+    g = torch.Generator().manual_seed(seed)
+    torch.rand(1, generator=g)
+    return [gpt.get_batch(data, block_size, batch_size, g) for _ in range(calls)]
+
+
 @pytest.mark.task("ch10.2")
 @examples(20)
 @given(
@@ -169,7 +178,7 @@ def test_every_window_can_be_drawn_and_none_runs_past_the_end():
     seed=st.integers(0, 2**16),
 )
 def test_get_batch_matches_the_reference_draw(n, block, batch, seed):
-    """With the same generator seed, get_batch draws the reference's windows (torch.randint over the starts) and shifts y by one."""
+    """With the same generator seed, get_batch draws the reference's windows (torch.randint over the starts) and shifts y by one; successive calls continue the generator from where it stands."""
     length = n + block  # n possible window starts
     data = torch.randperm(length, generator=torch.Generator().manual_seed(seed))
     x, y = xy(batch_of(data, block, batch, seed))
@@ -181,6 +190,22 @@ def test_get_batch_matches_the_reference_draw(n, block, batch, seed):
         f"{first_difference(y, want_y)}: draw starts with torch.randint(len(data) - block_size, "
         "(batch_size,), generator=generator), x = data[i : i+T], y = data[i+1 : i+T+1]"
     )
+    g = torch.Generator().manual_seed(seed)
+    torch.rand(1, generator=g)
+    for k, (got, want) in enumerate(
+        zip(
+            batches_from_one_generator(data, block, batch, seed, 2),
+            [ref.get_batch(data, block, batch, g) for _ in range(2)],
+        )
+    ):
+        same = all(judge.is_equal(a, b) for a, b in zip(xy(got), want))
+        assert same, (
+            f"get_batch call {k + 1} of 2 with one generator (seeded {seed}, drawn from once "
+            f"by the caller) gave x {first_difference(got[0], want[0])}: draw from the "
+            "generator as it stands, so each call continues its stream — a clone of it, or a "
+            "generator re-seeded with generator.initial_seed(), repeats the same windows and "
+            "leaves the caller's generator where it was"
+        )
 
 
 @probe
@@ -786,7 +811,6 @@ def test_tiny_temperature_is_greedy():
 
 
 @pytest.mark.task("ch10.7")
-@pytest.mark.points(2)
 def test_each_row_samples_from_its_own_last_token_past_the_block():
     """Past block_size, each row's next token follows the softmax of its own last position; the prompt is left unchanged."""
     table = torch.tensor([[0.0, 3.0, 0.0], [0.0, 0.0, 3.0], [3.0, 0.0, 0.0]]) * 0.5
@@ -925,6 +949,42 @@ def test_generation_depends_only_on_the_model_state_and_the_generator():
     )
     assert judge.differ(a, c, atol=0, rtol=0), (
         "models with different weights generated the same 45 tokens"
+    )
+
+
+@probe
+def generated_from_one_generator(idx, new_tokens, seed):
+    """generate twice with one generator seeded with seed, then once with a generator seeded
+    alike that the caller drew from first, all on one TinyLM as a caller may hold it (eval
+    mode, a gradient left in .grad, one parameter frozen): the three outputs."""
+    model = TinyLM(6, 4, 7)
+    model(idx[:, -4:])[0].square().sum().backward()
+    model.before.requires_grad_(False)
+    model.eval()
+    g = torch.Generator().manual_seed(seed)
+    outs = [gpt.generate(model, idx, new_tokens, 1.0, g) for _ in range(2)]
+    drawn = torch.Generator().manual_seed(seed)
+    torch.rand(1, generator=drawn)
+    outs.append(gpt.generate(model, idx, new_tokens, 1.0, drawn))
+    return outs
+
+
+@pytest.mark.task("ch10.7")
+def test_generate_continues_the_generator_it_is_given():
+    """generate draws from the generator it is given, from where it stands: two calls with one generator continue its stream, and a generator already drawn from gives other tokens than a fresh one; the caller's model (eval mode, a .grad, a frozen parameter) stays as given."""
+    idx = torch.tensor([[0, 1, 2], [3, 4, 5]])
+    with because(f"generate on a TinyLM in eval mode raised: {CROP}"):
+        first, second, drawn = generated_from_one_generator(idx, 20, 8)
+    assert judge.differ(first, second, atol=0, rtol=0), (
+        "two generate(model, idx, 20, 1.0, g) calls with the same generator g gave the same 40 "
+        "tokens: a generator is a stream, and the second call must continue it — sampling from "
+        "a clone of g, or from a generator re-seeded with g.initial_seed(), repeats the first "
+        "call and leaves g where it was"
+    )
+    assert judge.differ(first, drawn, atol=0, rtol=0), (
+        "generate with a generator the caller had already drawn from gave the same 40 tokens "
+        "as with a freshly seeded one: sample with the generator as it is "
+        "(torch.multinomial(..., generator=generator)), never re-seed it"
     )
 
 
