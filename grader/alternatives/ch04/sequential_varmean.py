@@ -27,7 +27,7 @@ class RunningNorm(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         if not self.training:
             return (x - self.running_mean) * torch.rsqrt(self.running_var + self.eps)
-        if len(x) == 1:
+        if len(x) < 2:  # no rows at all has no variance either
             raise ValueError("a single row has no variance: give RunningNorm 2+ rows to train on")
         var, mean = torch.var_mean(x, dim=0, correction=0)  # biased: what normalises the batch
         with torch.no_grad():

@@ -216,13 +216,17 @@ def deep_paths():
 
 
 class Keeper(nn.Module):
-    """Unregistered modules that hold state of their own, and a copy of a buffer."""
+    """Unregistered modules that hold state of their own, a copy of a buffer, and views of
+    registered tensors (the same memory, other tensor objects)."""
 
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(2, 2)
         self.register_buffer("mean", torch.zeros(2))
         self.mean_copy = self.mean.clone()  # equal to the buffer, but another tensor
+        self.weight_t = self.lin.weight.t()  # a view: neither saved nor moved with the model
+        self.mean_view = self.mean.view(2)  # a view of a buffer, same first address
+        self.weight_data = self.lin.weight.data  # .data: another tensor on the same memory
         self.helpers = [Scratch(), Scratch()]
         object.__setattr__(self, "teacher", Scratch())  # kept out of _modules on purpose
 
@@ -338,13 +342,17 @@ def test_nested_lists_and_deep_paths():
 
 @pytest.mark.task("ch04.2")
 def test_unregistered_modules_are_reported_once_and_copies_by_identity():
-    """An unregistered module is reported once (not searched inside); a tensor equal to a buffer is still unregistered."""
+    """An unregistered module is reported once (not searched inside); a tensor equal to a buffer, or a view of a parameter or buffer (weight.t(), .view, .data), is still unregistered."""
     got = unquote(unregistered_in("keeper"))
-    want = sorted(["1.0.mean_copy", "1.0.helpers[0]", "1.0.helpers[1]", "1.0.teacher"])
+    want = ["1.0.mean_copy", "1.0.helpers[0]", "1.0.helpers[1]", "1.0.teacher"]
+    want = sorted(want + ["1.0.weight_t", "1.0.mean_view", "1.0.weight_data"])
     assert got == want, (
         f"expected {want}, got {got}: an unregistered module (in a list, or kept out of "
         "_modules) is reported once by its own path and not searched inside; registration is "
-        "by identity, so a clone of a buffer is not registered"
+        "by identity, so a clone of a buffer is not registered, and neither is a view of a "
+        "parameter or buffer (weight.t(), mean.view(2), weight.data): it shares their memory "
+        "but is another tensor object, which state_dict() never saves and .to() leaves behind "
+        "(compare objects with id() or `is`, not storages or data_ptr())"
     )
 
 
@@ -598,6 +606,19 @@ def running_norm_one_row(seed):
 
 
 @probe
+def running_norm_empty_batch(num_features):
+    """md.RunningNorm(num_features) given a training batch of zero rows: the name of the
+    error it raised (None if none) and its running statistics afterwards."""
+    norm = md.RunningNorm(num_features)
+    try:
+        norm(torch.zeros(0, num_features))
+        raised = None
+    except Exception as exc:  # noqa: BLE001 - which error is the point
+        raised = type(exc).__name__
+    return {"raised": raised, "stats": torch.cat([norm.running_mean, norm.running_var]).detach()}
+
+
+@probe
 def running_norm_reloaded(num_features, momentum, seed):
     """Train a float64 md.RunningNorm on three batches, load its state_dict into a fresh one:
     both eval-mode outputs, then both outputs after one more training batch each."""
@@ -716,6 +737,30 @@ def test_running_norm_refuses_a_one_row_training_batch():
 
 
 @pytest.mark.task("ch04.4")
+def test_running_norm_refuses_an_empty_training_batch():
+    """A training batch of zero rows is fewer than two: ValueError, and the running statistics stay as they were."""
+    for num_features in (1, 4):
+        seen = running_norm_empty_batch(num_features)
+        judge.all_finite(
+            seen["stats"],
+            f"after a training batch of zero rows RunningNorm({num_features})'s running "
+            "statistics are not finite: the mean of no rows is 0 / 0, and a NaN in a running "
+            "buffer stays for good. Zero rows are fewer than two: test x.shape[0] < 2, not == 1",
+        )
+        assert seen["raised"] == "ValueError", (
+            f"RunningNorm({num_features}) in training mode took a batch of zero rows "
+            f"(raised {seen['raised']}): fewer than two rows leave no variance to estimate, "
+            "so refuse it with ValueError (x.shape[0] < 2), as the docstring says"
+        )
+        judge.equal(
+            seen["stats"],
+            torch.cat([torch.zeros(num_features), torch.ones(num_features)]),
+            "a refused batch must leave the running statistics as they were (mean 0, var 1): "
+            "check the batch before updating the buffers",
+        )
+
+
+@pytest.mark.task("ch04.4")
 def test_running_norm_float64_and_state_round_trip():
     """A float64 RunningNorm follows BatchNorm; one loaded from its state_dict behaves identically."""
     args = (5, 0.5, [6, 6, 6], 8)
@@ -751,7 +796,6 @@ def test_running_norm_defaults_are_batchnorms():
 
 
 @pytest.mark.task("ch04.4")
-@pytest.mark.points(2)
 @examples(15)
 @given(
     num_features=st.integers(1, 6),
