@@ -81,7 +81,10 @@ def build_transfer_setup(model: TransferNet) -> tuple[TransferNet, torch.optim.O
     is SGD (lr 0.1) over exactly the parameters that should train — the new head's."""
     for p in model.features.parameters():
         p.requires_grad_(False)
-    model.head = nn.Linear(model.head.in_features, model.head.out_features)  # the new task's head
+    old = model.head.weight
+    model.head = nn.Linear(  # the new task's head, in the old one's dtype and on its device
+        old.shape[1], old.shape[0], dtype=old.dtype, device=old.device
+    )
     trainable = [p for p in model.parameters() if p.requires_grad]  # built after the swap
     optimizer = torch.optim.SGD(trainable, lr=0.1)
     return model, optimizer

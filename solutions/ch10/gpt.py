@@ -39,7 +39,7 @@ def get_batch(
     starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator)
     x = torch.stack([data[i : i + block_size] for i in starts.tolist()])  # (B, T)
     y = torch.stack([data[i + 1 : i + block_size + 1] for i in starts.tolist()])  # (B, T)
-    return x, y
+    return x.long(), y.long()  # token ids kept in a narrower integer type come out int64
 
 
 class TargetCheck(NamedTuple):
