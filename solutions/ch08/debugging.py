@@ -82,9 +82,8 @@ def build_transfer_setup(model: TransferNet) -> tuple[TransferNet, torch.optim.O
     for p in model.features.parameters():
         p.requires_grad_(False)
     old = model.head.weight
-    model.head = nn.Linear(  # the new task's head, in the old one's dtype and on its device
-        old.shape[1], old.shape[0], dtype=old.dtype, device=old.device
-    )
+    model.head = nn.Linear(model.head.in_features, model.head.out_features)  # the new task's head
+    model.head.to(dtype=old.dtype, device=old.device)  # where the old head was, as it was
     trainable = [p for p in model.parameters() if p.requires_grad]  # built after the swap
     optimizer = torch.optim.SGD(trainable, lr=0.1)
     return model, optimizer
