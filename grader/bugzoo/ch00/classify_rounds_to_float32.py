@@ -4,15 +4,10 @@ depends on its scale."""
 
 EXPECT = r"float32"
 SELECT = "ratio_only"
-
-
-def classify_curve(losses):
-    vals = torch.tensor(losses, dtype=torch.float32)
-    first, last = vals[0].item(), vals[-1].item()
-    if not math.isfinite(last) or last > 2 * first:
-        return "diverging"
-    steps = (vals[1:] - vals[:-1]).tolist()
-    ups = sum(d > 0 for d in steps)
-    if steps and ups >= len(steps) / 3 and last > 0.5 * first:
-        return "oscillating"
-    return "converging" if last <= 0.1 * first else "slow"
+EDITS = [
+    (
+        "    first, last = losses[0], losses[-1]\n",
+        "    losses = torch.tensor(losses, dtype=torch.float32).tolist()  # a rounded copy\n"
+        "    first, last = losses[0], losses[-1]\n",
+    )
+]
