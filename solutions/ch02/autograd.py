@@ -73,7 +73,7 @@ def reachable_params(
 
 # ---------------------------------------------------------------- ch02.2 find_graph_cuts
 
-_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep  # not torchvision/
 _THIS_FILE = os.path.abspath(__file__)
 
 
