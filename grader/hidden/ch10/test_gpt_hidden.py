@@ -176,12 +176,18 @@ def batches_from_one_generator(data, block_size, batch_size, seed, calls):
     block=st.integers(1, 12),
     batch=st.integers(1, 6),
     seed=st.integers(0, 2**16),
+    dtype=st.sampled_from([torch.int64, torch.int32, torch.uint8]),
 )
-def test_get_batch_matches_the_reference_draw(n, block, batch, seed):
-    """With the same generator seed, get_batch draws the reference's windows (torch.randint over the starts) and shifts y by one; successive calls continue the generator from where it stands."""
+def test_get_batch_matches_the_reference_draw(n, block, batch, seed, dtype):
+    """With the same generator seed, get_batch draws the reference's windows (torch.randint over the starts) and shifts y by one, as int64 whatever integer type the tokens are kept in; successive calls continue the generator from where it stands."""
     length = n + block  # n possible window starts
-    data = torch.randperm(length, generator=torch.Generator().manual_seed(seed))
+    data = torch.randperm(length, generator=torch.Generator().manual_seed(seed)).to(dtype)
     x, y = xy(batch_of(data, block, batch, seed))
+    assert x.dtype == y.dtype == torch.int64, (
+        f"get_batch on {dtype} token ids returned x {x.dtype} and y {y.dtype}: both must be "
+        "int64 (its docstring), as F.cross_entropy and nn.Embedding want them; convert the "
+        "windows with .long()"
+    )
     want_x, want_y = ref.get_batch(data, block, batch, torch.Generator().manual_seed(seed))
     same = judge.is_equal(x, want_x) and judge.is_equal(y, want_y)
     assert same, (
