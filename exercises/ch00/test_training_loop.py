@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness import judge
+from harness import backward, judge
 from harness.probe import probe
 from harness.target import chapter_module
 
@@ -58,24 +58,10 @@ def with_autograd_watched(name, *args):
     """``tl.<name>(*args)``, and how many times autograd's engine ran a backward pass
     meanwhile (``loss.backward()``, ``torch.autograd.grad``, ``torch.func.grad`` all go
     through it); None for the count where this torch has no such hook."""
-    import torch.autograd as autograd
-
-    engine = getattr(autograd, "_engine_run_backward", None)
-    fn = getattr(tl, name)
-    if engine is None:
-        return fn(*args), None
     runs = []
-
-    def counted(*a, **k):
-        runs.append(1)
-        return engine(*a, **k)
-
-    autograd._engine_run_backward = counted
-    try:
-        result = fn(*args)
-    finally:
-        autograd._engine_run_backward = engine
-    return result, len(runs)
+    with backward.watched(runs.append) as watching:
+        result = getattr(tl, name)(*args)
+    return result, len(runs) if watching else None
 
 
 def judge_gradient_from_autograd(w, x, target):

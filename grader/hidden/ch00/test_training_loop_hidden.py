@@ -15,7 +15,7 @@ from exercises.ch00.test_training_loop import (
     png_problem,
     with_autograd_watched,
 )
-from harness import judge
+from harness import backward, judge
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -191,48 +191,12 @@ def test_train_scalar_runs_every_step_when_the_loss_overflows():
 
 @probe
 def leaf_sightings(xs, ys, w0, lr, steps):
-    """train_scalar(...) while autograd's engine is watched: for each leaf tensor a backward
-    pass reached, its version counter and value at every backward pass that reached it and
-    once more after the call. The leaves are kept alive, so each is one object throughout."""
-    import torch.autograd as autograd
-
-    engine = getattr(autograd, "_engine_run_backward", None)
-    seen = {}  # id(leaf) -> (leaf, [(version, value), ...])
-
-    def sighted(roots, *a, **k):
-        todo = [t.grad_fn for t in roots if t.grad_fn is not None]
-        visited = set()
-        while todo:
-            node = todo.pop()
-            if node is None or id(node) in visited:
-                continue
-            visited.add(id(node))
-            leaf = getattr(node, "variable", None)
-            if leaf is not None:
-                entry = seen.setdefault(id(leaf), (leaf, []))
-                entry[1].append((leaf._version, leaf.detach().clone()))
-            todo.extend(nxt for nxt, _ in node.next_functions)
-        return engine(roots, *a, **k)
-
-    if engine is None:
-        return None
-    autograd._engine_run_backward = sighted
-    try:
+    """train_scalar(...) while autograd's backward passes are watched: each leaf tensor a
+    pass reached, with its version counter and value at every such pass and after the call
+    (``harness.backward.LeafSightings.found``)."""
+    with backward.leaf_sightings() as seen:
         tl.train_scalar(xs, ys, w0, lr, steps)
-    finally:
-        autograd._engine_run_backward = engine
-    for leaf, sightings in seen.values():
-        sightings.append((leaf._version, leaf.detach().clone()))
-    return [sightings for _, sightings in seen.values()]
-
-
-def hidden_update(sightings):
-    """The first (index, before, after) where a leaf's value changed between two sightings
-    while its version counter stayed put; None when every change was counted."""
-    for (v0, x0), (v1, x1) in zip(sightings, sightings[1:]):
-        if v1 == v0 and not judge.is_equal(x0, x1):
-            return v0, x0, x1
-    return None
+    return seen.found
 
 
 @pytest.mark.task("ch00.2")
@@ -243,7 +207,7 @@ def test_the_update_is_an_in_place_change_autograd_can_see():
         return
     assert leaves, "train_scalar ran no backward pass that reached a leaf tensor"
     for sightings in leaves:
-        hidden = hidden_update(sightings)
+        hidden = backward.unseen_change(sightings)
         assert hidden is None, (
             f"train_scalar(..., steps=4): the leaf w changed from {hidden[1].tolist()} to "
             f"{hidden[2].tolist()} between two backward passes while its version counter "

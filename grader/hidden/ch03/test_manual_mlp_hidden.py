@@ -20,7 +20,7 @@ from exercises.ch03.test_manual_mlp import (  # helpers shared with the public t
     relu_mlp,
     trained,
 )
-from harness import judge
+from harness import backward, judge
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
@@ -868,40 +868,12 @@ def three_class_data(seed):
 
 @probe
 def trained_watched(X_train, y_train, X_val, y_val, **options):
-    """train_mlp on the given split while autograd's engine is watched: the History, and
-    for each leaf a backward pass reached, its version counter and value at each backward
-    pass and once more after the call (the leaves are kept alive, each one object)."""
-    import torch.autograd as autograd
-
-    engine = getattr(autograd, "_engine_run_backward", None)
-    seen = {}  # id(leaf) -> (leaf, [(version, value), ...])
-
-    def sighted(roots, *a, **k):
-        todo = [t.grad_fn for t in roots if t.grad_fn is not None]
-        visited = set()
-        while todo:
-            node = todo.pop()
-            if node is None or id(node) in visited:
-                continue
-            visited.add(id(node))
-            leaf = getattr(node, "variable", None)
-            if leaf is not None:
-                entry = seen.setdefault(id(leaf), (leaf, []))
-                entry[1].append((leaf._version, leaf.detach().clone()))
-            todo.extend(nxt for nxt, _ in node.next_functions)
-        return engine(roots, *a, **k)
-
-    data = mm.XorData(X_train, y_train, X_val, y_val)
-    if engine is None:
-        return mm.train_mlp(data, **options), None
-    autograd._engine_run_backward = sighted
-    try:
-        history = mm.train_mlp(data, **options)
-    finally:
-        autograd._engine_run_backward = engine
-    for leaf, sightings in seen.values():
-        sightings.append((leaf._version, leaf.detach().clone()))
-    return history, [sightings for _, sightings in seen.values()]
+    """train_mlp on the given split while autograd's backward passes are watched: the
+    History, and each leaf a pass reached with its version counter and value at every such
+    pass and after the call (``harness.backward.LeafSightings.found``)."""
+    with backward.leaf_sightings() as seen:
+        history = mm.train_mlp(mm.XorData(X_train, y_train, X_val, y_val), **options)
+    return history, seen.found
 
 
 @pytest.mark.task("ch03.7")
@@ -939,10 +911,10 @@ def test_training_takes_its_sizes_from_the_data():
         rel=1e-6,
     )
     for sightings in leaves or []:
-        for (v0, x0), (v1, x1) in zip(sightings, sightings[1:]):
-            assert v1 != v0 or judge.is_equal(x0, x1), (
-                f"during train_mlp a parameter changed between two backward passes (first at "
-                f"{first_difference(x1, x0)}) while its version counter stayed at {v0}: the "
-                "update went behind autograd's back (.data); train_mlp calls sgd_step, which "
-                "changes each leaf in place under torch.no_grad()"
-            )
+        hidden = backward.unseen_change(sightings)
+        assert hidden is None, (
+            f"during train_mlp a parameter changed between two backward passes (first at "
+            f"{first_difference(hidden[2], hidden[1])}) while its version counter stayed at "
+            f"{hidden[0]}: the update went behind autograd's back (.data); train_mlp calls "
+            "sgd_step, which changes each leaf in place under torch.no_grad()"
+        )
