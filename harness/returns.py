@@ -68,7 +68,7 @@ def _is_record(node: ast.ClassDef) -> bool:
 
 
 def table_from_stubs() -> dict:
-    """What ``course/returns.toml`` must say for the stubs as they are now."""
+    """What ``harness/declared.py`` must say for the stubs as they are now."""
     found: dict = {"returns": {}, "fields": {}}
     for chapter in chapters().values():
         stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text(
@@ -81,30 +81,23 @@ def table_from_stubs() -> dict:
 
 
 def table() -> dict:
+    """``{"returns": {chapter: {name: annotation}}, "fields": {chapter: {Class: {field:
+    annotation}}}}``, as ``harness/declared.py`` holds it."""
     from harness import declared
 
     return {"returns": declared.RETURNS, "fields": declared.FIELDS}
 
 
-def declared(chapter: str, name: str) -> str | None:
-    """The annotation ``chapter``'s stub gives ``name``'s result (``Class.method`` for a
-    method), or None where it declares none."""
-    return table().get("returns", {}).get(chapter, {}).get(name)
-
-
-def records(chapter: str) -> dict[str, dict[str, str]]:
-    """``{Class: {field: annotation}}`` of ``chapter``'s named tuples and dataclasses."""
-    return table().get("fields", {}).get(chapter, {})
-
-
 def result_mismatch(key: str, value, namespace: dict) -> tuple[str, str] | None:
     """``(declared annotation, where it differs)`` for the result of the call ``key``
     (``chNN.name`` or ``chNN.Class.method``), or None."""
+    from harness import declared
+
     chapter, _, name = key.partition(".")
-    annotation = declared(chapter, name)
+    annotation = declared.RETURNS.get(chapter, {}).get(name)
     if annotation is None or annotation == "None":  # what a procedure returns is not used
         return None
-    found = mismatch(value, annotation, namespace, records(chapter))
+    found = mismatch(value, annotation, namespace, declared.FIELDS.get(chapter, {}))
     return None if found is None else (annotation, found)
 
 
@@ -240,15 +233,9 @@ def _check(value, node, namespace, fields, where, depth) -> str | None:  # noqa:
         return None
     alias = getattr(declared, "__value__", None) or declared  # a type alias: what it names
     if alias is not _ANY and hasattr(alias, "__origin__"):
-        inner = _parsed(_alias_text(alias))
+        inner = _parsed(repr(alias).replace("typing.", ""))  # Params: "dict[str, torch.Tensor]"
         return None if inner is None else _check(value, inner, namespace, fields, where, depth + 1)
     return None
-
-
-def _alias_text(alias) -> str:
-    """``dict[str, torch.Tensor]`` for the alias ``Params = dict[str, Tensor]``."""
-    text = repr(alias)
-    return text.replace("torch.Tensor", "Tensor").replace("typing.", "")
 
 
 def main(argv: list[str] | None = None) -> int:
