@@ -377,6 +377,12 @@ def tolerance(dtype):
 FAR_MAGNITUDES = (1e2, 1e3, 1e5)
 
 
+def far_text(case: str, sign: int, m: float) -> str:
+    """A far-scores case as its messages name it: the inputs and the allowed scores' range."""
+    s = "-" if sign < 0 else "+"
+    return f"{case}, allowed scores {s}{m * m:.0e}..{s}{4 * m * m:.0e}"
+
+
 def far_scores(lead, tq, tk, d, dv, sign, m, dtype, seed):
     """q, k, v, a mask (every query keeps an allowed key) and, per query, the allowed key
     that takes all the weight."""
@@ -510,7 +516,7 @@ def test_disallowed_keys_get_no_weight_whatever_the_allowed_scores(
 ):
     """Disallowed weights are exactly 0 also when every allowed score is far below -1e4, or far above 0."""
     q, k, _, mask, best = far_scores(lead, tq, tk, d, 1, sign, m, dtype, seed)
-    what = f"{case_text(q, k, _, mask)}, allowed scores {'-' if sign < 0 else '+'}{m * m:.0e}..{'-' if sign < 0 else '+'}{4 * m * m:.0e}"
+    what = far_text(case_text(q, k, _, mask), sign, m)
     with because(f"attention_weights({what}) raised"):
         w = at.attention_weights(q, k, mask)
     want = F.one_hot(best, tk).to(dtype).expand(*lead, tq, tk)
@@ -716,7 +722,7 @@ def test_attention_ignores_disallowed_keys_whatever_the_allowed_scores(
 ):
     """With every allowed score far below -1e4 (or far above 0) the output is still made of allowed values only, as PyTorch's."""
     q, k, v, mask, best = far_scores(lead, tq, tk, d, 3, sign, m, dtype, seed)
-    what = f"{case_text(q, k, v, mask)}, allowed scores {'-' if sign < 0 else '+'}{m * m:.0e}..{'-' if sign < 0 else '+'}{4 * m * m:.0e}"
+    what = far_text(case_text(q, k, v, mask), sign, m)
     with because(f"attention({what}) raised"):
         out = at.attention(q, k, v, mask)
     want = v[..., best, :]  # each query: the value of its highest-scoring allowed key
