@@ -15,7 +15,9 @@ objects of its own. A contract that says otherwise is written here, once, keyed 
   global generators, as ``seed_worker`` exists to do);
 - ``repeats``: the call may hand out the same object on every call;
 - ``generator``: the parameter through which the caller may pass a generator: once one is
-  given, drawing from the global generators is no longer allowed.
+  given, drawing from the global generators is no longer allowed;
+- ``layouts=False``: the result may depend on how the arguments lie in memory (a task
+  about strides or views); by default the same values in any layout give the same result.
 
 The table is immutable: the student's process holds a copy of it (the harness runs
 there too), and nothing there may loosen what the tests demand.
@@ -37,6 +39,7 @@ class Allow:
     repeats: bool = False
     generator: str = ""  # a parameter: once given a generator, the call draws from it alone
     methods: bool = True  # a class: check its methods' calls too
+    layouts: bool = True  # the result may not depend on the arguments' memory layout
     why: str = ""
 
 
@@ -44,7 +47,14 @@ NOTHING = Allow()
 
 
 def _allow(
-    changes="", aliases="", state="", repeats=False, generator="", methods=True, why=""
+    changes="",
+    aliases="",
+    state="",
+    repeats=False,
+    generator="",
+    methods=True,
+    layouts=True,
+    why="",
 ) -> Allow:
     return Allow(
         frozenset(changes.split()),
@@ -53,6 +63,7 @@ def _allow(
         repeats,
         generator,
         methods,
+        layouts,
         why,
     )
 
@@ -60,6 +71,9 @@ def _allow(
 ALLOWED = MappingProxyType(
     {
         # ch01
+        "ch01.is_view_of": _allow(
+            layouts=False, why="asks whether two tensors share memory: memory is its subject"
+        ),
         "ch01.standardize_channels_": _allow(
             changes="x", aliases="x", why="standardizes x in place and returns it (the _ says so)"
         ),

@@ -21,6 +21,13 @@ which holds the call to what any contract says unless it says otherwise:
   returned (a cache: editing one result would change another);
 - **results have the declared type**: the result is of the type the stub's signature
   declares, the fields of a returned named tuple or dataclass too (``harness.returns``).
+- **any memory layout**: the first call of each input signature (shapes, dtypes, other
+  values) is made again with its tensors holding the same values in another layout
+  (transposed, strided: ``harness.layouts``), and must give the same result. Only calls
+  that can be repeated unseen are: a pure call of plain data (no module, function,
+  generator or tensor that needs its gradient; a method of anything but a module whose
+  object the call left unchanged; no random draw), unless the contract says the result
+  depends on layout.
 
 ``harness.ownership`` checks the arguments and results, ``harness.globalstate`` the
 global state and the files; ``harness.contracts`` lists the exceptions a task's contract
@@ -43,7 +50,7 @@ import weakref
 
 import torch
 
-from harness import contracts, returns
+from harness import contracts, layouts, returns
 from harness.globalstate import global_state, state_changes, watched_folders, written
 from harness.ownership import HANDOUTS, Owned, shared_with
 
@@ -133,8 +140,9 @@ def checked(value, chapter: str, name: str):
     """``value`` as the tests reach it: a function (anything callable but a class) is
     called through the invariants; a class of the student's module has its public
     methods (and ``forward``) checked, for every instance; any other value is as is."""
+    _instrument_module(getattr(value, "__module__", None), chapter)
     if isinstance(value, type):
-        if value.__module__ == f"{chapter}.{_module_of(value)}":
+        if value.__module__.startswith(f"{chapter}."):
             _instrument(value, chapter)
         return value
     if callable(value) and not isinstance(value, Checked):
@@ -142,8 +150,21 @@ def checked(value, chapter: str, name: str):
     return value
 
 
-def _module_of(cls) -> str:
-    return cls.__module__.rpartition(".")[2]
+_INSTRUMENTED: weakref.WeakSet = weakref.WeakSet()  # student modules whose classes are checked
+
+
+def _instrument_module(name, chapter: str) -> None:
+    """Check the methods of every class the student's module defines, also of those the
+    tests meet only as a result's type (``fit_normalizer`` returns a ``Normalizer``)."""
+    if not isinstance(name, str) or not name.startswith(f"{chapter}."):
+        return
+    module = sys.modules.get(name)
+    if module is None or module in _INSTRUMENTED:
+        return
+    _INSTRUMENTED.add(module)
+    for value in list(vars(module).values()):
+        if isinstance(value, type) and value.__module__ == name:
+            _instrument(value, chapter)
 
 
 _MARK = "_course_invariants_checked"
@@ -219,6 +240,8 @@ def _checked_call(fn, key, name, allow, args, kwargs):
     states = allow.state
     if allow.generator and dict(named).get(allow.generator) is not None:
         states = states - {"random"}  # given a generator, it draws from that one only
+    with _unseen():
+        again = _layout_plan(key, allow, states, named, args, kwargs)
     try:
         result = fn(*args, **kwargs)
     except (NotImplementedError, Broken):
@@ -240,7 +263,74 @@ def _checked_call(fn, key, name, allow, args, kwargs):
             "type (a number from a one-element tensor: .item(); a tuple: tuple(...)) "
             "(invariant: results have the declared type)"
         )
+    if again is not None:
+        _same_in_any_layout(fn, name, named, states, state, again, args, result)
     return result
+
+
+_LAYOUT_SIGNATURES: set = set()  # (task, input signature) already re-called in another layout
+
+
+def _signature_of(x, depth: int = 0):
+    if isinstance(x, torch.Tensor):
+        return ("tensor", tuple(x.shape), x.dtype, x.device.type, x.requires_grad)
+    if isinstance(x, bool | int | str | type(None)) and len(repr(x)) < 80:
+        return x
+    if depth < 2 and type(x) in (list, tuple):
+        return (type(x).__name__, *(_signature_of(v, depth + 1) for v in x))
+    if depth < 2 and type(x) is dict:
+        return ("dict", *((repr(k), _signature_of(v, depth + 1)) for k, v in x.items()))
+    return type(x).__qualname__
+
+
+def _layout_plan(key, allow, states, named, args, kwargs):
+    """What the layout invariant will call again after this call (see module doc): the
+    arguments re-laid out, and the method's object as it was; None when nothing."""
+    if not allow.layouts or allow.changes or "random" in states or _in_worker():
+        return None
+    owner = dict(named).get("self")
+    if isinstance(owner, torch.nn.Module):
+        return None  # a forward's submodules are watched by probes' hooks: not run twice
+    plain = args[1:] if owner is not None else args
+    signature = (key, _signature_of(plain), _signature_of(kwargs))
+    if signature in _LAYOUT_SIGNATURES or len(_LAYOUT_SIGNATURES) > 10_000:
+        return None
+    _LAYOUT_SIGNATURES.add(signature)
+    plan = layouts.relaid(plain, kwargs, [n for n, _ in named if n != "self"])
+    if plan is None:
+        return None
+    # a plain object's attributes are its __dict__ (Owned walks dicts, not objects)
+    state_of = getattr(owner, "__dict__", owner)
+    return plan, (Owned([("self", state_of)]) if owner is not None else None)
+
+
+def _same_in_any_layout(fn, name, named, states, state, again, args, result) -> None:
+    (new_args, new_kwargs, where), owner = again
+    if owner is not None:
+        with _unseen():
+            if owner.changes(frozenset()):
+                return  # the method changed its object: a second call is not the same call
+        new_args = (args[0], *new_args)
+    text = _call_text(name, named)
+    lesson = (
+        "a transposed, sliced or channels-last tensor is as valid an input as a contiguous "
+        "one: .view needs memory that fits the new shape (.reshape and .flatten copy when "
+        "they must), and .numpy(), .storage() or .data_ptr() see memory, not values "
+        "(invariant: the same values in any memory layout give the same result)"
+    )
+    with _unseen():
+        try:
+            other = fn(*new_args, **new_kwargs)
+        except Exception as err:  # noqa: BLE001 - any error here is the student's to see
+            raise _fail(
+                f"{text} works on contiguous tensors, but when {where} it raised "
+                f"{type(err).__name__} ({str(err)[:300]}): {lesson}"
+            ) from None
+        finally:
+            state_changes(state, states)  # a second call leaves no more than the first
+        differs = layouts.difference(result, other)
+    if differs:
+        raise _fail(f"{text} gave another result when {where} ({differs}): {lesson}")
 
 
 def _after(key, name, allow, states, named, owned, state, folders, result) -> None:

@@ -13,6 +13,8 @@ test compares the result with the contiguous answer::
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 LAYOUTS = ("contiguous", "transposed", "strided", "offset", "channels_last")
@@ -27,11 +29,11 @@ def laid_out(t: torch.Tensor, layout: str) -> torch.Tensor:
     if layout == "transposed" and t.dim() >= 2:
         return t.mT.contiguous().mT
     if layout == "strided" and t.dim() >= 1 and t.numel():
-        base = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
+        base = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype, device=t.device)
         base[..., ::2] = t
         return base[..., ::2]
     if layout == "offset" and t.numel():
-        base = torch.zeros(t.numel() + 3, dtype=t.dtype)
+        base = torch.zeros(t.numel() + 3, dtype=t.dtype, device=t.device)
         base[3:] = t.reshape(-1)
         return base[3:].view(t.shape)
     if layout == "channels_last" and t.dim() == 4:
@@ -39,3 +41,126 @@ def laid_out(t: torch.Tensor, layout: str) -> torch.Tensor:
     if layout not in LAYOUTS:
         raise ValueError(f"course bug: no layout {layout!r} (one of {LAYOUTS})")
     return t.clone()
+
+
+# ---- the layout invariant: the same values in another layout give the same result ------------
+
+_SEEN_AS = {
+    "transposed": "stored transposed (as x.mT.contiguous().mT is)",
+    "strided": "as every other element of a wider tensor (as base[..., ::2] is)",
+}
+_PLAIN = (type(None), bool, int, float, complex, str, torch.dtype, torch.device, torch.Size)
+
+
+def relaid(args: tuple, kwargs: dict, names=()) -> tuple[tuple, dict, str] | None:
+    """``(args, kwargs, where)`` with every tensor argument (also inside a list, tuple or
+    dict argument) holding the same values in another layout ("transposed" from two dims
+    on, "strided" for one), or None when a re-call could not be compared: an argument
+    that is not plain data (a module, a function, a generator, an iterator, a path...), a
+    tensor that needs its gradient or shares memory with another, or no tensor whose
+    layout changes. ``where`` says which argument was laid out anew, and how (by its name
+    in ``names`` where given, else by position)."""
+    names = list(names)
+    storages: set[int] = set()
+    moved: list[str] = []
+
+    def lay(x, where: str, depth: int):
+        if isinstance(x, torch.Tensor):
+            if type(x) is not torch.Tensor or x.requires_grad or x.layout != torch.strided:
+                raise _NotPlain
+            if x.numel():
+                ptr = x.untyped_storage().data_ptr()
+                if ptr in storages:
+                    raise _NotPlain  # views of each other: a re-lay would part them
+                storages.add(ptr)
+            if x.dim() == 0 or x.numel() < 2:
+                return x
+            layout = "transposed" if x.dim() >= 2 else "strided"
+            y = laid_out(x, layout)
+            if y.is_contiguous():
+                layout, y = "strided", laid_out(x, "strided")
+            moved.append(f"{where} held the same values {_SEEN_AS[layout]}")
+            return y
+        if type(x) in _PLAIN:
+            return x
+        if depth < 2 and type(x) in (list, tuple):
+            return type(x)(lay(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(x))
+        if depth < 2 and type(x) is dict:
+            return {k: lay(v, f"{where}[{k!r}]", depth + 1) for k, v in x.items()}
+        raise _NotPlain
+
+    try:
+        new_args = tuple(
+            lay(v, f"`{names[i]}`" if i < len(names) else f"argument {i + 1}", 0)
+            for i, v in enumerate(args)
+        )
+        new_kwargs = {k: lay(v, f"`{k}`", 0) for k, v in kwargs.items()}
+    except _NotPlain:
+        return None
+    return (new_args, new_kwargs, moved[0]) if moved else None
+
+
+class _NotPlain(Exception):
+    pass
+
+
+_TOLERANCE = {
+    torch.float64: 1e-9,
+    torch.complex128: 1e-9,
+    torch.float16: 1e-2,
+    torch.bfloat16: 2e-2,
+}
+
+
+def difference(a, b, where: str = "the result", depth: int = 0) -> str | None:
+    """Where two results of the same call on the same values differ beyond a reduction's
+    rounding (None if nowhere): tensors by shape, dtype and value, containers by their
+    items, numbers within rounding; what cannot be compared (a figure, an object) is not."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return f"{where}: shape {tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}"
+        a, b = a.detach().cpu(), b.detach().cpu()
+        if a.is_floating_point() or a.is_complex():
+            tol = _TOLERANCE.get(a.dtype, 1e-4)
+            scale = a.abs().nan_to_num(0, 0, 0).amax().item() if a.numel() else 0.0
+            if torch.allclose(a, b, rtol=tol, atol=tol * max(scale, 1e-6), equal_nan=True):
+                return None
+        elif torch.equal(a, b):
+            return None
+        return f"{where}: the values differ"
+    if type(a) is not type(b):
+        return f"{where}: a {type(a).__name__} vs a {type(b).__name__}"
+    if isinstance(a, float):
+        if a == b or (a != a and b != b) or abs(a - b) <= 1e-4 * max(abs(a), abs(b), 1e-6):
+            return None
+        return f"{where}: {a!r} vs {b!r}"
+    if isinstance(a, _PLAIN):
+        return None if a == b else f"{where}: {a!r} vs {b!r}"
+    if depth > 4:
+        return None
+    if isinstance(a, list | tuple):
+        if len(a) != len(b):
+            return f"{where}: {len(a)} items vs {len(b)}"
+        fields = getattr(a, "_fields", None) or range(len(a))
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            name = f"{where}.{fields[i]}" if isinstance(fields, tuple) else f"{where}[{i}]"
+            found = difference(x, y, name, depth + 1)
+            if found:
+                return found
+        return None
+    if isinstance(a, dict):
+        if list(a) != list(b):
+            return f"{where}: keys {list(a)} vs {list(b)}"
+        for k in a:
+            found = difference(a[k], b[k], f"{where}[{k!r}]", depth + 1)
+            if found:
+                return found
+        return None
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        for f in dataclasses.fields(a):
+            found = difference(
+                getattr(a, f.name, None), getattr(b, f.name, None), f"{where}.{f.name}", depth + 1
+            )
+            if found:
+                return found
+    return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import contextlib
 import dataclasses
 import inspect
 import itertools
@@ -47,6 +48,7 @@ def broken(fn, *args, allow: Allow = contracts.NOTHING, **kwargs) -> str:
 @pytest.fixture(autouse=True)
 def _fresh():
     invariants.HANDOUTS.clear()
+    invariants._LAYOUT_SIGNATURES.clear()
     invariants.take_pending()
     yield
     invariants.take_pending()
@@ -387,7 +389,7 @@ def test_returning_the_callers_list_or_a_view_of_its_tensor_is_aliasing():
         return x.view(-1)
 
     def copy(x):
-        return x.view(-1).clone()
+        return x.reshape(-1).clone()
 
     text = broken(same, [1, 2])
     assert "returned the result, which is (or shares memory with) its argument `xs`" in text
@@ -533,6 +535,136 @@ def broken_as(fn, key: str, *args) -> str:
         invariants.call(fn, key, fn.__name__, contracts.NOTHING, args, {})
     invariants.take_pending()
     return str(caught.value)
+
+
+# ---- the same values in any memory layout ------------------------------------------------
+
+
+def test_a_view_that_needs_contiguous_memory_is_caught_on_a_transposed_copy():
+    def per_channel_mean(x):
+        return x.view(x.shape[0], x.shape[1], -1).mean(-1)
+
+    text = broken(per_channel_mean, torch.arange(24.0).reshape(2, 3, 2, 2))
+    assert "per_channel_mean(x) works on contiguous tensors, but when `x` held" in text
+    assert "stored transposed" in text and "RuntimeError" in text and ".reshape" in text
+    assert "(invariant: the same values in any memory layout give the same result)" in text
+
+
+def test_a_result_read_from_memory_instead_of_values_is_caught():
+    def first_row(x):  # the first x.shape[1] numbers of memory, not row 0
+        return torch.as_strided(x, (x.shape[1],), (1,)).clone()
+
+    text = broken(first_row, torch.arange(6.0).reshape(2, 3))
+    assert "first_row(x) gave another result when `x` held the same values" in text
+    assert "the result: the values differ" in text
+
+
+def test_a_one_dim_argument_is_laid_out_strided_and_inside_lists_too():
+    def total(xs):
+        return sum(float(x.numpy().view(np.uint8)[:8].astype(np.int64).sum()) for x in xs)
+
+    text = broken(total, [torch.arange(4.0, dtype=torch.float64)])
+    assert "`xs`[0] held the same values as every other element of a wider tensor" in text
+
+
+def test_a_layout_free_function_passes_and_is_called_again_once_per_input_signature():
+    calls = []
+
+    def flat_mean(x, dim=1):
+        calls.append(x.is_contiguous())
+        return x.reshape(x.shape[0], -1).mean(dim) + x.sum() * 0
+
+    x = torch.randn(4, 3, 5, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(run(flat_mean, x), x.reshape(4, -1).mean(1))
+    assert calls == [True, False]  # the call, then once more on a transposed copy
+    run(flat_mean, x * 2)
+    assert calls == [True, False, True]  # same shapes and dtype: not again
+    run(flat_mean, x.double())
+    assert calls[-2:] == [True, False]  # a new dtype is a new signature
+
+
+def test_what_cannot_be_repeated_unseen_is_called_once():
+    calls = []
+
+    def note(x, *_):
+        calls.append(1)
+        return x.sum()
+
+    x = torch.ones(3, 4)
+    cases = [
+        ((x, nn.Linear(1, 1)), contracts.NOTHING),  # a module: probes watch its hooks
+        ((x, print), contracts.NOTHING),  # a function the call may run
+        ((x.clone().requires_grad_(),), contracts.NOTHING),  # autograd sees both calls
+        ((x, x[0]), contracts.NOTHING),  # views of each other
+        ((x,), Allow(state=frozenset({"random"}))),  # may draw random numbers
+        ((x,), Allow(changes=frozenset({"x"}))),  # changes its argument
+        ((x,), Allow(layouts=False)),  # the contract asks about memory
+        ((torch.ones(()), 3),),  # nothing whose layout can change
+    ]
+    for i, (args, *allow) in enumerate(cases):
+        calls.clear()
+        invariants._LAYOUT_SIGNATURES.clear()
+        with torch.no_grad() if i != 2 else contextlib.nullcontext():
+            run(note, *args, allow=allow[0] if allow else contracts.NOTHING)
+        assert calls == [1], f"case {i} was called again"
+
+
+def test_a_modules_forward_is_not_called_again_but_a_plain_objects_method_is():
+    calls = []
+
+    @dataclasses.dataclass(frozen=True)
+    class Scale:
+        s: float
+
+        def apply(self, x):
+            calls.append("apply")
+            return x.view(-1) * self.s
+
+    class Net(nn.Module):
+        def forward(self, x):
+            calls.append("forward")
+            return x.view(-1) * 2
+
+    for cls in (Scale, Net):
+        cls.__module__ = "chzz.layouts"
+    invariants.checked(Scale, "chzz", "Scale")
+    invariants.checked(Net, "chzz", "Net")
+    Net()(torch.ones(2, 3))
+    assert calls == ["forward"]
+    with pytest.raises(invariants.Broken, match=r"Scale.apply\(x\) works on contiguous"):
+        Scale(2.0).apply(torch.ones(2, 3))
+    invariants.take_pending()
+
+
+def test_a_method_that_changes_its_object_is_not_called_again():
+    calls = []
+
+    class Counter:
+        def __init__(self):
+            self.seen = []
+
+        def add(self, x):
+            calls.append(1)
+            self.seen.append(x.shape)
+            return x.view(-1).sum()
+
+    Counter.__module__ = "chzz.counting"
+    invariants.checked(Counter, "chzz", "Counter")
+    Counter().add(torch.ones(2, 3))
+    assert calls == [1]
+
+
+def test_results_equal_up_to_a_reductions_rounding_are_the_same():
+    from harness.layouts import difference
+
+    a = torch.tensor([1.0, 2.0, float("nan")])
+    assert difference(a, a + 1e-7) is None
+    assert difference(a, a + 1e-2) == "the result: the values differ"
+    assert difference((a, 2), (a, 3)) == "the result[1]: 2 vs 3"
+    assert difference({"m": 1.0}, {"m": 1.0 + 1e-9}) is None
+    assert "shape (3,)" in difference(a, a[:2].clone().repeat(2)[:3].reshape(3, 1))
+    assert difference(torch.tensor([1, 2]), torch.tensor([1, 3])) is not None
+    assert difference(object(), object()) is None
 
 
 # ---- methods of the student's classes ---------------------------------------------------
