@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from exercises.ch07.test_attention import (  # helpers and probes shared with the public twin
     PARAM_NAMES,
+    build,
     describe_split,
     diagnose_mhsa,
     heads_of,
@@ -34,7 +35,7 @@ except ImportError:
     pass
 
 at = chapter_module("ch07", "attention")
-PROBES_USE = "PARAM_NAMES"  # what the probes use besides themselves (harness/strip.py)
+PROBES_USE = "PARAM_NAMES build"  # what the probes use besides themselves (harness/strip.py)
 
 
 @probe
@@ -416,7 +417,7 @@ FAR_EXAMPLE = dict(lead=(), tq=2, tk=2, d=1, sign=-1.0, m=1e2, dtype=torch.float
 
 
 @pytest.mark.task("ch07.4")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 @examples(40)
 @given(
     lead=LEADING,
@@ -617,7 +618,7 @@ def test_attention_leaves_its_inputs_unchanged():
 
 
 @pytest.mark.task("ch07.5")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 @examples(40)
 @given(
     lead=LEADING,
@@ -945,7 +946,7 @@ def test_gradients_never_reach_the_future(E, H, T):
 
 
 @pytest.mark.task("ch07.6")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 @pytest.mark.parametrize("causal", [True, False], ids=["causal", "bidirectional"])
 def test_gradients_equal_nn_multiheadattentions(causal):
     """Gradients of the input and of qkv's and proj's parameters equal nn.MultiheadAttention's."""
@@ -1059,3 +1060,170 @@ def test_the_module_runs_on_the_gpu():
         f"on CUDA the output must stay on the GPU and equal the CPU's ({where}, "
         f"{first_difference(out, cpu, atol=1e-4)}): build the mask on x.device"
     )
+
+
+# ------------------------------------------------ dtypes and layouts the float32 tests miss
+
+# (atol, rtol) against float64 arithmetic on the same (rounded) values: a few of the
+# dtype's own roundings, far below any formula mistake
+REDUCED = {"float16": (4e-3, 4e-3), "bfloat16": (3e-2, 3e-2), "float64": (1e-10, 1e-8)}
+
+
+def all_dtype_cases():
+    """(dtype, mask name, q [2, 3, 4], k [2, 5, 4], v [2, 5, 3], mask) for each dtype of
+    REDUCED and each mask kind: none, a lower-triangular one (the last query sees every
+    key) and a random [3, 5] one."""
+    masks = {
+        "none": None,
+        "causal": torch.ones(3, 5, dtype=torch.bool).tril(2),
+        "random": random_mask(3, 5, 163),
+    }
+    for dtype in REDUCED:
+        q, k, v = (
+            torch.randn(2, t, d, generator=gen(160 + i)).to(getattr(torch, dtype))
+            for i, (t, d) in enumerate(((3, 4), (5, 4), (5, 3)))
+        )
+        for name, mask in masks.items():
+            yield dtype, name, q, k, v, mask
+
+
+@pytest.mark.task("ch07.4")
+def test_weights_keep_half_bfloat16_and_double_inputs_dtype():
+    """attention_weights of float16, bfloat16 or float64 q, k (with or without a mask) keeps
+    their dtype and equals PyTorch's weights."""
+    for dtype, name, q, k, _, mask in all_dtype_cases():
+        atol, rtol = REDUCED[dtype]
+        what = f"attention_weights({dtype} q[2, 3, 4], k[2, 5, 4], mask={name})"
+        with because(
+            f"{what} raised: build every intermediate (the masked scores, a fill value) in "
+            "the scores' dtype, never in the default float32"
+        ):
+            w = at.attention_weights(q, k, mask)
+        assert isinstance(w, torch.Tensor) and w.dtype == q.dtype and w.shape == (2, 3, 5), (
+            f"{what} returned {brief(w)}, expected [2, 3, 5] in {dtype} like "
+            "F.scaled_dot_product_attention: a mask or bias made with torch.zeros/torch.full "
+            "without dtype= is float32 and promotes the scores (masked_fill keeps their dtype)"
+        )
+        want = sdpa_weights(q.double(), k.double(), mask)
+        assert judge.is_close(w.double(), want, atol=atol, rtol=rtol), (
+            f"{what} differs from PyTorch's weights on the same values "
+            f"({first_difference(w.double(), want, atol=atol, rtol=rtol)})"
+        )
+
+
+@pytest.mark.task("ch07.5")
+def test_attention_keeps_half_bfloat16_and_double_inputs_dtype():
+    """attention of float16, bfloat16 or float64 q, k, v (with or without a mask) keeps their
+    dtype and equals F.scaled_dot_product_attention."""
+    for dtype, name, q, k, v, mask in all_dtype_cases():
+        atol, rtol = REDUCED[dtype]
+        what = f"attention({dtype} q[2, 3, 4], k[2, 5, 4], v[2, 5, 3], mask={name})"
+        with because(
+            f"{what} raised: build every intermediate (the masked scores, a fill value) in "
+            "the scores' dtype, never in the default float32, so weights @ v meets v's dtype"
+        ):
+            got = at.attention(q, k, v, mask)
+        sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        assert isinstance(got, torch.Tensor) and got.dtype == sdpa.dtype == q.dtype, (
+            f"{what} returned {brief(got)}; F.scaled_dot_product_attention returns {dtype}: "
+            "a mask or bias made without dtype= is float32 and promotes the scores"
+        )
+        want = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), attn_mask=mask)
+        assert judge.is_close(got.double(), want, atol=atol, rtol=rtol), (
+            f"{what} differs from F.scaled_dot_product_attention on the same values "
+            f"({first_difference(got.double(), want, atol=atol, rtol=rtol)})"
+        )
+
+
+@probe
+def mhsa_as(E, H, causal, params, x, dtype, layouts):
+    """One MultiHeadSelfAttention(E, H, causal) holding ``params``, cast to ``dtype`` (a
+    torch attribute name), run on x in that dtype rebuilt in each of ``layouts`` (those of
+    harness.layouts, and "time_major": stored [T, B, E], seen as [B, T, E]): per layout the
+    output and last_weights."""
+    dt = getattr(torch, dtype)
+    model = build(E, H, causal, params).to(dt)
+    x = x.to(dt)
+    seen = {}
+    with torch.no_grad():
+        for layout in layouts:
+            if layout == "time_major":
+                laid = x.transpose(0, 1).contiguous().transpose(0, 1)
+            else:
+                laid = laid_out(x, layout)
+            seen[layout] = {"out": model(laid), "weights": model.last_weights}
+    return seen
+
+
+@pytest.mark.task("ch07.6")
+def test_the_module_cast_to_another_dtype_computes_in_it():
+    """MultiHeadSelfAttention moved to float16, bfloat16 or float64 (causal or not) returns
+    its output and last_weights in that dtype, equal to nn.MultiheadAttention's."""
+    E, H, T, B = 6, 2, 4, 2
+    params = make_params(E, 170)
+    x = torch.randn(B, T, E, generator=gen(171))
+    for dtype, causal in ((d, c) for d in REDUCED for c in (True, False)):
+        dt = getattr(torch, dtype)
+        held = {n: p.to(dt).double() for n, p in params.items()}  # what the cast module holds
+        atol, rtol = REDUCED[dtype]
+        what = f"MultiHeadSelfAttention({E}, {H}, causal={causal}).to(torch.{dtype}) on x[{B}, {T}, {E}]"
+        with because(
+            f"{what} raised: build the mask and every other intermediate in x's dtype (or "
+            "bool), never in the default float32"
+        ):
+            seen = mhsa_as(E, H, causal, params, x, dtype, ["contiguous"])["contiguous"]
+        out, w = seen["out"], seen["weights"]
+        assert isinstance(out, torch.Tensor) and out.dtype == dt and out.shape == (B, T, E), (
+            f"{what} returned {brief(out)}, expected [{B}, {T}, {E}] in {dtype}: a module cast "
+            "with .to(dtype) computes in that dtype (a mask or bias made without dtype= is "
+            "float32 and promotes the scores)"
+        )
+        assert isinstance(w, torch.Tensor) and w.dtype == dt, (
+            f"after {what}, last_weights is {brief(w)}: expected the call's weights, in {dtype}"
+        )
+        blocked = ~torch.ones(T, T, dtype=torch.bool).tril() if causal else None
+        with torch.no_grad():  # float64 arithmetic on exactly the values the module holds
+            want, weights = torch_reference(held, E, H).double()(
+                *[x.to(dt).double()] * 3,
+                attn_mask=blocked,
+                need_weights=True,
+                average_attn_weights=False,
+            )
+        ok = judge.is_close(out.double(), want, atol=atol, rtol=rtol) and judge.is_close(
+            w.double(), weights, atol=atol, rtol=rtol
+        )
+        assert ok, (
+            f"{what} differs from nn.MultiheadAttention with the same weights (output: "
+            f"{first_difference(out.double(), want, atol=atol, rtol=rtol)}; last_weights: "
+            f"{first_difference(w.double(), weights, atol=atol, rtol=rtol)})"
+        )
+
+
+MODULE_LAYOUTS = ["transposed", "strided", "offset", "time_major"]
+
+
+@pytest.mark.task("ch07.6")
+def test_the_module_reads_a_batch_in_any_memory_layout():
+    """The same [B, T, E] values stored transposed, strided, offset or time-major give the
+    same output and last_weights as a contiguous batch."""
+    E, H, T, B = 8, 2, 5, 3
+    params = make_params(E, 172)
+    x = torch.randn(B, T, E, generator=gen(173))
+    with because(
+        f"MultiHeadSelfAttention({E}, {H}) raised on x[{B}, {T}, {E}] stored in another memory "
+        "layout (a transpose, a slice, a time-major buffer): .view needs contiguous memory; "
+        "reshape, flatten, unflatten, permute and transpose work on any layout"
+    ):
+        seen = mhsa_as(E, H, True, params, x, "float32", ["contiguous", *MODULE_LAYOUTS])
+    base = seen["contiguous"]
+    for layout in MODULE_LAYOUTS:
+        got = seen[layout]
+        same = judge.is_close(got["out"], base["out"], atol=1e-5, rtol=1e-5) and judge.is_close(
+            got["weights"], base["weights"], atol=1e-6, rtol=1e-5
+        )
+        assert same, (
+            f"MultiHeadSelfAttention({E}, {H}) gave another answer for the same x[{B}, {T}, {E}] "
+            f"stored {layout} than stored contiguously (output: "
+            f"{first_difference(got['out'], base['out'], atol=1e-5)}): the values of a tensor do "
+            "not depend on its strides; a reshape of memory (as_strided, view of .storage()) does"
+        )
