@@ -39,7 +39,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "healthy_regression infinite_gradient infinite_lr linear_probe mlp overflow phased pretrained "
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
     "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
-    "left_with_gradients nonfinite_run used_by_the_caller"
+    "left_with_gradients nonfinite_run used_by_the_caller typed_batch"
 )
 
 
@@ -150,9 +150,18 @@ class Softmaxed(nn.Module):
             return torch.softmax(z * 30, dim=1)  # many entries exactly 0
         if self.how == "twice softmax":
             return 2 * torch.softmax(z, dim=1)
+        p = torch.softmax(z, dim=1)
+        if self.how == "later rows doubled":
+            return torch.cat([p[:1], 2 * p[1:]])  # only the first row is a distribution
+        if self.how == "first row logits":
+            return torch.cat([z[:1], p[1:]])  # every row but the first is a distribution
+        if self.how == "row sums 0.5 and 1.5":  # non-negative; the sums average 1
+            return p * torch.tensor([0.5, 1.5]).repeat(len(p))[: len(p), None]
         shift = torch.zeros(z.shape[1])
         shift[0], shift[1] = 0.05, -0.05  # rows still sum to 1; small entries turn negative
-        return torch.softmax(z, dim=1) + shift
+        if self.how == "last row shifted":
+            return torch.cat([p[:-1], p[-1:] + shift])
+        return p + shift
 
 
 # ---------------------------------------------------------------- setups
@@ -339,19 +348,23 @@ def probability_like(how, targets, n=128):
     if how == "one-column softmax":
         y = torch.zeros_like(y)
     loss_fn = F.cross_entropy
-    if targets == "float":
-        y, loss_fn = F.one_hot(y, 10).float(), F.mse_loss
+    if targets != "int":  # "float" (float32) or a floating dtype's name
+        dtype = torch.float32 if targets == "float" else getattr(torch, targets)
+        y, loss_fn = F.one_hot(y, 10).to(dtype), F.mse_loss
     return model, torch.optim.SGD(model.parameters(), lr=0.1), loss_fn, (x, y)
 
 
-def scripted(values, labels, float_targets=False):
-    """A linear model over 8 features fed a Scripted loss, on the given labels."""
+def scripted(values, labels, float_targets=False, dtype=None):
+    """A linear model over 8 features fed a Scripted loss, on the given labels (int64, or
+    the integer ``dtype``) or their one-hot rows (float32, or the floating ``dtype``)."""
     n_classes = max(labels) + 1
     model = linear_probe(61, n_classes=max(n_classes, 2))
     x = torch.randn(len(labels), 8, generator=torch.Generator().manual_seed(62))
     y = torch.tensor(labels)
     if float_targets:
         y = F.one_hot(y, max(n_classes, 2)).float()
+    if dtype is not None:
+        y = y.to(getattr(torch, dtype))
     return model, torch.optim.SGD(model.parameters(), lr=0.1), Scripted(values), (x, y)
 
 
@@ -486,9 +499,9 @@ def diagnosed_probability_like(how, targets, steps, n=128):
 
 
 @probe
-def diagnosed_scripted(values, labels, float_targets=False):
+def diagnosed_scripted(values, labels, float_targets=False, dtype=None):
     """diagnose on a linear model whose loss takes the scripted values, one per step."""
-    return dbg.diagnose(*scripted(values, labels, float_targets), len(values))
+    return dbg.diagnose(*scripted(values, labels, float_targets, dtype), len(values))
 
 
 @probe
@@ -559,6 +572,25 @@ def transfer_steps(seed, task_seed, steps):
         opt.step()
         trace.append((before, grads, [p.detach().clone() for p in head]))
     return trace
+
+
+def typed_batch(seed, dtype, labels, d_in=3, d_out=2, n=6):
+    """x [n, d_in] in the floating dtype of the model, and float targets [n, d_out] of
+    ``dtype`` or labels [n] of ``dtype``: the batch of an overfit in another dtype."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, d_in, generator=g)
+    y = torch.randint(0, d_out, (n,), generator=g) if labels else torch.randn(n, d_out, generator=g)
+    wide = getattr(torch, dtype)
+    return x.to(torch.float32 if labels else wide), y.to(wide)
+
+
+@probe
+def overfit_in_dtype(seed, dtype, labels, steps):
+    """overfit_one_batch on mlp(seed) (width 8) cast to the float ``dtype`` of its targets
+    (float32 when the targets are labels of the integer ``dtype``): the losses."""
+    x, y = typed_batch(seed, dtype, labels)
+    model = mlp(seed, d_in=3, width=8, d_out=2).to(x.dtype)
+    return [float(v) for v in dbg.overfit_one_batch(model, (x, y), steps)]
 
 
 # ---------------------------------------------------------------- ch08.1 build_transfer_setup
@@ -747,6 +779,38 @@ PROBABILITY_CASES = [  # (how the rows are made, targets, batch size, reported?,
     ("softmax", "int", 1, True, "a batch of one example has one probability row"),
     ("twice softmax", "int", 128, False, "non-negative rows that sum to 2 are not probabilities"),
     (
+        "later rows doubled",
+        "int",
+        128,
+        False,
+        "only the first row is a distribution (the others sum to 2): every row must be one, "
+        "so check all rows, not outputs[0]",
+    ),
+    (
+        "first row logits",
+        "int",
+        128,
+        False,
+        "the first row is raw logits (negative entries) and only the others are distributions: "
+        "every row must be one, so check all rows, not one",
+    ),
+    (
+        "row sums 0.5 and 1.5",
+        "int",
+        128,
+        False,
+        "non-negative rows summing alternately to 0.5 and 1.5 average 1 but are not "
+        "probabilities: each row's own sum must be 1",
+    ),
+    (
+        "last row shifted",
+        "int",
+        128,
+        False,
+        "every row sums to 1 but the last holds a negative entry: every entry of every row must "
+        "be non-negative",
+    ),
+    (
         "small negatives",
         "int",
         128,
@@ -767,16 +831,29 @@ PROBABILITY_CASES = [  # (how the rows are made, targets, batch size, reported?,
         False,
         "with float targets (a regression loss) probability outputs may be what is wanted",
     ),
+    *[
+        (
+            "softmax",
+            dtype,
+            128,
+            False,
+            f"{dtype} targets are float targets too (a regression loss): the contract's "
+            "integer-target check is 'not floating point', whatever the float width",
+        )
+        for dtype in ("float64", "bfloat16")
+    ],
 ]
+NEGATIVE_ROWS = ("small negatives", "first row logits", "last row shifted")
 
 
 @pytest.mark.task("ch08.2")
 @pytest.mark.points(2)
 def test_probabilities_as_logits_needs_probability_rows_and_integer_targets():
-    """probabilities_as_logits: [N, C >= 2] non-negative rows summing to 1 (to float32 rounding), integer targets only."""
+    """probabilities_as_logits: [N, C >= 2] outputs whose every row is non-negative and sums to 1 (to float32 rounding), integer targets only (float targets of any width are not)."""
     for how, targets, n, expected, why in PROBABILITY_CASES:
-        findings, negative, zero = diagnosed_probability_like(how, targets, 5, n)
-        assert negative == (how == "small negatives") and zero == (how == "saturated softmax"), (
+        with because(f"diagnose raised on outputs made by {how!r} with {targets} targets"):
+            findings, negative, zero = diagnosed_probability_like(how, targets, 5, n)
+        assert negative == (how in NEGATIVE_ROWS) and zero == (how == "saturated softmax"), (
             f"course bug: the {how!r} outputs are not what the case needs"
         )
         got = "probabilities_as_logits" in codes(findings)
@@ -907,6 +984,21 @@ def test_at_chance_at_its_threshold():
         findings = diagnosed_scripted(values, labels, float_targets=True)
         assert "at_chance" not in codes(findings), (
             "at_chance is for integer targets only; with float targets there is no label baseline"
+        )
+    values = [1.40, 1.35, 1.30]  # above 0.9 x ln 4 = 1.2477 on UNIFORM labels: at chance
+    for dtype in ("uint8", "int16", "int32", "float64", "float16", "bfloat16"):
+        floating = dtype.startswith(("float", "bfloat"))
+        with because(
+            f"diagnose raised on losses {values} with {dtype} "
+            f"{'one-hot targets' if floating else 'labels'}"
+        ):
+            findings = diagnosed_scripted(values, UNIFORM, float_targets=floating, dtype=dtype)
+        assert ("at_chance" in codes(findings)) != floating, (
+            f"losses {values} on {len(UNIFORM)} uniform labels over 4 classes stored as "
+            f"{dtype}{' one-hot rows' if floating else ''}: at_chance "
+            f"{'reported' if floating else 'missing'}. Integer targets are integer whatever "
+            "their width and float targets float whatever theirs: dispatch on "
+            "y.is_floating_point(), not on one dtype such as int64 or float32"
         )
 
 
@@ -1044,7 +1136,7 @@ def test_diagnose_is_silent_on_other_healthy_setups():
 @pytest.mark.task("ch08.3")
 @pytest.mark.points(2)
 def test_overfit_regression_targets():
-    """Float targets are fitted with mean squared error, to near 0, in place."""
+    """Float targets are fitted with mean squared error, to near 0, in place; the loss follows the targets' kind whatever their width (float64, float16, bfloat16 float targets; uint8 labels)."""
     g = torch.Generator().manual_seed(42)
     x, y = torch.randn(8, 4, generator=g), torch.randn(8, 3, generator=g)
     losses, out = overfitted(41, x, y, 150)
@@ -1073,6 +1165,40 @@ def test_overfit_regression_targets():
         "float targets are fitted with mean squared error; a healthy model drives it to near 0 on "
         f"one batch, and the model is trained in place.{grew}"
     )
+    for dtype, labels in TYPED_OVERFITS:
+        with because(f"overfit_one_batch raised on {typed_case(dtype, labels)}"):
+            got = overfit_in_dtype(86, dtype, labels, 2)
+        x, y = typed_batch(86, dtype, labels)
+        with torch.no_grad():
+            out = mlp(86, d_in=3, width=8, d_out=2).to(x.dtype)(x).double()
+        loss = F.cross_entropy(out, y.long()) if labels else F.mse_loss(out, y.double())
+        want = loss.item()
+        coarse = dtype in ("float16", "bfloat16")  # the loss is rounded to their 8-11 bits
+        assert len(got) == 2 and judge.is_number(
+            got[0], want, abs=1e-6, rel=3e-2 if coarse else 1e-5
+        ), (
+            f"overfit_one_batch on {typed_case(dtype, labels)}: losses[0] = {got[0]:.5f}, but "
+            f"the untrained model's {'cross-entropy' if labels else 'mean squared error'} is "
+            f"{want:.5f}. The loss follows the targets' kind, not one dtype: cross-entropy for "
+            "integer targets of any width, mean squared error for float targets of any width "
+            "(y.is_floating_point()); cross_entropy on float targets reads them as class "
+            "probabilities"
+        )
+
+
+TYPED_OVERFITS = [  # (targets' dtype, labels?): the model is cast to float targets' dtype
+    ("float64", False),
+    ("float16", False),
+    ("bfloat16", False),
+    ("uint8", True),
+]
+
+
+def typed_case(dtype, labels):
+    """The words for one TYPED_OVERFITS case."""
+    if labels:
+        return f"a float32 model with {dtype} labels"
+    return f"a {dtype} model with {dtype} float targets"
 
 
 @probe
