@@ -25,9 +25,10 @@ which holds the call to what any contract says unless it says otherwise:
   values) is made again with its tensors holding the same values in another layout
   (transposed, strided: ``harness.layouts``), and must give the same result. Only calls
   that can be repeated unseen are: a pure call of plain data (no module, function,
-  generator or tensor that needs its gradient; a method of anything but a module whose
-  object the call left unchanged; no random draw), unless the contract says the result
-  depends on layout.
+  generator or tensor that needs its gradient among the arguments; no random draw); a
+  method whose object the call left unchanged (a module's too, where no hook watches it
+  and no test's module sits inside it), unless the contract says the result depends on
+  layout.
 
 ``harness.ownership`` checks the arguments and results, ``harness.globalstate`` the
 global state and the files; ``harness.contracts`` lists the exceptions a task's contract
@@ -44,6 +45,7 @@ import contextlib
 import dataclasses
 import functools
 import inspect
+import itertools
 import sys
 import types
 import weakref
@@ -286,11 +288,14 @@ def _signature_of(x, depth: int = 0):
 def _layout_plan(key, allow, states, named, args, kwargs):
     """What the layout invariant will call again after this call (see module doc): the
     arguments re-laid out, and the method's object as it was; None when nothing."""
-    if not allow.layouts or allow.changes or "random" in states or _in_worker():
+    if not allow.layouts or allow.changes or _in_worker():
         return None
     owner = dict(named).get("self")
-    if isinstance(owner, torch.nn.Module):
-        return None  # a forward's submodules are watched by probes' hooks: not run twice
+    module = isinstance(owner, torch.nn.Module)
+    if module and not _unwatched(owner, key.partition(".")[0]):
+        return None
+    if "random" in states and not module:
+        return None  # (a module's methods may draw: a call that did is not made again)
     plain = args[1:] if owner is not None else args
     signature = (key, _signature_of(plain), _signature_of(kwargs))
     if signature in _LAYOUT_SIGNATURES or len(_LAYOUT_SIGNATURES) > 10_000:
@@ -299,17 +304,56 @@ def _layout_plan(key, allow, states, named, args, kwargs):
     plan = layouts.relaid(plain, kwargs, [n for n, _ in named if n != "self"])
     if plan is None:
         return None
+    if owner is None:
+        return plan, None, None
+    if module:  # its parameters, buffers and modes, and every submodule's plain attributes
+        parts = [("self", owner)] + [
+            (f"self.{n}" if n else "self", {k: v for k, v in vars(m).items() if k[0] != "_"})
+            for n, m in owner.named_modules()
+        ]
+        return plan, Owned(parts), torch.get_rng_state()
     # a plain object's attributes are its __dict__ (Owned walks dicts, not objects)
-    state_of = getattr(owner, "__dict__", owner)
-    return plan, (Owned([("self", state_of)]) if owner is not None else None)
+    return plan, Owned([("self", getattr(owner, "__dict__", owner))]), None
+
+
+def _unwatched(model: torch.nn.Module, chapter: str) -> bool:
+    """Whether a module's method can be called once more unseen: no hook anywhere (a
+    probe's hooks count calls), only torch's and the student's own submodules (a test's
+    module counts its calls), all on the CPU (whose generator tells whether it drew)."""
+    from torch.nn.modules import module as nn_module
+
+    if any(
+        getattr(nn_module, name, None)
+        for name in (
+            "_global_forward_hooks",
+            "_global_forward_pre_hooks",
+            "_global_backward_hooks",
+            "_global_backward_pre_hooks",
+        )
+    ):
+        return False
+    for m in model.modules():
+        if m._forward_hooks or m._forward_pre_hooks or m._backward_hooks:
+            return False
+        if m._backward_pre_hooks or not type(m).__module__.startswith(("torch.", f"{chapter}.")):
+            return False
+        if any(
+            t.device.type != "cpu"
+            for t in itertools.chain(m._parameters.values(), m._buffers.values())
+            if t is not None
+        ):
+            return False
+    return True
 
 
 def _same_in_any_layout(fn, name, named, states, state, again, args, result) -> None:
-    (new_args, new_kwargs, where), owner = again
+    (new_args, new_kwargs, where), owner, generator = again
     if owner is not None:
         with _unseen():
             if owner.changes(frozenset()):
                 return  # the method changed its object: a second call is not the same call
+            if generator is not None and not torch.equal(generator, torch.get_rng_state()):
+                return  # it drew random numbers (dropout): a second call draws others
         new_args = (args[0], *new_args)
     text = _call_text(name, named)
     lesson = (

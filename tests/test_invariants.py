@@ -609,31 +609,64 @@ def test_what_cannot_be_repeated_unseen_is_called_once():
         assert calls == [1], f"case {i} was called again"
 
 
-def test_a_modules_forward_is_not_called_again_but_a_plain_objects_method_is():
-    calls = []
-
+def test_a_plain_objects_method_and_a_modules_forward_are_called_again():
     @dataclasses.dataclass(frozen=True)
     class Scale:
         s: float
 
         def apply(self, x):
-            calls.append("apply")
             return x.view(-1) * self.s
 
     class Net(nn.Module):
         def forward(self, x):
-            calls.append("forward")
-            return x.view(-1) * 2
+            return x.view(x.shape[0], -1) * 2
 
     for cls in (Scale, Net):
         cls.__module__ = "chzz.layouts"
-    invariants.checked(Scale, "chzz", "Scale")
-    invariants.checked(Net, "chzz", "Net")
-    Net()(torch.ones(2, 3))
-    assert calls == ["forward"]
+        invariants.checked(cls, "chzz", cls.__name__)
     with pytest.raises(invariants.Broken, match=r"Scale.apply\(x\) works on contiguous"):
         Scale(2.0).apply(torch.ones(2, 3))
     invariants.take_pending()
+    with pytest.raises(invariants.Broken, match=r"Net.forward\(x\) works on contiguous"):
+        Net()(torch.ones(2, 3, 4))
+    invariants.take_pending()
+
+
+def test_a_forward_that_is_watched_draws_or_changes_its_state_is_called_once():
+    calls = []
+
+    class Counted(nn.Module):  # a test's module inside the student's: it counts its calls
+        def forward(self, x):
+            calls.append("counted")
+            return x
+
+    class Net(nn.Module):
+        def __init__(self, *inner):
+            super().__init__()
+            self.inner = nn.Sequential(*inner)
+
+        def forward(self, x):
+            calls.append("net")
+            return self.inner(x).reshape(x.shape[0], -1) * 1.0
+
+    Net.__module__ = "chzz.watched"
+    invariants.checked(Net, "chzz", "Net")
+    x = torch.ones(2, 3, 4)
+    hooked = Net(nn.Identity())
+    hooked.inner.register_forward_hook(lambda *_: None)
+    cases = {
+        "plain": (Net(nn.Identity()), ["net", "net"]),
+        "a probe's hook": (hooked, ["net"]),
+        "dropout in training": (Net(nn.Dropout(0.5)), ["net"]),
+        "batch norm in training": (Net(nn.BatchNorm1d(3)), ["net"]),
+        "a test's module inside": (Net(Counted()), ["net", "counted"]),
+    }
+    for i, (what, (model, expected)) in enumerate(cases.items()):
+        calls.clear()
+        invariants._LAYOUT_SIGNATURES.clear()
+        with torch.no_grad():
+            model(x + i)
+        assert calls == expected, what
 
 
 def test_a_method_that_changes_its_object_is_not_called_again():
