@@ -350,7 +350,6 @@ def test_head_fits_the_input_size(hw):
 
 
 @pytest.mark.task("ch06.3")
-@pytest.mark.points(2)
 def test_images_do_not_mix_within_a_batch():
     seen = cnn_forward_checked(1, 5, (28, 28), batch=4, singles=(1,))
     out = seen["out"]
@@ -417,7 +416,7 @@ SMALLCNN_LIKE = [
 
 
 @pytest.mark.task("ch06.4")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 def test_receptive_field_matches_the_gradient():
     got = rf_checked(SMALLCNN_LIKE, container="sequential")
     rows, cols, count = measured_receptive_field(SMALLCNN_LIKE)
@@ -625,7 +624,6 @@ def test_nhwc_conv_slides_over_height_and_width():
 
 
 @pytest.mark.task("ch06.5")
-@pytest.mark.points(2)
 def test_nhwc_conv_when_every_wrong_move_runs():
     # H == W == C: the unmoved batch, a reshape, a swapped or an inverse permute all run
     # and give the right shape; only the values tell them apart

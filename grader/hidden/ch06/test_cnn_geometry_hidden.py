@@ -20,6 +20,7 @@ from exercises.ch06.test_cnn_geometry import (  # helpers and probes shared with
     rf_checked,
 )
 from harness import judge
+from harness.layouts import laid_out
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -536,7 +537,6 @@ def random_stack(rng):
 
 
 @pytest.mark.task("ch06.4")
-@pytest.mark.points(2)
 def test_receptive_field_of_random_stacks():
     """receptive_field equals the backprop measurement on random stacks, whatever container holds them."""
     rng = random.Random(64)
@@ -659,3 +659,178 @@ def test_nhwc_conv_on_a_cropped_batch():
     seen = nhwc_conv_checked((5, 6, 3), 2, 3, batch=2, seed=68, layout="crop")
     problem = nhwc_conv_problem((5, 6, 3), 2, 3, seen)
     assert problem is None, problem
+
+
+# ------------------------------------- subclasses, shared layers and other memory layouts
+
+
+@probe
+def receptive_field_arranged(specs, order, kinds, container):
+    """receptive_field of the layers ``specs`` describes, the i-th built once and placed at
+    every position of ``order`` that holds i (one object applied several times), given as a
+    ``container`` (list, tuple or sequential). ``kinds[i]`` turns layer i into an instance of
+    a plain subclass of its class ("subclass") or, for a conv, wraps it with
+    nn.utils.parametrizations.weight_norm, whose class is then ParametrizedConv2d
+    ("weight_norm"); "plain" leaves it."""
+    built = []
+    for spec, kind in zip(specs, kinds):
+        layer = build_layer(spec)
+        if kind == "weight_norm" and isinstance(layer, nn.Conv2d):
+            layer = nn.utils.parametrizations.weight_norm(layer)
+        elif kind != "plain":
+            cls = type(layer)
+            layer.__class__ = type(f"My{cls.__name__}", (cls,), {})  # same state, a subclass
+        built.append(layer)
+    layers = [built[i] for i in order]
+    if container == "sequential":
+        layers = nn.Sequential(*layers)
+    elif container == "tuple":
+        layers = tuple(layers)
+    return {"rf": cg.receptive_field(layers), "classes": [type(m).__name__ for m in built]}
+
+
+GEOMETRIC = ("conv", "maxpool", "avgpool")
+
+
+@pytest.mark.task("ch06.4")
+def test_receptive_field_counts_subclassed_and_parametrized_layers():
+    """Subclasses of Conv2d, MaxPool2d and AvgPool2d (a weight-normed conv among them) change
+    the geometry as the layers they extend do."""
+    rng = random.Random(65)
+    for trial in range(12):
+        specs = random_stack(rng) + [("conv", 1, 1, 3, 1, 0, 1)]  # at least one geometric layer
+        kinds = [("subclass", "weight_norm")[(trial + i) % 2] for i in range(len(specs))]
+        container = ("list", "sequential", "tuple")[trial % 3]
+        with because(
+            f"receptive_field raised on subclassed and weight-normed layers of {specs}: read "
+            "kernel_size, stride and dilation as attributes of any layer that isinstance() "
+            "recognises"
+        ):
+            seen = receptive_field_arranged(specs, list(range(len(specs))), kinds, container)
+        rows, cols, _ = measured_receptive_field(specs, size=16)
+        assert tuple(seen["rf"]) == (rows, cols), (
+            f"receptive_field of {specs} (as a {container}), the layers being instances of "
+            f"{seen['classes']}, returned {brief(seen['rf'])}; the same layers of the plain classes "
+            f"see {rows}x{cols} input pixels. A subclass of nn.Conv2d (such as the "
+            "ParametrizedConv2d that nn.utils.parametrizations.weight_norm makes) is a Conv2d: "
+            "recognise layers with isinstance(layer, (nn.Conv2d, ...)), not type(layer) is/in"
+        )
+
+
+@pytest.mark.task("ch06.4")
+def test_receptive_field_counts_a_layer_applied_twice():
+    """A layer object placed at several positions of the stack counts at each of them."""
+    rng = random.Random(66)
+    for trial in range(8):
+        specs = random_stack(rng) + [("conv", 1, 1, 3, 1, 0, 1)]
+        n = len(specs)
+        again = rng.choice([i for i in range(n) if specs[i][0] in GEOMETRIC])
+        order = [*range(n), n - 1, again]  # the last conv and one other layer, applied again
+        container = ("list", "sequential", "tuple")[trial % 3]
+        with because(f"receptive_field raised on {container} of layers {order} of {specs}"):
+            seen = receptive_field_arranged(specs, order, ["plain"] * n, container)
+        rows, cols, _ = measured_receptive_field([specs[i] for i in order], size=16)
+        assert tuple(seen["rf"]) == (rows, cols), (
+            f"receptive_field of the layers {order} (indices into {specs}, the same object "
+            f"wherever an index repeats; as a {container}) returned {brief(seen['rf'])}, but "
+            f"applying them in order makes one output pixel see {rows}x{cols} input pixels: walk "
+            "the layers as given (for layer in layers); .modules() and .children() of a "
+            "Sequential yield each object only once"
+        )
+
+
+@probe
+def cnn_in_layouts(in_channels, n_classes, hw, batches, layouts, seed=7):
+    """One SmallCNN (seeded), run on seeded batches of each size in ``batches`` in turn, each
+    batch rebuilt in every layout of ``layouts`` (those of harness.layouts, and "nhwc": an
+    image batch stored [B, H, W, C] and permuted to [B, C, H, W]): the logits per batch size
+    and layout."""
+    torch.manual_seed(seed)
+    model = cg.SmallCNN(in_channels, n_classes, hw)
+    g = torch.Generator().manual_seed(seed)
+    seen = {}
+    with torch.no_grad():
+        for b in batches:
+            x = torch.randn(b, in_channels, *hw, generator=g)
+            for layout in layouts:
+                laid = (
+                    x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+                    if layout == "nhwc"
+                    else laid_out(x, layout)
+                )
+                seen[f"{b}/{layout}"] = model(laid)
+    return seen
+
+
+IMAGE_LAYOUTS = ["channels_last", "nhwc", "strided"]
+
+
+@pytest.mark.task("ch06.3")
+def test_the_model_reads_images_in_any_memory_layout():
+    """The same images stored channels-last, permuted from NHWC or strided
+    give the same logits as a contiguous batch, batch after batch."""
+    c, n, hw = 3, 4, (14, 18)
+    with because(
+        f"SmallCNN({c}, {n}, input_hw={hw}) raised on a batch in another memory layout (a "
+        "channels_last batch, an NHWC batch permuted to NCHW, a slice): a conv on such a batch "
+        "returns features in that layout, and .view needs contiguous memory; flatten(1) or "
+        "reshape work on any layout"
+    ):
+        seen = cnn_in_layouts(c, n, hw, (3, 1), ["contiguous", *IMAGE_LAYOUTS])
+    for b in (3, 1):
+        base = seen[f"{b}/contiguous"]
+        assert tuple(base.shape) == (b, n), (
+            f"SmallCNN({c}, {n}, input_hw={hw}) returned {brief(base)} for {b} images, expected "
+            f"[{b}, {n}]"
+        )
+        for layout in IMAGE_LAYOUTS:
+            got = seen[f"{b}/{layout}"]
+            assert judge.is_close(got, base, atol=1e-5, rtol=1e-4), (
+                f"SmallCNN({c}, {n}, input_hw={hw}) gave other logits for the same {b} images "
+                f"stored {layout} than stored contiguously "
+                f"({first_difference(got, base, atol=1e-5, rtol=1e-4)}): a tensor's values do "
+                "not depend on its strides; flatten each image with flatten(1), which reads "
+                "them in [C, H, W] order whatever the memory layout"
+            )
+
+
+@probe
+def nhwc_conv_in_layouts(image_shape, out_channels, kernel_size, batches, layouts, seed=8):
+    """One ChannelsLastConv (seeded), run on seeded [B, H, W, C] batches of each size in
+    ``batches`` in turn, each rebuilt in every layout of ``layouts`` (harness.layouts): the
+    features per batch size and layout."""
+    h, w, c = image_shape
+    torch.manual_seed(seed)
+    model = cg.ChannelsLastConv(image_shape, out_channels, kernel_size)
+    g = torch.Generator().manual_seed(seed)
+    seen = {}
+    with torch.no_grad():
+        for b in batches:
+            x = torch.randn(b, h, w, c, generator=g)
+            for layout in layouts:
+                seen[f"{b}/{layout}"] = model(laid_out(x, layout))
+    return seen
+
+
+@pytest.mark.task("ch06.5")
+def test_nhwc_conv_reads_a_batch_in_any_memory_layout():
+    """A [B, H, W, C] batch stored transposed, strided, offset or in channels_last memory gives
+    the features of the contiguous batch, batch after batch."""
+    shape, out_channels, k = (6, 5, 3), 2, 3
+    layouts = ["channels_last", "transposed", "strided", "offset"]
+    with because(
+        f"ChannelsLastConv({shape}, {out_channels}, {k}) raised on a [B, H, W, C] batch in "
+        "another memory layout: .view needs contiguous memory; permute works on any layout"
+    ):
+        seen = nhwc_conv_in_layouts(shape, out_channels, k, (2, 3), ["contiguous", *layouts])
+    for b in (2, 3):
+        base = seen[f"{b}/contiguous"]
+        for layout in layouts:
+            got = seen[f"{b}/{layout}"]
+            assert judge.is_close(got, base, atol=1e-5, rtol=1e-4), (
+                f"ChannelsLastConv({shape}, {out_channels}, {k}) gave other features for the "
+                f"same {b} images stored {layout} than stored contiguously "
+                f"({first_difference(got, base, atol=1e-5, rtol=1e-4)}): move the channel axis "
+                "with permute(0, 3, 1, 2), which follows the strides, never by relabelling "
+                "memory (view, as_strided)"
+            )
