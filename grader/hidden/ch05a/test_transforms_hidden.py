@@ -157,6 +157,46 @@ def test_float32_for_any_input_dtype():
         )
 
 
+# (N, C, ...) batches of three channels, each rank and dtype once: apply is called on all of
+# them in turn by one Normalizer, in this order and reversed
+TURNS = [
+    ((4, 3, 2, 5), torch.uint8),
+    ((6, 3), torch.float64),
+    ((2, 3, 7), torch.int32),
+    ((1, 3, 2, 2, 3), torch.float16),
+    ((3, 3, 3, 3), torch.float32),
+    ((5, 3, 1), torch.bfloat16),
+    ((1, 3), torch.int64),
+]
+
+
+@pytest.mark.task("ch05a.1")
+def test_one_normalizer_applied_to_batches_of_every_rank_in_turn():
+    """One Normalizer applied to (N, C, ...) batches of different ranks, sizes and dtypes in turn
+    gives each batch its own (x - mean) / std, whatever came before."""
+    g = torch.Generator().manual_seed(14)
+    train = torch.randint(0, 256, (8, 3, 4, 4), generator=g, dtype=torch.uint8)
+    batches = [(torch.rand(*shape, generator=g) * 250).to(dtype) for shape, dtype in TURNS]
+    for order in (batches, batches[::-1]):
+        got = normalized(train, order)
+        mean, std = got["mean"], got["std"]
+        for i, (b, out, again) in enumerate(zip(order, got["outs"], got["again"])):
+            view = (1, 3) + (1,) * (b.dim() - 2)
+            want = (b.double() - mean.double().view(view)) / std.double().view(view)
+            calls = ", ".join(f"{list(x.shape)} {str(x.dtype)[6:]}" for x in order[: i + 1])
+            for seen in (out, again):
+                ok = isinstance(seen, torch.Tensor) and seen.dtype == torch.float32
+                assert ok and judge.is_close(seen, want.float(), atol=1e-5, rtol=1e-5), (
+                    f"one Normalizer applied to batches {calls} in turn (and again) returned "
+                    f"{brief(seen)} for the last one, expected float32 (x - mean) / std of shape "
+                    f"{list(b.shape)}"
+                    + ("" if not ok else f" ({first_difference(seen, want.float(), atol=1e-5)})")
+                    + ": each call broadcasts the statistics for its own x (shape (1, C) plus a 1 "
+                    "per trailing dim of that x); nothing worked out for an earlier call may be "
+                    "kept on the Normalizer and reused"
+                )
+
+
 def _close_to_either(got, a, b, rtol):
     return judge.is_close(got.double(), a, atol=1e-6, rtol=rtol) or judge.is_close(
         got.double(), b, atol=1e-6, rtol=rtol
