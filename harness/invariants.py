@@ -301,8 +301,8 @@ def _layout_plan(key, allow, states, named, args, kwargs):
     if signature in _LAYOUT_SIGNATURES or len(_LAYOUT_SIGNATURES) > 10_000:
         return None
     _LAYOUT_SIGNATURES.add(signature)
-    plan = layouts.relaid(plain, kwargs, [n for n, _ in named if n != "self"])
-    if plan is None:
+    plan = layouts.relaid_all(plain, kwargs, [n for n, _ in named if n != "self"])
+    if not plan:
         return None
     if owner is None:
         return plan, None, None
@@ -347,14 +347,20 @@ def _unwatched(model: torch.nn.Module, chapter: str) -> bool:
 
 
 def _same_in_any_layout(fn, name, named, states, state, again, args, result) -> None:
-    (new_args, new_kwargs, where), owner, generator = again
+    plans, owner, generator = again
     if owner is not None:
         with _unseen():
             if owner.changes(frozenset()):
                 return  # the method changed its object: a second call is not the same call
             if generator is not None and not torch.equal(generator, torch.get_rng_state()):
                 return  # it drew random numbers (dropout): a second call draws others
-        new_args = (args[0], *new_args)
+    for new_args, new_kwargs, where in plans:
+        if owner is not None:
+            new_args = (args[0], *new_args)
+        _same_in_layout(fn, name, named, states, state, new_args, new_kwargs, where, result)
+
+
+def _same_in_layout(fn, name, named, states, state, new_args, new_kwargs, where, result):
     text = _call_text(name, named)
     lesson = (
         "a transposed, sliced or channels-last tensor is as valid an input as a contiguous "

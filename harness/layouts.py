@@ -46,16 +46,30 @@ def laid_out(t: torch.Tensor, layout: str) -> torch.Tensor:
 # ---- the layout invariant: the same values in another layout give the same result ------------
 
 _SEEN_AS = {
+    "channels_last": "stored channels-last (as x.contiguous(memory_format=torch.channels_last) is)",
     "transposed": "stored transposed (as x.mT.contiguous().mT is)",
     "strided": "as every other element of a wider tensor (as base[..., ::2] is)",
 }
 _PLAIN = (type(None), bool, int, float, complex, str, torch.dtype, torch.device, torch.Size)
 
 
-def relaid(args: tuple, kwargs: dict, names=()) -> tuple[tuple, dict, str] | None:
+def relaid_all(args: tuple, kwargs: dict, names=()) -> list[tuple[tuple, dict, str]]:
+    """The arguments in each other layout a re-call should see (``relaid``): transposed,
+    and channels-last too where an argument is a batch of images (a convolution hands a
+    channels-last batch on as channels-last, a transposed one as contiguous)."""
+    first = relaid(args, kwargs, names)
+    if first is None:
+        return []
+    second = relaid(args, kwargs, names, images="channels_last")
+    return [first] if second is None or second[2] == first[2] else [first, second]
+
+
+def relaid(
+    args: tuple, kwargs: dict, names=(), images: str = "transposed"
+) -> tuple[tuple, dict, str] | None:
     """``(args, kwargs, where)`` with every tensor argument (also inside a list, tuple or
     dict argument) holding the same values in another layout ("transposed" from two dims
-    on, "strided" for one), or None when a re-call could not be compared: an argument
+    on, ``images`` for four, "strided" for one), or None when a re-call could not be compared: an argument
     that is not plain data (a module, a function, a generator, an iterator, a path...), a
     tensor that needs its gradient or shares memory with another, or no tensor whose
     layout changes. ``where`` says which argument was laid out anew, and how (by its name
@@ -75,7 +89,7 @@ def relaid(args: tuple, kwargs: dict, names=()) -> tuple[tuple, dict, str] | Non
                 storages.add(ptr)
             if x.dim() == 0 or x.numel() < 2:
                 return x
-            layout = "transposed" if x.dim() >= 2 else "strided"
+            layout = "strided" if x.dim() == 1 else images if x.dim() == 4 else "transposed"
             y = laid_out(x, layout)
             if y.is_contiguous():
                 layout, y = "strided", laid_out(x, "strided")

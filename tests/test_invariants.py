@@ -550,6 +550,17 @@ def test_a_view_that_needs_contiguous_memory_is_caught_on_a_transposed_copy():
     assert "(invariant: the same values in any memory layout give the same result)" in text
 
 
+def test_a_batch_of_images_is_also_laid_out_channels_last():
+    conv = nn.Conv2d(2, 3, 1)  # a channels-last batch gives channels-last features
+
+    def head_input(images):
+        with torch.no_grad():
+            return conv(images).view(images.shape[0], -1)
+
+    text = broken(head_input, torch.randn(2, 2, 3, 3, generator=torch.Generator().manual_seed(1)))
+    assert "when `images` held the same values stored channels-last" in text
+
+
 def test_a_result_read_from_memory_instead_of_values_is_caught():
     def first_row(x):  # the first x.shape[1] numbers of memory, not row 0
         return torch.as_strided(x, (x.shape[1],), (1,)).clone()
