@@ -26,6 +26,9 @@ def classify_curve(losses):
     if not losses:
         raise ValueError("classify_curve needs at least one loss value")
     start = losses[0]
+    if start == 0:  # every fraction of a zero start is 0: a loss above it is far above
+        end = losses[-1]
+        return "diverging" if not math.isfinite(end) or end > 0 else "converging"
     ratios = [v / start for v in losses]  # a copy: the caller's list stays as it was
     end = ratios[-1]
     if not math.isfinite(end) or end > 2:

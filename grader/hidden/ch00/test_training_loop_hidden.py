@@ -264,16 +264,42 @@ def classified(losses):
     return tl.classify_curve(given), given
 
 
+NAMES = ("converging", "slow", "oscillating", "diverging")
+ODD_VALUES = [0.0, 1e-300, 0.25, 1.0, 3.0, 1e300, math.inf, math.nan]
+
+
 @pytest.mark.task("ch00.3")
-def test_classify_leaves_the_curve_unchanged():
-    """classify_curve only reads the losses: the caller's list keeps its values and length."""
-    curve = [8.0, 5.0, 6.0, 3.0, 2.0, float("inf")]
-    verdict, after = classified(curve)
-    assert verdict == "diverging", (
-        f"classify_curve({curve}) said {verdict!r}: a loss that ends at inf is diverging"
+@examples(30)
+# a single value, and curves that start at exactly 0 or reach it, every run
+@example(losses=[5.0])
+@example(losses=[0.0])
+@example(losses=[0.0, 1.0])
+@example(losses=[0.0, 0.0])
+@example(losses=[1.0, 0.0])
+@example(losses=[0.0, 0.25, 0.0])
+@example(losses=[8.0, 5.0, 6.0, 3.0, 2.0, math.inf])
+@given(losses=st.lists(st.sampled_from(ODD_VALUES), min_size=1, max_size=4))
+def test_classify_names_any_curve_and_leaves_it_unchanged(losses):
+    """classify_curve gives every curve with a value one of the four names (one value, a start at 0, a fall to 0, inf, nan), diverging when it ends non-finite, and only reads the caller's list."""
+    with because(
+        f"classify_curve({losses}) raised: every curve with at least one value gets one of "
+        f"the four names {NAMES}. A division by the first loss (0 here), by the number of "
+        "steps (0 for a single value) or a log of 0 fails on these: compare `last` with "
+        "`2 * first` and `0.1 * first` by multiplication, and count rises without dividing "
+        "by a count that can be 0"
+    ):
+        verdict, after = classified(losses)
+    assert verdict in NAMES, (
+        f"classify_curve({losses}) returned {verdict!r}: it returns one of {NAMES} for "
+        "every curve with at least one value"
     )
-    assert same_losses(curve, after), (
-        f"classify_curve(losses) changed the list it was given: {curve} became {after}; "
+    if not math.isfinite(losses[-1]):
+        assert verdict == "diverging", (
+            f"classify_curve({losses}) said {verdict!r}: a loss that ends at {losses[-1]} is "
+            "diverging (test math.isfinite on the last value before any comparison)"
+        )
+    assert same_losses(losses, after), (
+        f"classify_curve(losses) changed the list it was given: {losses} became {after}; "
         "divide by the start (or drop what is not finite) in a new list, the caller still "
         "needs the curve as it was"
     )
@@ -427,7 +453,7 @@ def test_plot_leaves_the_callers_figure_alone():
 @pytest.mark.task("ch00.4")
 @pytest.mark.parametrize("name", ["curve", "curve.pdf"])
 def test_plot_is_a_png_at_exactly_the_given_path(name):
-    """plot_losses writes PNG bytes at exactly the path it is given, whatever that path's suffix (or none)."""
+    """plot_losses writes PNG bytes at exactly the path it is given, whatever that path's suffix (or none), relative paths and a folder named "~" included, and returns that path."""
     with because(
         f"plot_losses(losses, {name!r}) raised: the contract is a PNG whatever the file is "
         "called, so tell savefig the format (format='png') instead of letting it read the suffix"
@@ -435,6 +461,24 @@ def test_plot_is_a_png_at_exactly_the_given_path(name):
         seen = plotted([5.0, 3.0, 2.0, 1.5, 1.2], name)
     problem = format_problem(seen)
     assert problem is None, f"plot_losses(losses, {name!r}): {problem}"
+    relative = f"~/{name}"  # relative to the working folder, which holds a folder named "~"
+    with because(f"plot_losses(losses, {relative!r}) raised, run from a folder that holds '~'"):
+        seen = plotted_from_a_folder(relative)
+    in_home = [f for f in seen["home"] if not f.startswith(".")]  # not a library's cache
+    assert in_home == [], (
+        f"plot_losses(losses, {relative!r}) wrote {in_home} in $HOME: a path is written "
+        "exactly where it points, relative to the working folder; '~' is only a folder name "
+        "there (Path.expanduser / os.path.expanduser is the shell's habit, not the contract's)"
+    )
+    assert seen["cwd"] == [relative], (
+        f"plot_losses(losses, {relative!r}) run from a folder holding a folder '~' left "
+        f"{seen['cwd']} there, expected exactly [{relative!r}]: write at exactly the path given"
+    )
+    assert Path(seen["returned"]) == Path(relative), (
+        f"plot_losses(losses, {relative!r}) returned {seen['returned']!r}: it returns the path "
+        f"it was given, {relative!r}, not a resolved, absolute or expanded one (the caller "
+        "compares it with, or joins it to, what they passed)"
+    )
 
 
 def geometric(start, end_ratio, steps=20):
@@ -634,3 +678,86 @@ def test_classify_judges_divergence_by_the_end_not_a_passing_spike(
         "value with the first, not the largest value seen, and ask whether the last value is "
         "finite, not whether every value is"
     )
+
+
+def monotone_curve(start, factors):
+    """``start``, then each value ``factors[k]`` times the one before: a curve that only falls
+    (factors <= 1) or only rises (factors >= 1), with ``len(factors) + 1`` points."""
+    out = [start]
+    for f in factors:
+        out.append(out[-1] * f)
+    return out
+
+
+@pytest.mark.task("ch00.3")
+@examples(40)
+# the shortest curves, every run: one point, and two or three that only fall or only rise
+@example(falling=True, log_start=0.0, factors=[])
+@example(falling=True, log_start=0.5, factors=[0.9])
+@example(falling=True, log_start=0.0, factors=[0.9, 0.9])
+@example(falling=True, log_start=2.0, factors=[0.5])
+@example(falling=True, log_start=-1.0, factors=[0.2, 0.2])
+@example(falling=False, log_start=0.0, factors=[5.0])
+@example(falling=False, log_start=1.0, factors=[2.0, 3.0])
+@given(
+    falling=st.booleans(),
+    log_start=st.floats(-3, 3),
+    factors=st.lists(
+        st.sampled_from([0.0, 0.3, 0.6, 0.9, 1.0]) | st.floats(0.0, 1.0), min_size=0, max_size=4
+    ),
+)
+def test_classify_short_curves_that_only_fall_or_only_rise(falling, log_start, factors):
+    """Curves of one to five points that never rise (or never fall) get the name their two ends
+    give them: a curve without a single rise is never oscillating, whatever its length."""
+    start = 10**log_start
+    if falling:
+        losses = monotone_curve(start, factors)
+        ratio = losses[-1] / start
+        if 0.08 < ratio < 0.12:  # too near the 10% line to call
+            return
+        expected = "converging" if ratio <= 0.08 else "slow"
+        shape = "never rises"
+    else:
+        losses = monotone_curve(start, [1.0 + 3.0 * f for f in factors] or [4.0])
+        if losses[-1] < 4.0 * start:
+            return
+        expected, shape = "diverging", "only climbs, to at least 4 times its start"
+    got = tl.classify_curve(list(losses))
+    assert got == expected, (
+        f"classify_curve({[float(f'{v:.4g}') for v in losses]}) said {got!r}, expected "
+        f"{expected!r}: this {len(losses)}-point curve {shape} and ends at "
+        f"{losses[-1] / start:.3g} of its start. Oscillating needs rises (up and down "
+        "repeatedly), and a curve with one, two or three points is a curve like any other: "
+        "check that the rise count and any share of the steps still mean what you intend when "
+        "there are zero, one or two steps (integer division rounds a third of 2 steps to 0)"
+    )
+
+
+@probe
+def plotted_from_a_folder(name):
+    """plot_losses(losses, name) run with a fresh working folder that holds a folder named "~",
+    and with HOME set to another fresh folder: what it returned (as text) and the files then
+    found under each of the two folders."""
+    import os
+
+    import matplotlib.font_manager  # noqa: F401 - its cache is found before HOME moves
+
+    with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as home:
+        (Path(work) / "~").mkdir()
+        cwd, old_home = os.getcwd(), os.environ.get("HOME")
+        os.chdir(work)
+        os.environ["HOME"] = home
+        try:
+            returned = tl.plot_losses([5.0, 3.0, 2.0, 1.5], name)
+        finally:
+            os.chdir(cwd)
+            if old_home is None:
+                del os.environ["HOME"]
+            else:
+                os.environ["HOME"] = old_home
+        found = {
+            where: sorted(str(p.relative_to(root)) for p in Path(root).rglob("*") if p.is_file())
+            for where, root in (("cwd", work), ("home", home))
+        }
+    shown = str(returned) if isinstance(returned, str | Path) else f"<a {type(returned).__name__}>"
+    return {"returned": shown, "returned_type": type(returned).__name__, **found}
