@@ -21,6 +21,7 @@ from exercises.ch09a.test_compilation import (  # helpers shared with the public
     stats_of,
 )
 from harness import judge
+from harness.layouts import LAYOUTS, laid_out
 from harness.probe import because, probe
 from harness.target import chapter_module
 
@@ -392,7 +393,6 @@ def default_gate_at_zero_mean(batch):
 
 
 @pytest.mark.task("ch09a.3")
-@pytest.mark.points(2)
 def test_default_gate_at_a_mean_of_exactly_zero_keeps_the_negative_part():
     """NormalizedGate() keeps the default size 8 and, traced as one graph, keeps the positive
     part only when the batch's mean is above 0: at exactly 0 the negative part, as the broken
@@ -412,6 +412,70 @@ def test_default_gate_at_a_mean_of_exactly_zero_keeps_the_negative_part():
         atol=1e-8,
         rtol=1e-5,
     )
+
+
+def peak_in_the_discarded_part(sign, seed, batch=4, dim=5):
+    """A batch for the identity gate (h = x) whose mean has ``sign`` while its largest
+    |activation| (3.0) has the other sign: the gate discards the peak's part."""
+    x = torch.rand(batch, dim, generator=torch.Generator().manual_seed(seed)) * sign
+    x[batch // 2, dim // 2] = -3.0 * sign
+    return x
+
+
+GATE_PEAKS = {  # name -> the batch x (the gate's weight is the identity, its bias zero)
+    "mean > 0, peak negative": peak_in_the_discarded_part(1.0, 90),
+    "mean < 0, peak positive": peak_in_the_discarded_part(-1.0, 91),
+    "the book's 2 x 2": torch.tensor([[3.0, -5.0], [1.0, 2.0]]),
+}
+
+
+@probe
+def identity_gate(x, layout):
+    """NormalizedGate(D) with its weight set to the identity and its bias to zero (so h = x),
+    on ``x`` laid out in ``layout`` (harness.layouts): the output and the gradients of the
+    output's sum with respect to x and the weight."""
+    gate = comp.NormalizedGate(x.shape[1])
+    with torch.no_grad():
+        gate.lin.weight.copy_(torch.eye(x.shape[1]))
+        gate.lin.bias.zero_()
+    x_in = laid_out(x, layout).requires_grad_(True)
+    out = gate(x_in)
+    gx, gw = torch.autograd.grad(out.sum(), [x_in, gate.lin.weight])
+    return out.detach(), gx, gw
+
+
+@pytest.mark.task("ch09a.3")
+def test_gate_divides_by_the_peak_before_gating_in_every_layout():
+    """NormalizedGate divides by the largest |activation| of h before gating, also when that peak lies in the part the gate discards; the same values in any memory layout give the same output and gradients."""
+    for name, x in GATE_PEAKS.items():
+        d = x.shape[1]
+        weights = {"weight": torch.eye(d), "bias": torch.zeros(d)}
+        want, grads = gate_maths(weights, x, torch.ones_like(x))
+        for layout in LAYOUTS:
+            with because(f"NormalizedGate({d}) raised on a {layout} batch ({name})"):
+                out, gx, gw = identity_gate(x, layout)
+            peak = float(x.abs().max())
+            judge.close(
+                out,
+                want,
+                f"NormalizedGate({d}) with h = x (identity weight, zero bias) on a {layout} "
+                f"batch whose mean is {float(x.mean()):+.3f} and whose largest |h| is {peak} "
+                f"({name}): the gate keeps one sign's part, but the divisor is the largest "
+                "|activation| of h before gating — whole batch, both signs — not the largest "
+                "value left after it",
+                atol=1e-6,
+                rtol=1e-5,
+            )
+            for what, got, expected in (("x", gx, grads["x"]), ("weight", gw, grads["weight"])):
+                judge.close(
+                    got,
+                    expected,
+                    f"the gradient of NormalizedGate({d})(x).sum() with respect to {what} on a "
+                    f"{layout} batch ({name}) differs from the gate's maths: the division by "
+                    "the peak of h before gating stays in the graph",
+                    atol=1e-5,
+                    rtol=1e-4,
+                )
 
 
 # ---------------------------------------------------------------- ch09a.4 guard_reasons
