@@ -807,10 +807,10 @@ op_shapes = st.lists(st.integers(1, 3), max_size=3).map(tuple)
     shapes_run=st.lists(op_shapes, max_size=6),
     edits=st.lists(st.tuples(st.integers(0, 5), op_shapes), max_size=2),
     cut=st.integers(-2, 2),
-    style=st.sampled_from(["tuple", "list", "pair"]),
+    style=st.sampled_from(["tuple", "list", "pair", "list-pair", "mixed"]),
 )
 def test_first_divergence_agrees_with_the_reference(shapes_run, edits, cut, style):
-    """first_divergence agrees with the reference on generated traces and expectations."""
+    """first_divergence agrees with the reference on generated traces and expectations, each expected shape a tuple, list or torch.Size, alone or in a (name, shape) pair written as a tuple or a list."""
     trace = [(f"op{i}", s) for i, s in enumerate(shapes_run)]
     expected = list(shapes_run)
     for at, shape in edits:
@@ -824,11 +824,29 @@ def test_first_divergence_agrees_with_the_reference(shapes_run, edits, cut, styl
         expected = [list(s) for s in expected]
     elif style == "pair":
         expected = [(f"want{i}", s) for i, s in enumerate(expected)]
+    elif style == "list-pair":  # as a trace comes back from JSON
+        expected = [[f"want{i}", list(s)] for i, s in enumerate(expected)]
+    elif style == "mixed":  # every form the docstring names, entry by entry
+        forms = [
+            tuple,
+            list,
+            torch.Size,
+            lambda s, i: (f"want{i}", torch.Size(s)),
+            lambda s, i: [f"want{i}", tuple(s)],
+            lambda s, i: [f"want{i}", torch.Size(s)],
+        ]
+        expected = [
+            form(s, i) if form.__name__ == "<lambda>" else form(s)
+            for i, (s, form) in enumerate(zip(expected, forms * len(expected)))
+        ]
     want = ref.first_divergence(trace, expected)
     got = sh.first_divergence(trace, expected)
     assert got == want and type(got) is type(want), (
         f"first_divergence({trace}, {expected}) returned {got!r}, expected {want!r}: the first "
-        "index whose shapes differ; else where the shorter list ends; else None"
+        "index whose shapes differ; else where the shorter list ends; else None. An expected "
+        "entry is a shape (tuple, list or torch.Size) or a (name, shape) pair, and a pair may "
+        "come as a list too (a trace saved as JSON loads back as lists): a 2-item entry whose "
+        "first item is a str is a pair, whatever its container"
     )
 
 
