@@ -103,7 +103,6 @@ def test_masked_mean_is_blind_to_any_padding(fill):
 
 
 @pytest.mark.task("ch06a.1")
-@pytest.mark.points(2)
 def test_masked_mean_other_layouts():
     """Any dim, time-first layouts, integer and float 0/1 masks, extra trailing axes."""
     x = torch.randn(6, 3, generator=gen(12))  # (B, T) without a feature axis
@@ -130,6 +129,56 @@ def test_masked_mean_other_layouts():
         "masked_mean(x[B, T, H, D], mask[B, T], dim=-3) must give the mask one trailing axis per "
         "extra dimension of x and average over T"
     )
+
+
+# float16 and bfloat16 (a few of their roundings) and float64 (float64 arithmetic)
+OTHER_FLOATS = {"float16": 5e-3, "bfloat16": 4e-2, "float64": 1e-12}
+
+
+@pytest.mark.task("ch06a.1")
+def test_masked_mean_keeps_half_bfloat16_and_double_inputs_dtype():
+    """masked_mean of a float16, bfloat16 or float64 x (bool, integer or float mask) is in
+    x's dtype, as torch.mean is, and equals the mean of the valid values."""
+    x64 = torch.randn(3, 5, 2, generator=gen(40)) * 3
+    keep = lengths_mask([2, 5, 1], 5)
+    for dtype, tol in OTHER_FLOATS.items():
+        x = x64.to(getattr(torch, dtype))
+        want = loop_masked_mean(x.double(), keep)
+        for mask in (keep, keep.long(), keep.to(x.dtype)):
+            what = f"masked_mean({dtype} x[3, 5, 2], {str(mask.dtype)[6:]} mask[3, 5], dim=1)"
+            with because(f"{what} raised"):
+                got = fs.masked_mean(x, mask, 1)
+            assert isinstance(got, torch.Tensor) and got.dtype == x.dtype, (
+                f"{what} returned {brief(got)}: a mean keeps x's floating dtype, as x.mean(dim) "
+                "does, for float16 and bfloat16 too; divide by the count converted to x.dtype "
+                "(a count made with .float() or .double() promotes the result)"
+            )
+            assert judge.is_close(got.double(), want, atol=tol, rtol=tol), (
+                f"{what} is not the mean of the valid values "
+                f"({first_difference(got.double(), want, atol=tol, rtol=tol)})"
+            )
+
+
+@pytest.mark.task("ch06a.2")
+def test_sequence_scores_keep_half_bfloat16_and_double_inputs_dtype():
+    """sequence_scores without a head of a float16, bfloat16 or float64 x is in x's dtype and
+    averages the valid positions' feature means."""
+    x64 = torch.randn(4, 3, 5, generator=gen(41)) * 3
+    mask = lengths_mask([3, 1, 2, 3], 3)
+    for dtype, tol in OTHER_FLOATS.items():
+        x = x64.to(getattr(torch, dtype))
+        what = f"sequence_scores({dtype} x[4, 3, 5], mask[4, 3])"
+        with because(f"{what} raised"):
+            got = fs.sequence_scores(x, mask)
+        want = loop_scores(x.double(), mask, lambda v: v.mean())
+        assert isinstance(got, torch.Tensor) and got.dtype == x.dtype, (
+            f"{what} returned {brief(got)}: the scores keep x's floating dtype, as a mean does "
+            "(a count or mask converted with .float() promotes them)"
+        )
+        assert judge.is_close(got.double(), want, atol=tol, rtol=tol), (
+            f"{what} is not the mean over valid positions of their feature means "
+            f"({first_difference(got.double(), want, atol=tol, rtol=tol)})"
+        )
 
 
 @probe
@@ -339,7 +388,6 @@ def test_sequence_scores_other_sizes(B, T, E, fill):
 
 
 @pytest.mark.task("ch06a.2")
-@pytest.mark.points(2)
 def test_sequence_scores_default_head_ignores_padding():
     """Without a head, each position scores its features' mean; padding never counts."""
     x = torch.randn(5, 5, 5, generator=gen(21))
