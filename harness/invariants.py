@@ -28,7 +28,11 @@ which holds the call to what any contract says unless it says otherwise:
   generator or tensor that needs its gradient among the arguments; no random draw); a
   method whose object the call left unchanged (a module's too, where no hook watches it
   and no test's module sits inside it), unless the contract says the result depends on
-  layout.
+  layout;
+- **the same call gives the same result**: that second call (a plain repeat where no
+  tensor can be laid out otherwise) differs, and so does a third with the very same
+  arguments: the first call left something behind (a global counter, a mutable default
+  argument) that changed the next. A call given an existing file is not repeated.
 
 ``harness.ownership`` checks the arguments and results, ``harness.globalstate`` the
 global state and the files; ``harness.contracts`` lists the exceptions a task's contract
@@ -46,6 +50,7 @@ import dataclasses
 import functools
 import inspect
 import itertools
+import os
 import sys
 import types
 import weakref
@@ -266,7 +271,7 @@ def _checked_call(fn, key, name, allow, args, kwargs):
             "(invariant: results have the declared type)"
         )
     if again is not None:
-        _same_in_any_layout(fn, name, named, states, state, again, args, result)
+        _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, result)
     return result
 
 
@@ -346,7 +351,7 @@ def _unwatched(model: torch.nn.Module, chapter: str) -> bool:
     return True
 
 
-def _same_in_any_layout(fn, name, named, states, state, again, args, result) -> None:
+def _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, result) -> None:
     plans, owner, generator = again
     if owner is not None:
         with _unseen():
@@ -357,30 +362,48 @@ def _same_in_any_layout(fn, name, named, states, state, again, args, result) -> 
     for new_args, new_kwargs, where in plans:
         if owner is not None:
             new_args = (args[0], *new_args)
-        _same_in_layout(fn, name, named, states, state, new_args, new_kwargs, where, result)
+        call = (args, kwargs, result)
+        _same_in_layout(fn, name, named, states, state, new_args, new_kwargs, where, call)
 
 
-def _same_in_layout(fn, name, named, states, state, new_args, new_kwargs, where, result):
-    text = _call_text(name, named)
-    lesson = (
-        "a transposed, sliced or channels-last tensor is as valid an input as a contiguous "
-        "one: .view needs memory that fits the new shape (.reshape and .flatten copy when "
-        "they must), and .numpy(), .storage() or .data_ptr() see memory, not values "
-        "(invariant: the same values in any memory layout give the same result)"
-    )
+_LAYOUT_LESSON = (
+    "a transposed, sliced or channels-last tensor is as valid an input as a contiguous one: "
+    ".view needs memory that fits the new shape (.reshape and .flatten copy when they must), "
+    "and .numpy(), .storage() or .data_ptr() see memory, not values (invariant: the same "
+    "values in any memory layout give the same result)"
+)
+_REPEAT_LESSON = (
+    "something the first call left behind (a global, a mutable default argument, a cache, "
+    "a counter, an attribute) changed the second; a result may depend only on the "
+    "arguments (invariant: the same call gives the same result)"
+)
+
+
+def _call_again(fn, args, kwargs, state, states, first) -> str | None:
+    """What differs when ``fn`` is called again (None if nothing): its error or where its
+    result differs from ``first``. Unseen by probes; global state is put back after."""
     with _unseen():
         try:
-            other = fn(*new_args, **new_kwargs)
+            other = fn(*args, **kwargs)
         except Exception as err:  # noqa: BLE001 - any error here is the student's to see
-            raise _fail(
-                f"{text} works on contiguous tensors, but when {where} it raised "
-                f"{type(err).__name__} ({str(err)[:300]}): {lesson}"
-            ) from None
+            return f"it raised {type(err).__name__} ({str(err)[:300]})"
         finally:
             state_changes(state, states)  # a second call leaves no more than the first
-        differs = layouts.difference(result, other)
-    if differs:
-        raise _fail(f"{text} gave another result when {where} ({differs}): {lesson}")
+        differs = layouts.difference(first, other)
+    return f"it gave another result ({differs})" if differs else None
+
+
+def _same_in_layout(fn, name, named, states, state, new_args, new_kwargs, where, call):
+    args, kwargs, result = call
+    if any(isinstance(v, str) and os.path.exists(v) for _, v in named):
+        return  # it was given a file: calling it again could find its own output there
+    text = _call_text(name, named)
+    differs = _call_again(fn, new_args, new_kwargs, state, states, result)
+    if differs is None:
+        return
+    if where is None or _call_again(fn, args, kwargs, state, states, result):
+        raise _fail(f"{text}, called again with the same arguments: {differs}: {_REPEAT_LESSON}")
+    raise _fail(f"{text} works on contiguous tensors, but when {where} {differs}: {_LAYOUT_LESSON}")
 
 
 def _after(key, name, allow, states, named, owned, state, folders, result) -> None:

@@ -58,8 +58,8 @@ def relaid_all(args: tuple, kwargs: dict, names=()) -> list[tuple[tuple, dict, s
     and channels-last too where an argument is a batch of images (a convolution hands a
     channels-last batch on as channels-last, a transposed one as contiguous)."""
     first = relaid(args, kwargs, names)
-    if first is None:
-        return []
+    if first is None or first[2] is None:
+        return [first] if first else []
     second = relaid(args, kwargs, names, images="channels_last")
     return [first] if second is None or second[2] == first[2] else [first, second]
 
@@ -71,9 +71,10 @@ def relaid(
     dict argument) holding the same values in another layout ("transposed" from two dims
     on, ``images`` for four, "strided" for one), or None when a re-call could not be compared: an argument
     that is not plain data (a module, a function, a generator, an iterator, a path...), a
-    tensor that needs its gradient or shares memory with another, or no tensor whose
-    layout changes. ``where`` says which argument was laid out anew, and how (by its name
-    in ``names`` where given, else by position)."""
+    text too long to be a name, or a tensor that needs its gradient or shares memory with
+    another. ``where`` says which argument was laid out anew, and how (by its name in
+    ``names`` where given, else by position); None where no tensor's layout could change
+    (the call is then only repeated)."""
     names = list(names)
     storages: set[int] = set()
     moved: list[str] = []
@@ -95,6 +96,8 @@ def relaid(
                 layout, y = "strided", laid_out(x, "strided")
             moved.append(f"{where} held the same values {_SEEN_AS[layout]}")
             return y
+        if isinstance(x, str) and len(x) > 200:
+            raise _NotPlain  # a corpus, not a name: a call given one is not cheap to repeat
         if type(x) in _PLAIN:
             return x
         if depth < 2 and type(x) in (list, tuple):
@@ -111,7 +114,7 @@ def relaid(
         new_kwargs = {k: lay(v, f"`{k}`", 0) for k, v in kwargs.items()}
     except _NotPlain:
         return None
-    return (new_args, new_kwargs, moved[0]) if moved else None
+    return new_args, new_kwargs, (moved[0] if moved else None)
 
 
 class _NotPlain(Exception):
@@ -133,6 +136,10 @@ def difference(a, b, where: str = "the result", depth: int = 0) -> str | None:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         if a.shape != b.shape or a.dtype != b.dtype:
             return f"{where}: shape {tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}"
+        if a.device != b.device:
+            return f"{where}: on {a.device} vs on {b.device}"
+        if a.device.type == "meta":
+            return None  # no values to compare
         a, b = a.detach().cpu(), b.detach().cpu()
         if a.is_floating_point() or a.is_complex():
             tol = _TOLERANCE.get(a.dtype, 1e-4)
