@@ -39,6 +39,7 @@ from exercises.ch10.test_gpt import (  # helpers and probes shared with the publ
     xy,
 )
 from harness import judge
+from harness.layouts import LAYOUTS, laid_out
 from harness.probe import because, probe
 from harness.target import chapter_module, course_file, reference_module
 
@@ -344,6 +345,41 @@ def test_check_targets_matches_the_reference(B, T, data):
 # ---------------------------------------------------------------- ch10.4
 
 
+@probe
+def forward_in_layout(kind, cfg, seed, tensors, layout):
+    """The module ``kind`` ("attention", "block" or "gpt") built from ``cfg`` after
+    torch.manual_seed(seed), in eval mode, called without grad on ``tensors``, each rebuilt
+    with the same values in ``layout`` (harness.layouts)."""
+    build = {"attention": gpt.CausalSelfAttention, "block": gpt.Block, "gpt": gpt.GPT}[kind]
+    torch.manual_seed(seed)
+    module = build(*cfg).eval()
+    with torch.no_grad():
+        return module(*[laid_out(t, layout) for t in tensors])
+
+
+def check_layouts(kind, cfg, tensors, what):
+    """Call ``kind`` on ``tensors`` in every layout: each result equals the contiguous one."""
+    results = {}
+    for layout in LAYOUTS:
+        with because(f"{what} raised on inputs laid out {layout} in memory"):
+            results[layout] = forward_in_layout(kind, cfg, 7, tensors, layout)
+    want = results["contiguous"]
+    for layout, got in results.items():
+        pairs = zip(got, want) if kind == "gpt" else [(got, want)]
+        for k, (a, b) in enumerate(pairs):
+            judge.close(
+                a,
+                b,
+                f"{what}{' ' + ('logits', 'loss')[k] if kind == 'gpt' else ''} on inputs whose "
+                f"values are the same but which are laid out {layout} in memory (a transposed, "
+                "strided or offset view) differ from the contiguous inputs' result: a module "
+                "reads its input by shape, never by memory order (.view on a non-contiguous "
+                "input, or data_ptr arithmetic); use reshape where the layout is not yours",
+                atol=1e-5,
+                rtol=1e-5,
+            )
+
+
 @pytest.mark.task("ch10.4")
 def test_attention_gradient_is_causal_everywhere():
     """The gradient of every output position reaches position 0 and no later position; one head and one position work."""
@@ -363,7 +399,7 @@ def test_attention_gradient_is_causal_everywhere():
 
 @pytest.mark.task("ch10.4")
 def test_attention_keeps_batch_rows_apart():
-    """Changing one sequence of the batch never changes another's output."""
+    """Changing one sequence of the batch never changes another's output; the same input values give the same output whatever their memory layout (transposed, strided, offset)."""
     x = torch.randn(3, 12, 12)
     x2 = x.clone()
     x2[1:] = torch.randn(2, 12, 12)
@@ -372,6 +408,8 @@ def test_attention_keeps_batch_rows_apart():
     assert gap < 1e-5, (
         "changing one sequence of the batch changes another: attention must mix positions, never batch rows"
     )
+    x = torch.randn(2, 6, 12, generator=torch.Generator().manual_seed(3))
+    check_layouts("attention", (12, 3, 8), [x], "CausalSelfAttention(12, 3, 8) on (2, 6, 12)")
 
 
 @pytest.mark.task("ch10.4")
@@ -451,7 +489,13 @@ def test_block_gradient_is_causal_and_prefix_stable():
 
 
 @pytest.mark.task("ch10.5")
-@pytest.mark.points(2)
+def test_block_reads_its_input_in_any_memory_layout():
+    """A Block gives the same output for the same input values whatever their memory layout (transposed, strided, offset)."""
+    x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(4))
+    check_layouts("block", (8, 2, 8), [x], "Block(8, 2, 8) on (2, 5, 8)")
+
+
+@pytest.mark.task("ch10.5")
 def test_block_residual_stream_carries_its_input_at_other_sizes():
     """Adding any per-position constant to a Block's input adds it to the output (pre-norm, residual paths)."""
     gen = torch.Generator().manual_seed(3)
@@ -673,7 +717,7 @@ def test_final_layer_norm_at_other_sizes(cfg):
 
 @pytest.mark.task("ch10.6")
 def test_loss_is_the_mean_cross_entropy_at_every_size():
-    """The loss is the mean cross-entropy over all B*T positions, for one sequence of one token too."""
+    """The loss is the mean cross-entropy over all B*T positions, for one sequence of one token too, and tokens and targets in any memory layout (transposed, strided, offset) give the same logits and loss."""
     cases = [(1, 1), (4, 5), (2, 3)]
     idxs = [torch.randint(7, (b, t)) for b, t in cases]
     targets = [torch.randint(7, (b, t)) for b, t in cases]
@@ -688,6 +732,11 @@ def test_loss_is_the_mean_cross_entropy_at_every_size():
             f"on a ({b}, {t}) batch the loss is {float(loss):.5f}, the mean cross-entropy of the "
             f"logits over all positions is {want:.5f}"
         )
+    g = torch.Generator().manual_seed(8)
+    idx, y = torch.randint(7, (3, 4), generator=g), torch.randint(7, (3, 4), generator=g)
+    check_layouts(
+        "gpt", (7, 5, 1, 1, 8), [idx, y], "GPT(7, 5, 1, 1, 8) on (3, 4) tokens and targets"
+    )
 
 
 @probe
