@@ -348,7 +348,9 @@ def probability_like(how, targets, n=128):
     if how == "one-column softmax":
         y = torch.zeros_like(y)
     loss_fn = F.cross_entropy
-    if targets != "int":  # "float" (float32) or a floating dtype's name
+    if targets == "uint8":  # labels in the one narrower integer type cross_entropy takes
+        y = y.to(torch.uint8)
+    elif targets != "int":  # "float" (float32) or a floating dtype's name
         dtype = torch.float32 if targets == "float" else getattr(torch, targets)
         y, loss_fn = F.one_hot(y, 10).to(dtype), F.mse_loss
     return model, torch.optim.SGD(model.parameters(), lr=0.1), loss_fn, (x, y)
@@ -777,6 +779,13 @@ PROBABILITY_CASES = [  # (how the rows are made, targets, batch size, reported?,
         "a saturated softmax holds exact zeros, and zero is non-negative",
     ),
     ("softmax", "int", 1, True, "a batch of one example has one probability row"),
+    (
+        "softmax",
+        "uint8",
+        128,
+        True,
+        "uint8 labels are integer targets too: the check is 'not floating point', not 'int64'",
+    ),
     ("twice softmax", "int", 128, False, "non-negative rows that sum to 2 are not probabilities"),
     (
         "later rows doubled",
