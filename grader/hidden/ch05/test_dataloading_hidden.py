@@ -43,7 +43,6 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
 
 
 @pytest.mark.task("ch05.1")
-@pytest.mark.points(2)
 def test_starting_the_iterator_is_part_of_the_wait():
     """Creating the iterator (worker start-up) counts as waiting."""
     timing = fake_timing(2, 5, start_s=0.1)["timing"]
@@ -240,7 +239,16 @@ def test_pad_collate_stacks_vector_targets_and_equal_lengths():
     )
 
 
-DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.uint8, torch.bool]
+DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.uint8,
+    torch.bool,
+]
 
 
 @pytest.mark.task("ch05.2")
@@ -583,3 +591,89 @@ def test_make_loader_workers_exit_after_the_epoch():
     assert judge.differ(batches[0][:, 1:], batches[1][:, 1:], atol=1e-8, rtol=1e-5), (
         "the two workers produced identical augmentation: each worker must reseed its dataset copy"
     )
+
+
+@probe
+def ticking_clock_timing(n, step, tick, factor):
+    """time_loader on ``n`` batches whose every fetch and every consume sleeps ``step`` s
+    while every clock of the time module (perf_counter, monotonic, time and their _ns forms,
+    also where the student's module or timeit bound them by name) moves ``tick`` s per fetch
+    and per consume, plus ``factor`` times the real time that passes: the timing and how many
+    batches were given out."""
+    import time
+    import timeit
+
+    real = {name: getattr(time, name) for name in ("perf_counter", "monotonic", "time")}
+    start = {name: clock() for name, clock in real.items()}
+    ticks = [0]
+
+    def ticking(name):
+        def clock():
+            return start[name] + ticks[0] * tick + (real[name]() - start[name]) * factor
+
+        return clock
+
+    fake = {name: ticking(name) for name in real}
+    fake.update({f"{name}_ns": (lambda c=fake[name]: int(c() * 1e9)) for name in real})
+    originals = {name: getattr(time, name) for name in fake}
+    by_identity = {id(originals[name]): fake[name] for name in fake}
+    bound = [  # (namespace, name, original) of every clock bound by name elsewhere
+        (space, name, value)
+        for space in (vars(dl), vars(timeit))
+        for name, value in list(space.items())
+        if id(value) in by_identity
+    ]
+    pulled = [0]
+
+    def batches():
+        for k in range(n):
+            time.sleep(step)
+            ticks[0] += 1
+            pulled[0] += 1
+            yield torch.full((2,), float(k))
+
+    class Loader:
+        def __iter__(self):
+            return batches()
+
+    def consume(batch):
+        time.sleep(step)
+        ticks[0] += 1
+
+    try:
+        for name, clock in fake.items():
+            setattr(time, name, clock)
+        for space, name, value in bound:
+            space[name] = by_identity[id(value)]
+        timing = dl.time_loader(Loader(), consume, None)
+    finally:
+        for name, clock in originals.items():
+            setattr(time, name, clock)
+        for space, name, value in bound:
+            space[name] = value
+    return {"timing": timing, "pulled": pulled[0]}
+
+
+@pytest.mark.task("ch05.1")
+def test_many_sub_millisecond_batches_add_up():
+    """Hundreds of fetches and consumes of a fraction of a millisecond each add up in wait_s
+    and compute_s: every duration counts in full."""
+    n, step, tick, factor = 200, 0.0002, 0.0002, 0.001
+    got = ticking_clock_timing(n, step, tick, factor)
+    timing = got["timing"]
+    assert timing.batches == n and got["pulled"] == n, (
+        f"a {n}-batch loader with max_batches=None reported {timing.batches} batches and gave "
+        f"out {got['pulled']}, expected {n} and {n}"
+    )
+    # by the test's clocks every fetch and every consume takes at least `tick` (a clock they
+    # leave real sees the sleeps: time.sleep(step) never returns early), and one batch
+    # reaches half a millisecond only if the machine stalls it for 0.3 s
+    least = n * min(step, tick)
+    for name, value in (("wait_s", timing.wait_s), ("compute_s", timing.compute_s)):
+        problem = in_seconds(value, least, 30.0, f"{name} for {n} batches")
+        assert problem is None, (
+            f"{problem}: each of {n} fetches and consumes took {tick * 1e3:.1f} ms by the clock "
+            "(time.perf_counter made to tick for the test); add every perf_counter difference "
+            "as it is: rounding or truncating each batch's time to the millisecond makes every "
+            "sub-millisecond batch count 0"
+        )
