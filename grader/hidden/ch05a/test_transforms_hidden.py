@@ -20,7 +20,7 @@ from exercises.ch05a.test_transforms import (  # helpers shared with the public 
     violations,
 )
 from harness import judge
-from harness.probe import probe
+from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
@@ -178,7 +178,13 @@ def test_one_normalizer_applied_to_batches_of_every_rank_in_turn():
     train = torch.randint(0, 256, (8, 3, 4, 4), generator=g, dtype=torch.uint8)
     batches = [(torch.rand(*shape, generator=g) * 250).to(dtype) for shape, dtype in TURNS]
     for order in (batches, batches[::-1]):
-        got = normalized(train, order)
+        calls = ", ".join(f"{list(x.shape)} {str(x.dtype)[6:]}" for x in order)
+        with because(
+            f"one Normalizer applied to batches {calls} in turn raised: apply takes (N, C, ...) "
+            "of any rank and dtype, and each call broadcasts the statistics for its own x; "
+            "nothing worked out for an earlier call may be kept on the Normalizer and reused"
+        ):
+            got = normalized(train, order)
         mean, std = got["mean"], got["std"]
         for i, (b, out, again) in enumerate(zip(order, got["outs"], got["again"])):
             view = (1, 3) + (1,) * (b.dim() - 2)
