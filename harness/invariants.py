@@ -359,11 +359,8 @@ def _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, res
                 return  # the method changed its object: a second call is not the same call
             if generator is not None and not torch.equal(generator, torch.get_rng_state()):
                 return  # it drew random numbers (dropout): a second call draws others
-    for new_args, new_kwargs, where in plans:
-        if owner is not None:
-            new_args = (args[0], *new_args)
-        call = (args, kwargs, result)
-        _same_in_layout(fn, name, named, states, state, new_args, new_kwargs, where, call)
+    for plan in plans:
+        _same_in_layout(fn, name, named, states, state, plan, (args, kwargs, result))
 
 
 _LAYOUT_LESSON = (
@@ -393,16 +390,31 @@ def _call_again(fn, args, kwargs, state, states, first) -> str | None:
     return f"it gave another result ({differs})" if differs else None
 
 
-def _same_in_layout(fn, name, named, states, state, new_args, new_kwargs, where, call):
+def _same_in_layout(fn, name, named, states, state, plan, call) -> None:
     args, kwargs, result = call
     if any(isinstance(v, str) and os.path.exists(v) for _, v in named):
         return  # it was given a file: calling it again could find its own output there
+    method = dict(named).get("self") is not None
+
+    def laid(p):  # the arguments of a call laid out as ``p`` says
+        return ((args[0], *p.args) if method else p.args), p.kwargs
+
     text = _call_text(name, named)
-    differs = _call_again(fn, new_args, new_kwargs, state, states, result)
+    differs = _call_again(fn, *laid(plan), state, states, result)
     if differs is None:
         return
-    if where is None or _call_again(fn, args, kwargs, state, states, result):
+    if plan.where is None or _call_again(fn, args, kwargs, state, states, result):
         raise _fail(f"{text}, called again with the same arguments: {differs}: {_REPEAT_LESSON}")
+    where = plan.where
+    if plan.moved > 1:  # name the argument whose layout matters, where one alone does
+        plain = args[1:] if method else args
+        names = [n for n, _ in named if n != "self"]
+        for k in range(plan.moved):
+            one = layouts.relaid(plain, kwargs, names, plan.images, only=k)
+            alone = one and _call_again(fn, *laid(one), state, states, result)
+            if alone:
+                where, differs = one.where, alone
+                break
     raise _fail(f"{text} works on contiguous tensors, but when {where} {differs}: {_LAYOUT_LESSON}")
 
 

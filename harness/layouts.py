@@ -14,6 +14,7 @@ test compares the result with the contiguous answer::
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import torch
 
@@ -53,31 +54,42 @@ _SEEN_AS = {
 _PLAIN = (type(None), bool, int, float, complex, str, torch.dtype, torch.device, torch.Size)
 
 
-def relaid_all(args: tuple, kwargs: dict, names=()) -> list[tuple[tuple, dict, str]]:
+class Relaid(NamedTuple):
+    """A call's arguments laid out anew: ``where`` says which, and how (None when no tensor
+    could be); ``moved`` counts the tensors laid out; ``images`` the layout of 4-D ones."""
+
+    args: tuple
+    kwargs: dict
+    where: str | None
+    moved: int
+    images: str
+
+
+def relaid_all(args: tuple, kwargs: dict, names=()) -> list[Relaid]:
     """The arguments in each other layout a re-call should see (``relaid``): transposed,
     and channels-last too where an argument is a batch of images (a convolution hands a
     channels-last batch on as channels-last, a transposed one as contiguous)."""
     first = relaid(args, kwargs, names)
-    if first is None or first[2] is None:
+    if first is None or first.where is None:
         return [first] if first else []
     second = relaid(args, kwargs, names, images="channels_last")
-    return [first] if second is None or second[2] == first[2] else [first, second]
+    return [first] if second is None or second.where == first.where else [first, second]
 
 
 def relaid(
-    args: tuple, kwargs: dict, names=(), images: str = "transposed"
-) -> tuple[tuple, dict, str] | None:
-    """``(args, kwargs, where)`` with every tensor argument (also inside a list, tuple or
-    dict argument) holding the same values in another layout ("transposed" from two dims
-    on, ``images`` for four, "strided" for one), or None when a re-call could not be compared: an argument
-    that is not plain data (a module, a function, a generator, an iterator, a path...), a
-    text too long to be a name, or a tensor that needs its gradient or shares memory with
-    another. ``where`` says which argument was laid out anew, and how (by its name in
-    ``names`` where given, else by position); None where no tensor's layout could change
-    (the call is then only repeated)."""
+    args: tuple, kwargs: dict, names=(), images: str = "transposed", only: int | None = None
+) -> Relaid | None:
+    """``args`` and ``kwargs`` with every tensor argument (also inside a list, tuple or
+    dict argument; only the ``only``-th tensor met, where given) holding the same values
+    in another layout ("transposed" from two dims on, ``images`` for four, "strided" for
+    one), or None when a re-call could not be compared: an argument that is not plain
+    data (a module, a function, a generator, an iterator, a path...), a text too long to
+    be a name, or a tensor that needs its gradient or shares memory with another.
+    Arguments are named by ``names`` where given, else by position."""
     names = list(names)
     storages: set[int] = set()
     moved: list[str] = []
+    met = [0]
 
     def lay(x, where: str, depth: int):
         if isinstance(x, torch.Tensor):
@@ -89,6 +101,9 @@ def relaid(
                     raise _NotPlain  # views of each other: a re-lay would part them
                 storages.add(ptr)
             if x.dim() == 0 or x.numel() < 2:
+                return x
+            met[0] += 1
+            if only is not None and met[0] - 1 != only:
                 return x
             layout = "strided" if x.dim() == 1 else images if x.dim() == 4 else "transposed"
             y = laid_out(x, layout)
@@ -114,7 +129,8 @@ def relaid(
         new_kwargs = {k: lay(v, f"`{k}`", 0) for k, v in kwargs.items()}
     except _NotPlain:
         return None
-    return new_args, new_kwargs, (moved[0] if moved else None)
+    where = (moved[0] if len(moved) == 1 else " and ".join(moved)) if moved else None
+    return Relaid(new_args, new_kwargs, where, len(moved), images)
 
 
 class _NotPlain(Exception):

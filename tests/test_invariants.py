@@ -561,6 +561,15 @@ def test_a_batch_of_images_is_also_laid_out_channels_last():
     assert "when `images` held the same values stored channels-last" in text
 
 
+def test_of_several_tensors_the_one_whose_layout_matters_is_named():
+    def loss(logits, targets):
+        return logits.reshape(-1).sum() + targets.view(-1).float().sum()
+
+    text = broken(loss, torch.ones(2, 3), torch.ones(2, 3, dtype=torch.long))
+    assert "but when `targets` held the same values stored transposed" in text
+    assert "`logits` held" not in text
+
+
 def test_a_result_read_from_memory_instead_of_values_is_caught():
     def first_row(x):  # the first x.shape[1] numbers of memory, not row 0
         return torch.as_strided(x, (x.shape[1],), (1,)).clone()
