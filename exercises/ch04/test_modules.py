@@ -188,7 +188,7 @@ def test_every_block_is_registered():
 
 
 @pytest.mark.task("ch04.1")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 def test_the_books_run_trains_and_reloads_every_block():
     seen = books_run("Classifier")
     losses, accs = seen["losses"], seen["accs"]
@@ -548,7 +548,7 @@ def test_running_norm_statistics_are_buffers():
 
 
 @pytest.mark.task("ch04.4")
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_running_norm_matches_batchnorm_without_affine():
     args = (3, 0.2, [4, 4, 4, 4], 3)
     with because(

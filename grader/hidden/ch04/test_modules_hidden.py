@@ -25,12 +25,13 @@ from exercises.ch04.test_modules import (
     unquote,
 )
 from harness import judge
+from harness.layouts import laid_out
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
     from harness.evidence import first_difference
-    from harness.generated import examples, given, st
+    from harness.generated import example, examples, given, st
 except ImportError:  # (probes never use them)
     pass
 
@@ -39,7 +40,7 @@ ref = reference_module("ch04", "modules")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Private Scratch Tied "
     "blocks_run_by build_entry build_tree deep_paths fit_steps frozen_but_held "
-    "groups_shared_frozen moved_to_float64 registered_twice shared_storage"
+    "groups_shared_frozen model_state moved_to_float64 registered_twice shared_storage"
 )
 
 
@@ -266,7 +267,6 @@ def unregistered_in(patient):
 
 
 @pytest.mark.task("ch04.2")
-@pytest.mark.points(2)
 def test_other_shapes_of_the_registration_bug():
     """Modules in a plain dict, a tensor that should be a buffer and parameters in a tuple are all reported."""
     got = unquote(unregistered_in("heads"))
@@ -361,6 +361,8 @@ def test_unregistered_modules_are_reported_once_and_copies_by_identity():
 #   item  = ("sub", node)    a registered submodule     ("param",) a registered parameter
 #           ("buffer", bool) a (persistent?) buffer      ("tensor",) a plain tensor attribute
 #           ("hidden",)      a module kept out of _modules with object.__setattr__
+#           ("shared",)      the latest submodule built so far anywhere in the tree (its own
+#                            subtree complete, so never an ancestor), registered again here
 #           ("value", v)     a plain number / string / None
 #           ("list" | "tuple" | "dict", [entries])  a plain container; entries are
 #           ("tensor",), ("module",), ("value", v), ("alias",) (the node's latest
@@ -382,7 +384,9 @@ ATTRIBUTES = st.one_of(
 )
 TREES = st.recursive(
     st.lists(ATTRIBUTES, max_size=4),
-    lambda inner: st.lists(st.one_of(ATTRIBUTES, st.tuples(st.just("sub"), inner)), max_size=4),
+    lambda inner: st.lists(
+        st.one_of(ATTRIBUTES, st.tuples(st.just("sub"), inner), st.just(("shared",))), max_size=4
+    ),
     max_leaves=10,
 )
 
@@ -405,16 +409,19 @@ def build_entry(entry, latest):
     return {(f"k{i}" if i % 2 == 0 else i): item for i, item in enumerate(items)}
 
 
-def build_tree(node):
-    """The nn.Module a generated tree describes (same structure every time)."""
+def build_tree(node, built=None):
+    """The nn.Module a generated tree describes (same structure every time); ``built`` collects
+    the submodules finished so far, for ("shared",) items."""
+    built = [] if built is None else built
     module = nn.Module()
     latest = []
     for i, item in enumerate(node):
         name, kind = f"a{i}", item[0]
         if kind == "sub":
-            value = build_tree(item[1])
+            value = build_tree(item[1], built)
             setattr(module, name, value)
             latest.append(value)
+            built.append(value)
         elif kind == "param":
             setattr(module, name, nn.Parameter(torch.zeros(2)))
             latest.append(getattr(module, name))
@@ -423,6 +430,8 @@ def build_tree(node):
             latest.append(getattr(module, name))
         elif kind == "hidden":
             object.__setattr__(module, name, nn.Linear(1, 1))
+        elif kind == "shared":  # one module under two paths: named_modules() yields it once
+            setattr(module, name, built[-1] if built else nn.Module())
         else:
             setattr(module, name, build_entry(item, latest))
     return module
@@ -437,16 +446,21 @@ def unregistered_in_tree(tree):
 @pytest.mark.task("ch04.2")
 @pytest.mark.points(2)
 @examples(40)
+# a submodule registered under two parents, holding plain tensors itself or deeper down
+@example(tree=[("sub", [("tensor",), ("param",)]), ("sub", [("shared",)])])
+@example(tree=[("sub", [("sub", [("list", [("tensor",)])]), ("tensor",)]), ("sub", [("shared",)])])
 @given(tree=TREES)
 def test_unregistered_state_agrees_with_the_reference_on_generated_models(tree):
-    """On generated module trees (containers at any depth, aliases, buffers) the reported paths are the reference's."""
+    """On generated module trees (containers at any depth, aliases, buffers, a submodule registered under two parents) the reported paths are the reference's."""
     got = unquote(unregistered_in_tree(tree))
     want = unquote(ref.unregistered_state(build_tree(tree)))
     assert got == want, (
         f"on the generated model {tree} unregistered_state returned {got} (quotes removed), "
         f"expected {want}: search every registered module's plain attributes, inside lists, "
         "tuples and dicts at any depth; skip objects registered anywhere in the model; report "
-        "an unregistered object once"
+        "an unregistered object once, also when the module holding it is registered under two "
+        "parents (model.named_modules() yields each module once, by its first path; a "
+        "recursion over named_children() visits a shared one again)"
     )
 
 
@@ -527,10 +541,14 @@ def test_coverage_with_groups_shared_and_frozen_parameters():
 
 @pytest.mark.task("ch04.3")
 def test_coverage_after_moving_to_another_dtype():
-    """Module.to() converts parameters in place, so the optimizer still owns them."""
+    """Module.to() converts parameters in place, so the optimizer still owns them; optimizer_coverage leaves a float64 model as it was."""
     assert tuple(coverage_in("moved to float64")) == ([], 0), (
         "Module.to() converts parameters in place, so the optimizer still owns them: ([], 0)"
     )
+    with because("optimizer_coverage on a float64 Sequential of Linear and BatchNorm1d raised"):
+        seen = model_through(("optimizer_coverage",), "cpu", "float64")
+    problem = model_change(seen)
+    assert problem is None, f"a float64 model: {problem}"
 
 
 @pytest.mark.task("ch04.3")
@@ -910,7 +928,6 @@ def test_the_checkpoint_is_written_at_exactly_the_path_given(name):
 
 
 @pytest.mark.task("ch04.5")
-@pytest.mark.points(2)
 def test_checkpoint_carries_buffers_and_is_a_snapshot():
     """The checkpoint carries parameters and buffers as they were at save time."""
     seen = checkpoint_snapshot(4)
@@ -945,7 +962,6 @@ def test_checkpoint_without_optimizer_and_extra_keys_rejected():
 
 
 @pytest.mark.task("ch04.5")
-@pytest.mark.points(2)
 def test_the_checkpoint_lives_in_the_file():
     """save_checkpoint takes a str path and returns it; a copy of the file restores model, optimizer and extras."""
     extras = {"epoch": 12, "lr": 0.1, "tags": ["warm", "cosine"], "best": {"val": 0.93}, "n": None}
@@ -973,3 +989,196 @@ def test_the_checkpoint_lives_in_the_file():
         "one more SGD-with-momentum step after loading the copy diverges from the original "
         "run: the optimizer's state_dict (momentum buffers) must be in the file too"
     )
+
+
+# ---------------------------------------------------------------- every task taking a model
+
+
+def model_state(model):
+    """Each parameter and buffer of ``model`` by name: dtype, device, requires_grad, the
+    tensor object's id and a CPU copy of its values; and every module's training flag."""
+    tensors = {
+        name: (str(t.dtype), str(t.device), t.requires_grad, id(t), t.detach().cpu().clone())
+        for name, t in [*model.named_parameters(), *model.named_buffers()]
+    }
+    return {"tensors": tensors, "training": [m.training for m in model.modules()]}
+
+
+@probe
+def model_through(calls, device, dtype):
+    """A Linear, a frozen Linear and a BatchNorm1d in eval mode, moved to ``device`` and
+    ``dtype``, after one SGD-with-momentum step; then each of ``calls`` in turn (a checkpoint
+    is saved before it is loaded). The model's state before and after each call, and the
+    dtypes and devices of the optimizer's state tensors at the end."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 4), nn.BatchNorm1d(4))
+    model.to(device, getattr(torch, dtype))
+    model[1].requires_grad_(False)
+    model[2].eval()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = torch.randn(8, 3).to(device, getattr(torch, dtype))
+    model(x).pow(2).mean().backward()
+    opt.step()
+    states = [("before", model_state(model))]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "c.pt"
+        for call in calls:
+            if call == "save_checkpoint":
+                md.save_checkpoint(path, model, opt, epoch=1)
+            elif call == "load_checkpoint":
+                md.load_checkpoint(path, model, opt)
+            elif call == "unregistered_state":
+                md.unregistered_state(model)
+            else:
+                md.optimizer_coverage(model, opt)
+            states.append((call, model_state(model)))
+    kept = {
+        (str(v.dtype), str(v.device))
+        for st in opt.state.values()
+        for v in st.values()
+        if isinstance(v, torch.Tensor)
+    }
+    return {"states": states, "optimizer_state": sorted(kept)}
+
+
+def model_change(seen) -> str | None:
+    """The first way a call changed the caller's model (None when none did)."""
+    before = seen["states"][0][1]
+    for call, after in seen["states"][1:]:
+        if after["training"] != before["training"]:
+            return (
+                f"{call} changed the modules' training flags from {before['training']} to "
+                f"{after['training']}: it must leave train()/eval() as the caller set them"
+            )
+        if list(after["tensors"]) != list(before["tensors"]):
+            return (
+                f"{call} changed the model's parameters and buffers from "
+                f"{list(before['tensors'])} to {list(after['tensors'])}"
+            )
+        for name, (dtype, device, grad, ident, values) in before["tensors"].items():
+            dtype2, device2, grad2, ident2, values2 = after["tensors"][name]
+            if (dtype2, device2) != (dtype, device):
+                return (
+                    f"{call} moved the caller's {name} from {dtype} on {device} to {dtype2} "
+                    f"on {device2}: the caller's model stays where and what it is (a "
+                    "checkpoint is written from state_dict(), and torch.load(map_location=...) "
+                    "or load_state_dict, which copies into the existing tensors, moves values, "
+                    "never the model: no model.cpu(), .float() or .to() on the caller's model)"
+                )
+            if grad2 != grad:
+                return (
+                    f"{call} changed {name}.requires_grad from {grad} to {grad2}: freezing "
+                    "is the caller's choice"
+                )
+            if ident2 != ident:
+                return (
+                    f"{call} replaced the caller's {name} with another tensor object: the "
+                    "optimizer still holds the old one, so training would go on updating a "
+                    "tensor the model no longer uses (load_state_dict copies into the "
+                    "existing tensors; assign=True or setattr does not)"
+                )
+            if not torch.equal(values2, values):
+                return f"{call} changed the values of {name} (first: {first_difference(values2, values)})"
+    return None
+
+
+@pytest.mark.task("ch04.5")
+@pytest.mark.parametrize(
+    "device, dtype",
+    [("cpu", "float64"), pytest.param("cuda", "float32", marks=pytest.mark.cuda)],
+)
+def test_checkpoints_leave_the_callers_model_where_and_what_it_is(device, dtype):
+    """save_checkpoint and load_checkpoint (of the same model's file) leave the caller's model on its device, in its dtype, with its tensors, flags and values."""
+    with because(
+        f"save_checkpoint then load_checkpoint of a {dtype} model on {device} with its "
+        "optimizer raised"
+    ):
+        seen = model_through(("save_checkpoint", "load_checkpoint"), device, dtype)
+    problem = model_change(seen)
+    assert problem is None, f"a {dtype} model on {device}: {problem}"
+    kept = seen["optimizer_state"]
+    assert kept and all(t == f"torch.{dtype}" and d.startswith(device) for t, d in kept), (
+        f"after load_checkpoint the optimizer's state tensors are {seen['optimizer_state']}, "
+        f"for parameters in torch.{dtype} on {device}: optimizer.load_state_dict puts them "
+        "beside their parameters; load the state without moving anything yourself"
+    )
+
+
+@pytest.mark.task("ch04.2")
+def test_unregistered_state_leaves_the_model_as_it_was():
+    """unregistered_state only reads: a float64 model keeps its dtype, tensors, flags and values."""
+    with because("unregistered_state on a float64 Sequential of Linear and BatchNorm1d raised"):
+        seen = model_through(("unregistered_state",), "cpu", "float64")
+    problem = model_change(seen)
+    assert problem is None, f"a float64 model: {problem}"
+
+
+# ---------------------------------------------------------------- forwards in any memory layout
+
+FORWARD_LAYOUTS = ("transposed", "strided", "offset")
+
+
+@probe
+def forwards_in(kind, layout):
+    """A fresh float64 ``kind`` module (seeded) run on x[5, 4] laid out as ``layout``: the
+    output and the input's gradient of sum(out * w), in training mode then in eval mode, and
+    the module's buffers afterwards (its running statistics, if any)."""
+    torch.manual_seed(3)
+    module = {
+        "RunningNorm": lambda: md.RunningNorm(4, momentum=0.3),
+        "Encoder": lambda: md.Encoder(d_in=4, hidden=6, depth=2),
+        "Classifier": lambda: md.Classifier(d_in=4, hidden=6, depth=2, n_classes=3),
+    }[kind]().to(torch.float64)
+    seen = {}
+    for mode in ("train", "eval"):
+        module.train(mode == "train")
+        x = laid_out(torch.randn(5, 4, dtype=torch.float64) * 3 + 1, layout).requires_grad_()
+        out = module(x)
+        (out * torch.linspace(-1, 1, out.numel(), dtype=out.dtype).view(out.shape)).sum().backward()
+        seen[mode] = (out.detach(), x.grad)
+    seen["buffers"] = {name: b.detach().clone() for name, b in module.named_buffers()}
+    return seen
+
+
+def assert_same_forwards(kind):
+    """``kind``'s results on contiguous input equal those on every other layout."""
+    want = forwards_in(kind, "contiguous")
+    for layout in FORWARD_LAYOUTS:
+        with because(f"{kind}'s forward raised on an input stored {layout}"):
+            got = forwards_in(kind, layout)
+        for part in ("train", "eval"):
+            for what, a, b in zip(("output", "input gradient"), got[part], want[part]):
+                judge.close(
+                    a,
+                    b,
+                    f"{kind} in {part} mode on the same x[5, 4] stored {layout} (a transposed "
+                    "copy, every other element of a wider buffer, or starting inside its "
+                    f"storage) gave another {what} than on a contiguous x: the values are the "
+                    "same, only the strides differ; .view() or a reading of the raw storage "
+                    "assumes a contiguous tensor (use reshape, or ops that follow strides)",
+                    atol=1e-12,
+                    rtol=1e-12,
+                )
+        for name, b in want["buffers"].items():
+            judge.close(
+                got["buffers"].get(name),
+                b,
+                f"{kind}'s buffer {name} after a training forward on x stored {layout} differs "
+                "from the one on a contiguous x: the statistics come from the values, not the "
+                "layout",
+                atol=1e-12,
+                rtol=1e-12,
+            )
+
+
+@pytest.mark.task("ch04.4")
+def test_running_norm_forward_in_any_memory_layout():
+    """RunningNorm gives the same outputs, gradients and running statistics for an input stored transposed, strided or at an offset."""
+    assert_same_forwards("RunningNorm")
+
+
+@pytest.mark.task("ch04.1")
+def test_encoder_and_classifier_forward_in_any_memory_layout():
+    """Encoder and Classifier give the same outputs and gradients for an input stored transposed, strided or at an offset."""
+    assert_same_forwards("Encoder")
+    assert_same_forwards("Classifier")
