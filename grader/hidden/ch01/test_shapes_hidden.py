@@ -25,7 +25,7 @@ from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: the student's process of a split run cannot import these
     from harness.evidence import brief, first_difference
-    from harness.generated import examples, given, st
+    from harness.generated import example, examples, given, st
 except ImportError:
     pass
 
@@ -492,15 +492,21 @@ def test_batch_linear_matches_f_linear(bsz, i, o):
 
 @pytest.mark.task("ch01.3")
 @examples(20)
-@given(n=st.integers(1, 6), seed=st.integers(0, 10_000), rect=st.booleans())
+# an empty batch (and empty everything), every run: nn.Linear takes a batch of 0 rows
+@example(n=0, seed=1, rect=True)
+@example(n=0, seed=2, rect=False)
+@given(n=st.integers(0, 6), seed=st.integers(0, 10_000), rect=st.booleans())
 def test_batch_linear_agrees_with_f_linear_on_generated_sizes(n, seed, rect):
-    """batch_linear equals F.linear on generated sizes, mostly B == I == O."""
+    """batch_linear equals F.linear on generated sizes, mostly B == I == O, a batch of 0 rows included."""
     g = gen(seed)
     bsz, i, o = (n, n, n) if not rect else (n, n + 1, max(1, n - 1))
     x = torch.randn(bsz, i, generator=g)
     W = torch.randn(o, i, generator=g)
     b = torch.randn(o, generator=g)
-    with because(f"batch_linear(x[{bsz}, {i}], W[{o}, {i}], b[{o}]) raised: W is [out, in]"):
+    with because(
+        f"batch_linear(x[{bsz}, {i}], W[{o}, {i}], b[{o}]) raised: W is [out, in], and a batch "
+        "of 0 rows is a batch (a loop over rows with torch.stack has nothing to stack)"
+    ):
         got = sh.batch_linear(x, W, b)
     want = F.linear(x, W, b)
     judge.close(
