@@ -1077,7 +1077,7 @@ def model_change(seen) -> str | None:
                     "tensor the model no longer uses (load_state_dict copies into the "
                     "existing tensors; assign=True or setattr does not)"
                 )
-            if not torch.equal(values2, values):
+            if not judge.is_equal(values2, values):
                 return f"{call} changed the values of {name} (first: {first_difference(values2, values)})"
     return None
 
