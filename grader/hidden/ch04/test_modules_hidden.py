@@ -912,10 +912,40 @@ def checkpoint_at(name):
     return {"returned": returned, "files": files, "extra": extra}
 
 
+@probe
+def checkpoint_from_a_folder(name):
+    """save_checkpoint(name, model) then load_checkpoint(name, fresh model), run from a fresh
+    working folder that holds a folder named "~", with HOME set to another fresh folder: what
+    save returned (as text), the extras load read back, and the files under each folder."""
+    import os
+
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as home:
+        (Path(work) / "~").mkdir()
+        cwd, old_home = os.getcwd(), os.environ.get("HOME")
+        os.chdir(work)
+        os.environ["HOME"] = home
+        try:
+            returned = md.save_checkpoint(name, md.Classifier(depth=1, hidden=4), epoch=2)
+            extra = md.load_checkpoint(name, md.Classifier(depth=1, hidden=4))
+        finally:
+            os.chdir(cwd)
+            if old_home is None:
+                del os.environ["HOME"]
+            else:
+                os.environ["HOME"] = old_home
+        found = {
+            where: sorted(str(p.relative_to(root)) for p in Path(root).rglob("*") if p.is_file())
+            for where, root in (("cwd", work), ("home", home))
+        }
+    shown = str(returned) if isinstance(returned, str | Path) else f"<a {type(returned).__name__}>"
+    return {"returned": shown, "extra": extra, **found}
+
+
 @pytest.mark.task("ch04.5")
 @pytest.mark.parametrize("name", ["checkpoint", "run.ckpt"])
 def test_the_checkpoint_is_written_at_exactly_the_path_given(name):
-    """save_checkpoint writes one file at exactly the path it is given, whatever its suffix (or none)."""
+    """save_checkpoint writes one file at exactly the path it is given, whatever its suffix (or none), a relative path through a folder named "~" included, and returns that path."""
     seen = checkpoint_at(name)
     assert seen["files"] == [name] and seen["extra"] == {"epoch": 1}, (
         f"save_checkpoint(<folder>/{name!r}, ...) left {seen['files']} in the folder (load from "
@@ -924,6 +954,20 @@ def test_the_checkpoint_is_written_at_exactly_the_path_given(name):
     )
     assert seen["returned"] is not None and Path(seen["returned"]).name == name, (
         f"save_checkpoint returned {seen['returned']!r}, not the path it was given"
+    )
+    relative = f"~/{name}"  # relative to the working folder, which holds a folder named "~"
+    with because(f"save_checkpoint / load_checkpoint of {relative!r} raised"):
+        seen = checkpoint_from_a_folder(relative)
+    in_home = [f for f in seen["home"] if not f.startswith(".")]  # not a library's cache
+    assert in_home == [] and seen["cwd"] == [relative] and seen["extra"] == {"epoch": 2}, (
+        f"save_checkpoint({relative!r}, ...) run from a folder holding a folder '~' left "
+        f"{seen['cwd']} there and {in_home} in $HOME, and load_checkpoint({relative!r}, ...) "
+        f"read back {seen['extra']}: a path is used exactly as given, relative to the working "
+        "folder; '~' is only a folder name there (expanduser is the shell's habit)"
+    )
+    assert Path(seen["returned"]) == Path(relative), (
+        f"save_checkpoint({relative!r}, ...) returned {seen['returned']!r}: it returns the path "
+        "it was given, not a resolved, absolute or expanded one"
     )
 
 
