@@ -7,6 +7,7 @@ PYTEST_DONT_REWRITE: a failure shows only the message, never the assertion's sou
 import shutil
 import tempfile
 import warnings
+from collections import OrderedDict
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ except ImportError:  # (probes never use them)
 md = chapter_module("ch04", "modules")
 ref = reference_module("ch04", "modules")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Private Scratch Tied "
+    "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Private Rows Scratch Tied "
     "blocks_run_by build_entry build_tree deep_paths fit_steps frozen_but_held "
     "groups_shared_frozen model_state moved_to_float64 registered_twice shared_storage"
 )
@@ -364,24 +365,38 @@ def test_unregistered_modules_are_reported_once_and_copies_by_identity():
 #           ("shared",)      the latest submodule built so far anywhere in the tree (its own
 #                            subtree complete, so never an ancestor), registered again here
 #           ("value", v)     a plain number / string / None
-#           ("list" | "tuple" | "dict", [entries])  a plain container; entries are
-#           ("tensor",), ("module",), ("value", v), ("alias",) (the node's latest
-#           registered object, when it has one) or containers again
+#           ("list" | "tuple" | "dict" | "rows" | "odict", [entries])  a plain container
+#           (rows: a list subclass, odict: an OrderedDict); entries are ("tensor",),
+#           ("module",), ("parameter",) (an nn.Parameter no module registered), ("value", v),
+#           ("alias",) (the node's latest registered object, when it has one) or containers
+KINDS_OF_CONTAINER = ["list", "tuple", "dict", "rows", "odict"]
 LEAVES = st.sampled_from(
-    [("tensor",), ("module",), ("value", 3), ("value", "s"), ("value", None), ("alias",)]
+    [
+        ("tensor",),
+        ("module",),
+        ("value", 3),
+        ("value", "s"),
+        ("value", None),
+        ("alias",),
+        ("parameter",),
+    ]
 )
 CONTAINERS = st.recursive(
     LEAVES,
-    lambda inner: st.tuples(
-        st.sampled_from(["list", "tuple", "dict"]), st.lists(inner, max_size=3)
-    ),
+    lambda inner: st.tuples(st.sampled_from(KINDS_OF_CONTAINER), st.lists(inner, max_size=3)),
     max_leaves=6,
 )
 ATTRIBUTES = st.one_of(
     st.sampled_from([("param",), ("buffer", True), ("buffer", False), ("tensor",), ("hidden",)]),
     st.just(("value", 1.5)),
-    st.tuples(st.sampled_from(["list", "tuple", "dict"]), st.lists(CONTAINERS, max_size=3)),
+    st.tuples(st.sampled_from(KINDS_OF_CONTAINER), st.lists(CONTAINERS, max_size=3)),
 )
+
+
+class Rows(list):
+    """A list subclass: still a list, so what it holds is searched."""
+
+
 TREES = st.recursive(
     st.lists(ATTRIBUTES, max_size=4),
     lambda inner: st.lists(
@@ -401,12 +416,17 @@ def build_entry(entry, latest):
         return entry[1]
     if kind == "alias":
         return latest[-1] if latest else 0
+    if kind == "parameter":
+        return nn.Parameter(torch.zeros(2))
     items = [build_entry(e, latest) for e in entry[1]]
     if kind == "list":
         return items
+    if kind == "rows":
+        return Rows(items)
     if kind == "tuple":
         return tuple(items)
-    return {(f"k{i}" if i % 2 == 0 else i): item for i, item in enumerate(items)}
+    keyed = [((f"k{i}" if i % 2 == 0 else i), item) for i, item in enumerate(items)]
+    return OrderedDict(keyed) if kind == "odict" else dict(keyed)
 
 
 def build_tree(node, built=None):
@@ -447,11 +467,12 @@ def unregistered_in_tree(tree):
 @pytest.mark.points(2)
 @examples(40)
 # a submodule registered under two parents, holding plain tensors itself or deeper down
+@example(tree=[("rows", [("tensor",), ("parameter",)]), ("odict", [("module",), ("tensor",)])])
 @example(tree=[("sub", [("tensor",), ("param",)]), ("sub", [("shared",)])])
 @example(tree=[("sub", [("sub", [("list", [("tensor",)])]), ("tensor",)]), ("sub", [("shared",)])])
 @given(tree=TREES)
 def test_unregistered_state_agrees_with_the_reference_on_generated_models(tree):
-    """On generated module trees (containers at any depth, aliases, buffers, a submodule registered under two parents) the reported paths are the reference's."""
+    """On generated module trees (containers and their subclasses at any depth, aliases, buffers, stray Parameters, a submodule registered under two parents) the reported paths are the reference's."""
     got = unquote(unregistered_in_tree(tree))
     want = unquote(ref.unregistered_state(build_tree(tree)))
     assert got == want, (
