@@ -19,6 +19,8 @@ which holds the call to what any contract says unless it says otherwise:
 - **results are the call's own**: nothing in the result shares memory with, or is, an
   object the caller passed in, and no call hands out an object that an earlier call
   returned (a cache: editing one result would change another);
+- **the signature is the contract's**: the function takes the stub's parameters, by the
+  same names, in the same order, optional where the stub's are (``harness.signatures``);
 - **results have the declared type**: the result is of the type the stub's signature
   declares, the fields of a returned named tuple or dataclass too (``harness.returns``).
 - **any memory layout**: the first call of each input signature (shapes, dtypes, other
@@ -57,7 +59,7 @@ import weakref
 
 import torch
 
-from harness import contracts, layouts, returns
+from harness import contracts, layouts, returns, signatures
 from harness.globalstate import global_state, state_changes, watched_folders, written
 from harness.ownership import HANDOUTS, Owned, shared_with
 
@@ -237,6 +239,16 @@ def call(fn, key: str, name: str, allow: contracts.Allow, args: tuple, kwargs: d
 
 
 def _checked_call(fn, key, name, allow, args, kwargs):
+    differs = signatures.mismatch(key, fn)
+    if differs:
+        from harness.declared import PARAMETERS
+
+        declared = signatures.declared_text(PARAMETERS[key.partition(".")[0]][name])
+        raise _fail(
+            f"{name}'s parameters are not the exercise's {name}{declared}: {differs}. Keep "
+            "the exercise's parameter names, order and defaults: callers pass arguments by "
+            "name (invariant: the signature is the contract's)"
+        )
     with _unseen():
         named = _named(fn, args, kwargs)
         owned = Owned([(n, v) for n, v in named if n != "self"])

@@ -9,8 +9,9 @@ travel with the harness into every sandbox).
 (None when it is). Names the annotation uses are looked up in the student's module
 (``namespace``), so its own ``TrainResult`` is the class its results must be.
 
-Numbers follow the annotations' usual reading: an ``int`` is a ``float``, a numpy scalar is
-its Python kind, and ``bool`` is neither. A tensor is never a Python number, even with one
+Numbers follow the annotations' usual reading: an ``int`` is a ``float``, a numpy integer
+is an ``int``, numpy's float64 (a ``float`` subclass) is a ``float`` but its float32 and
+float16 are not, and ``bool`` is neither. A tensor is never a Python number, even with one
 element: a loss kept as a tensor where a ``float`` is declared is the mistake this catches.
 """
 
@@ -36,19 +37,24 @@ _ANY = object()  # what an annotation the checker does not read accepts
 # ---- the table ------------------------------------------------------------------------------
 
 
-def _declared(stub: str) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
-    """``({function or Class.method: return annotation}, {Class: {field: annotation}})``
-    of a stub's public definitions (fields: named tuples and dataclasses)."""
-    returns, fields = {}, {}
+def _declared(stub: str) -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, list]]:
+    """``({function or Class.method: return annotation}, {Class: {field: annotation}},
+    {function or Class.method: parameters})`` of a stub's public definitions (fields:
+    named tuples and dataclasses; parameters: ``harness.signatures``' form)."""
+    returns, fields, parameters = {}, {}, {}
     for node in ast.parse(stub).body:
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and node.returns:
-            returns[node.name] = ast.unparse(node.returns)
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            parameters[node.name] = _parameters(node.args)
+            if node.returns:
+                returns[node.name] = ast.unparse(node.returns)
         if not isinstance(node, ast.ClassDef) or node.name.startswith("_"):
             continue
         for item in node.body:
             public = isinstance(item, ast.FunctionDef) and not item.name.startswith("_")
-            if (public or getattr(item, "name", "") == "forward") and item.returns:
-                returns[f"{node.name}.{item.name}"] = ast.unparse(item.returns)
+            if public or getattr(item, "name", "") == "forward":
+                parameters[f"{node.name}.{item.name}"] = _parameters(item.args)
+                if item.returns:
+                    returns[f"{node.name}.{item.name}"] = ast.unparse(item.returns)
         record = {
             item.target.id: ast.unparse(item.annotation)
             for item in node.body
@@ -56,7 +62,25 @@ def _declared(stub: str) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
         }
         if record and _is_record(node):
             fields[node.name] = record
-    return returns, fields
+    return returns, fields, parameters
+
+
+def _parameters(args: ast.arguments) -> list[list]:
+    """``[[name, kind, default source or None], ...]``; kind "positional", "keyword", "*"
+    or "**"."""
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    found = [
+        [a.arg, "positional", None if d is None else ast.unparse(d)]
+        for a, d in zip(positional, defaults, strict=True)
+    ]
+    if args.vararg:
+        found.append([args.vararg.arg, "*", None])
+    for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        found.append([a.arg, "keyword", None if d is None else ast.unparse(d)])
+    if args.kwarg:
+        found.append([args.kwarg.arg, "**", None])
+    return found
 
 
 def _is_record(node: ast.ClassDef) -> bool:
@@ -69,23 +93,29 @@ def _is_record(node: ast.ClassDef) -> bool:
 
 def table_from_stubs() -> dict:
     """What ``harness/declared.py`` must say for the stubs as they are now."""
-    found: dict = {"returns": {}, "fields": {}}
+    found: dict = {"returns": {}, "fields": {}, "parameters": {}}
     for chapter in chapters().values():
         stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text(
             encoding="utf-8"
         )
-        returns, fields = _declared(stub)
+        returns, fields, parameters = _declared(stub)
         found["returns"][chapter.id] = returns
         found["fields"][chapter.id] = fields
+        found["parameters"][chapter.id] = parameters
     return found
 
 
 def table() -> dict:
     """``{"returns": {chapter: {name: annotation}}, "fields": {chapter: {Class: {field:
-    annotation}}}}``, as ``harness/declared.py`` holds it."""
+    annotation}}}, "parameters": {chapter: {name: parameters}}}``, as
+    ``harness/declared.py`` holds it."""
     from harness import declared
 
-    return {"returns": declared.RETURNS, "fields": declared.FIELDS}
+    return {
+        "returns": declared.RETURNS,
+        "fields": declared.FIELDS,
+        "parameters": declared.PARAMETERS,
+    }
 
 
 def result_mismatch(key: str, value, namespace: dict) -> tuple[str, str] | None:
@@ -103,10 +133,12 @@ def result_mismatch(key: str, value, namespace: dict) -> tuple[str, str] | None:
 
 def _to_python(found: dict) -> str:
     return (
-        '"""The result types the stubs declare, which harness/returns.py checks on every call.\n\n'
+        '"""What the stubs declare, which the harness checks on every call: result types\n'
+        "(harness/returns.py) and parameters (harness/signatures.py).\n\n"
         "Written by `python -m harness.returns --write`; tests/test_structure.py keeps it equal\n"
         'to the stubs."""\n\n'
-        f"RETURNS = {found['returns']!r}\n\nFIELDS = {found['fields']!r}\n"
+        f"RETURNS = {found['returns']!r}\n\nFIELDS = {found['fields']!r}\n\n"
+        f"PARAMETERS = {found['parameters']!r}\n"
     )
 
 
@@ -140,8 +172,9 @@ def _resolve(node: ast.expr, namespace: dict):
 def _number(value, kind: str) -> bool:
     if isinstance(value, bool | np.bool_):
         return kind == "bool"
-    if kind == "float":
-        return isinstance(value, numbers.Real)
+    if kind == "float":  # a numpy float32 rounds what it holds and is no Python float
+        narrow = isinstance(value, np.floating) and not isinstance(value, float)
+        return isinstance(value, numbers.Real) and not narrow
     if kind == "int":
         return isinstance(value, numbers.Integral)
     return False

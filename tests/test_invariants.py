@@ -488,7 +488,9 @@ class Row(NamedTuple):
         (0, "int | None", None),
         (None, "int | None", None),
         ("0", "int | None", "is a str, not a int | None"),
-        ([0.5, 3, np.float64(2.0), np.float32(1.0)], "list[float]", None),
+        ([0.5, 3, np.float64(2.0), np.int64(1)], "list[float]", None),
+        (np.float32(1.0), "float", "is a numpy.float32, not a float"),
+        (np.int64(2), "int", None),
         (Row("w", 1.0, (2, 3)), "Row", None),
         (Row("w", torch.tensor(1.0), (2, 3)), "Row", "the result.norm is a torch.Tensor"),
         (("w", 1.0, (2, 3)), "Row", "is a tuple, not a Row"),
@@ -516,14 +518,14 @@ def test_every_call_is_held_to_the_declared_result_type():
     """Through ``invariants.call``: the table's annotation for the call's key, the names
     looked up in the function's own module."""
 
-    def conv2d_output_hw(h, w, kernel):
+    def conv2d_output_hw(h, w, kernel, stride=1, padding=0, dilation=1):
         return [h - kernel + 1, w - kernel + 1]
 
     text = broken_as(conv2d_output_hw, "ch06.conv2d_output_hw", 5, 5, 3)
     assert "the result is a list, not a tuple[int, int]" in text
     assert "(invariant: results have the declared type)" in text
 
-    def right(h, w, kernel):
+    def right(h, w, kernel, stride=1, padding=0, dilation=1):
         return (h - kernel + 1, w - kernel + 1)
 
     assert invariants.call(right, "ch06.conv2d_output_hw", "f", contracts.NOTHING, (5, 5, 3), {})
@@ -535,6 +537,43 @@ def broken_as(fn, key: str, *args) -> str:
         invariants.call(fn, key, fn.__name__, contracts.NOTHING, args, {})
     invariants.take_pending()
     return str(caught.value)
+
+
+# ---- the signature is the contract's -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("signature", "wrong"),
+    [
+        ("q, k, v, mask=None", None),
+        ("q, k, v, mask=None, scale=1.0", None),  # an optional parameter of its own
+        ("q, k, v, *, mask=None", "`mask` is keyword-only, not positional"),
+        ("q, k, v, attn_mask=None", "it has no parameter `mask`"),
+        ("q, v, k, mask=None", "`k` comes at place 3, not 2"),
+        ("q, k, v, mask", "`mask` has no default (the exercise's is None)"),
+        ("q, k, v, mask=True", "`mask` defaults to True, not None"),
+        ("q, k, v, mask=None, *, dropout", "it requires a parameter `dropout`"),
+        ("q, k, *, v, mask=None", "`v` is keyword-only, not positional"),
+    ],
+)
+def test_a_function_takes_the_parameters_its_stub_declares(signature, wrong):
+    from harness import signatures
+
+    namespace: dict = {}
+    exec(f"def attention({signature}):\n    return q", namespace)  # noqa: S102 - a test's own text
+    found = signatures.mismatch("ch07.attention", namespace["attention"])
+    assert found == wrong if wrong is None else wrong in (found or ""), found
+
+
+def test_a_renamed_parameter_fails_the_call_naming_the_exercises_signature():
+    def attention(q, k, v, attn_mask=None):
+        return q.clone()
+
+    text = broken_as(
+        attention, "ch07.attention", torch.ones(1, 2), torch.ones(1, 2), torch.ones(1, 2)
+    )
+    assert "attention's parameters are not the exercise's attention(q, k, v, mask=None)" in text
+    assert "(invariant: the signature is the contract's)" in text
 
 
 # ---- the same values in any memory layout ------------------------------------------------
