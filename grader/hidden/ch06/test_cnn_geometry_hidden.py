@@ -227,7 +227,6 @@ POOLS = {
 
 
 @pytest.mark.task("ch06.2")
-@pytest.mark.points(2)
 @pytest.mark.parametrize("kind", list(POOLS))
 def test_output_size_equals_nn_pooling(kind):
     """conv2d_output_hw equals the size nn.MaxPool2d / nn.AvgPool2d produce (dilated windows too)."""
@@ -299,6 +298,111 @@ def test_a_kernel_that_just_fits_gives_one(args):
     ):
         got = cg.conv2d_output_hw(*args)
     assert tuple(got) == real, f"conv2d_output_hw{args} returned {got}, nn.Conv2d gives {real}"
+
+
+# Every small (kernel, stride, padding, dilation): kernels 1-4, strides 1-3, padding 0-2,
+# dilation 1-3, at the input sizes on both sides of the boundary (2 and 1 pixels too small,
+# an exact fit) and at the smallest input, one pixel: 243 configurations, 99 of them too
+# small. Each is given as ints (both axes) and each too small one also on one axis alone,
+# beside one that fits on the other, so the check of each axis is reached by itself.
+AXIS_SWEEP = sorted(
+    {
+        (size, k, s, p, d)
+        for k in range(1, 5)
+        for s in range(1, 4)
+        for p in range(3)
+        for d in range(1, 4)
+        for size in (1, *(d * (k - 1) + 1 - 2 * p + off for off in (-2, -1, 0)))
+        if size >= 1
+    }
+)
+
+
+def axis_rule(size, k, s, p, d):
+    """The docstring's rule on one axis: None when the padded input is smaller than the
+    dilated kernel, else the number of windows."""
+    span = d * (k - 1) + 1
+    return None if size + 2 * p < span else (size + 2 * p - span) // s + 1
+
+
+def sweep_calls():
+    """(args, expected) for every configuration of AXIS_SWEEP as ints, and for each too small
+    one on the height and on the width alone; expected is None where ValueError is due."""
+    fits = [a for a in AXIS_SWEEP if axis_rule(*a) is not None]
+    calls = []
+    for i, a in enumerate(AXIS_SWEEP):
+        want = axis_rule(*a)
+        calls.append(((a[0], a[0], *a[1:]), None if want is None else (want, want)))
+        if want is None:
+            other = fits[(5 * i) % len(fits)]
+            calls.append(((a[0], other[0], *zip(a[1:], other[1:])), None))
+            calls.append(((other[0], a[0], *zip(other[1:], a[1:])), None))
+    return calls
+
+
+def too_small_axis(args):
+    """Where the kernel of conv2d_output_hw(*args) does not fit, in words."""
+    h, w, *rest = args
+    for axis, size, i in (("height", h, 0), ("width", w, 1)):
+        k, s, p, d = (v if isinstance(v, int) else v[i] for v in rest)
+        if axis_rule(size, k, s, p, d) is None:
+            return f" (on the {axis}, {size} + 2*{p} < the dilated kernel's {d * (k - 1) + 1})"
+    return ""
+
+
+@probe
+def output_sizes_or_refusals(calls):
+    """conv2d_output_hw(*args) for each args in ``calls``: ("returned", its result) or
+    ("ValueError", the error's text)."""
+    seen = []
+    for args in calls:
+        try:
+            seen.append(("returned", cg.conv2d_output_hw(*args)))
+        except ValueError as err:
+            seen.append(("ValueError", str(err)))
+    return seen
+
+
+@pytest.mark.task("ch06.2")
+@pytest.mark.points(2)
+def test_every_small_configuration_follows_the_rule():
+    """On every small configuration, as ints and on either axis alone, conv2d_output_hw raises ValueError exactly when the padded input is smaller than the dilated kernel, and otherwise returns nn.Conv2d's size."""
+    calls = sweep_calls()
+    with because(
+        f"conv2d_output_hw raised something other than ValueError on one of {len(calls)} small "
+        "configurations (kernels 1-4, strides 1-3, padding 0-2, dilation 1-3, sizes at the "
+        "edge of fitting)"
+    ):
+        seen = output_sizes_or_refusals([args for args, _ in calls])
+    wrong = {"returned": [], "refused": [], "size": []}
+    for (args, want), (kind, got) in zip(calls, seen):
+        shown = f"conv2d_output_hw{args}"
+        if want is None and kind == "returned":
+            wrong["returned"].append(f"{shown} returned {got!r}{too_small_axis(args)}")
+        elif want is not None and kind != "returned":
+            wrong["refused"].append(f"{shown} raised ValueError ({got}), nn.Conv2d gives {want}")
+        elif want is not None and not (isinstance(got, (tuple, list)) and tuple(got) == want):
+            wrong["size"].append(f"{shown} returned {got!r}, nn.Conv2d gives {want}")
+    found = [
+        f"{len(wrong['returned'])} too-small configurations gave a size instead of ValueError, "
+        f"e.g. {'; '.join(wrong['returned'][:3])}. The dilated kernel spans "
+        "dilation*(kernel-1)+1 pixels; when size + 2*padding is below that on either axis there "
+        "is no window at all. Decide that from the sizes before counting windows: a count "
+        "rounded toward zero (int(a / b)) turns a small negative numerator into 0 and so one "
+        "window, and a check of one axis or of a count below 0 lets the other cases through"
+        if wrong["returned"]
+        else "",
+        f"{len(wrong['refused'])} configurations that nn.Conv2d accepts raised ValueError, e.g. "
+        f"{'; '.join(wrong['refused'][:3])}: a kernel fits when size + 2*padding >= "
+        "dilation*(kernel-1)+1 (padding counts on both sides, and may exceed half the kernel)"
+        if wrong["refused"]
+        else "",
+        f"{len(wrong['size'])} sizes differ from nn.Conv2d's, e.g. {'; '.join(wrong['size'][:3])}: "
+        "out = (size + 2*padding - dilation*(kernel-1) - 1) // stride + 1 on each axis"
+        if wrong["size"]
+        else "",
+    ]
+    assert not any(found), " | ".join(f for f in found if f)
 
 
 # ---------------------------------------------------------------- ch06.3
@@ -825,6 +929,13 @@ def test_nhwc_conv_reads_a_batch_in_any_memory_layout():
         seen = nhwc_conv_in_layouts(shape, out_channels, k, (2, 3), ["contiguous", *layouts])
     for b in (2, 3):
         base = seen[f"{b}/contiguous"]
+        want = [b, out_channels, shape[0] - k + 1, shape[1] - k + 1]
+        assert list(base.shape) == want, (
+            f"ChannelsLastConv({shape}, {out_channels}, {k}) on a contiguous [B, H, W, C] = "
+            f"{[b, *shape]} batch returned features of shape {list(base.shape)}, expected "
+            f"[B, out_channels, H - k + 1, W - k + 1] = {want}: the kernel slides over H and W "
+            "once the channel axis is moved to dimension 1 (permute(0, 3, 1, 2))"
+        )
         for layout in layouts:
             got = seen[f"{b}/{layout}"]
             assert judge.is_close(got, base, atol=1e-5, rtol=1e-4), (
