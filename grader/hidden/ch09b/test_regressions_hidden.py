@@ -251,41 +251,46 @@ def test_fingerprint_sees_the_smallest_change_of_any_value():
 
 
 def leaf(rng, dtype=None):
+    """A small tensor whose float values printing cannot tell from their neighbours (1.00001
+    in float32)."""
     shape = rng.choice([(), (1,), (3,), (2, 3), (3, 2), (0,), (2, 0)])
     dtype = dtype or rng.choice([torch.float32, torch.float64, torch.int64, torch.int32])
     values = torch.tensor(
-        [rng.randint(-5, 5) for _ in range(math.prod(shape))], dtype=torch.float64
+        [rng.randint(-5, 5) + 1.00001 for _ in range(math.prod(shape))], dtype=torch.float64
     )
+    if not dtype.is_floating_point:
+        values = values * 2**20
     return values.reshape(shape).to(dtype)
 
 
 def tree(rng, depth):
-    kind = rng.choice(["tensor", "list", "dict"] if depth < 3 else ["tensor"])
+    kind = rng.choice(["tensor", "list", "tuple", "dict"] if depth < 4 else ["tensor"])
     if kind == "tensor":
         return leaf(rng)
-    if kind == "list":
-        return [tree(rng, depth + 1) for _ in range(rng.randint(1, 3))]
+    if kind in ("list", "tuple"):
+        items = [tree(rng, depth + 1) for _ in range(rng.randint(1, 3))]
+        return items if kind == "list" else tuple(items)
     keys = rng.sample(["w", "b", "0.weight", "0.bias", "layer.1"], rng.randint(1, 3))
     return {k: tree(rng, depth + 1) for k in keys}
 
 
 def mutated(rng, obj):
-    """obj with one change somewhere inside (a value, a dtype, a shape, a key), or None if
-    the chosen change was not possible there."""
+    """obj with one change somewhere inside: a value moved to its neighbour in its dtype, a
+    dtype, a shape or a key."""
     if isinstance(obj, torch.Tensor):
-        change = rng.choice(["value", "dtype", "shape"])
+        change = rng.choice(["value", "value", "dtype", "shape"])
         if change == "value" and obj.numel():
-            return changed_at(obj, rng.randrange(obj.numel()))
+            return next_value(obj.reshape(-1), rng.randrange(obj.numel())).reshape(obj.shape)
         if change == "dtype":
             other = torch.float64 if obj.dtype != torch.float64 else torch.float32
             return obj.to(other)
         if change == "shape" and obj.numel() > 1:
             return obj.reshape(-1) if obj.dim() != 1 else obj.reshape(1, -1)
         return torch.cat([obj.reshape(-1), obj.new_ones(1)])  # one more element
-    if isinstance(obj, list):
+    if isinstance(obj, (list, tuple)):
         k = rng.randrange(len(obj))
         inner = mutated(rng, obj[k])
-        return obj[:k] + [inner] + obj[k + 1 :]
+        return type(obj)([*obj[:k], inner, *obj[k + 1 :]])
     key = rng.choice(list(obj))
     if rng.random() < 0.3:
         return {(k + "_renamed" if k == key else k): v for k, v in obj.items()}
@@ -295,28 +300,85 @@ def mutated(rng, obj):
 def copied(obj):
     if isinstance(obj, torch.Tensor):
         return obj.clone()
-    if isinstance(obj, list):
-        return [copied(v) for v in obj]
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(copied(v) for v in obj)
     return {k: copied(v) for k, v in obj.items()}
+
+
+def wrapped(t, path):
+    """t placed at the end of ``path``: each step a container ("dict", "list" or "tuple")
+    that also holds a tensor beside it, outermost first."""
+    for kind in reversed(path):
+        if kind == "dict":
+            t = {"beside": torch.ones(2), "inner": t}
+        else:
+            t = [torch.ones(2), t] if kind == "list" else (torch.ones(2), t)
+    return t
+
+
+def unseen_by_print():
+    """Pairs of tensors that differ although their printed forms are equal."""
+    long = torch.arange(1201, dtype=torch.float32)
+    return {
+        "tensor([1.00001]) and tensor([1.00002]) in float32": (
+            torch.tensor([1.00001]),
+            torch.tensor([1.00002]),
+        ),
+        "float64 2**53 + 2 and its neighbour 2**53 + 4": (
+            torch.tensor([2.0**53 + 2], dtype=torch.float64),
+            torch.tensor([2.0**53 + 4], dtype=torch.float64),
+        ),
+        "arange(1201.) with its middle value (printed as '...') one float step up": (
+            long,
+            next_value(long, 600),
+        ),
+        "float32 zeros and int32 zeros (the same bytes)": (
+            torch.zeros(2),
+            torch.zeros(2, dtype=torch.int32),
+        ),
+    }
+
+
+NESTINGS = [  # each container kind alone, then mixed to depths 3 and 4
+    [],
+    ["dict"],
+    ["list"],
+    ["tuple"],
+    ["dict", "list", "tuple"],
+    ["tuple", "dict", "list", "dict"],
+]
 
 
 @pytest.mark.task("ch09b.1")
 def test_fingerprint_of_nested_containers_at_any_depth():
-    """On generated nested lists and dicts of tensors, an equal copy keeps the fingerprint and
-    one change of a value, dtype, shape or key anywhere inside changes it."""
+    """Inside dicts, lists and tuples to depth 4, a tensor is seen by its exact bytes, dtype
+    and shape: two tensors that print alike (values printing rounds or elides) differ at
+    every depth; on generated nested containers an equal copy keeps the fingerprint and one
+    change of a value (to its neighbour), dtype, shape or key anywhere inside changes it."""
+    for path in NESTINGS:
+        where = " in ".join(reversed(path)) or "at the top"
+        for what, (a, b) in unseen_by_print().items():
+            with because(f"fingerprint raised on a tensor nested {where}"):
+                same = rg.fingerprint(wrapped(a, path)) == rg.fingerprint(wrapped(b, path))
+            assert not same, (
+                f"fingerprint of a tensor nested {where} (innermost first) did not tell apart "
+                f"{what}: containers at every depth must hash their tensors' own bytes, dtype "
+                "and shape, never their printed form (printing rounds to 4 decimals and elides "
+                "long tensors) — walk each container recursively down to its tensors"
+            )
     rng = random.Random(9)
     for _ in range(40):
         obj = tree(rng, 0)
-        with because("fingerprint raised on a nested list/dict of tensors"):
+        with because("fingerprint raised on a nested list/tuple/dict of tensors"):
             fp = rg.fingerprint(obj)
             same = rg.fingerprint(copied(obj))
             other = mutated(rng, obj)
             different = rg.fingerprint(other)
         assert same == fp, "an equal copy of a nested container of tensors got another fingerprint"
         assert different != fp, (
-            "one change deep inside a nested container (a value, dtype, shape or key) left the "
-            "fingerprint unchanged: walk lists and dicts at any depth, hashing keys, dtypes, "
-            "shapes and bytes"
+            "one change deep inside a nested container (a value moved to its neighbour, a "
+            "dtype, shape or key) left the fingerprint unchanged: walk lists, tuples and dicts "
+            "at any depth, hashing keys, dtypes, shapes and bytes (never a printed form)"
         )
 
 
