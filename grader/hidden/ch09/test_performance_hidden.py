@@ -35,7 +35,7 @@ except ImportError:
 perf = chapter_module("ch09", "performance")
 ref = reference_module("ch09", "performance")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "FakeGPU FakePerfCounter perf_counter_replaced"
+    "FakeGPU FakePerfCounter perf_counter_replaced CHEAP_FIRST"
 )
 
 
@@ -427,6 +427,27 @@ def test_ms_per_step_defaults_cpu_and_cuda():
 # ---------------------------------------------------------------- ch09.3 profile_top_ops
 
 
+CHEAP_FIRST = ("abs", "ceil", "cos", "exp", "neg", "sin")  # run first, on 4 values each
+
+
+@probe
+def profile_cheap_ops_then_a_costly_one():
+    """profile_top_ops(work, 100) and then profile_top_ops(work, k - 1), k the number of rows
+    the first call returned, on work that runs six cheap operators twice each on a 4-element
+    tensor and then, last, one tanh of 2**18 values: both lists of rows."""
+    big = torch.randn(1 << 18, generator=torch.Generator().manual_seed(0))
+    tiny = torch.ones(4)
+
+    def work():
+        for _ in range(2):
+            for name in CHEAP_FIRST:
+                getattr(tiny, name)()
+        big.tanh()
+
+    every = perf.profile_top_ops(work, 100)
+    return every, perf.profile_top_ops(work, max(len(every) - 1, 0))
+
+
 @pytest.mark.task("ch09.3")
 def test_profile_ranks_by_time_and_honours_n():
     """The single top row is the most expensive operator; rows aggregate calls per operator."""
@@ -456,6 +477,21 @@ def test_profile_ranks_by_time_and_honours_n():
     assert total <= wall_ms * 1.01 + 0.05, (
         f"the rows' self times add up to {total:.4g} ms but the profiled function itself took "
         f"{wall_ms:.4g} ms: the profiler's times are microseconds, self_ms milliseconds"
+    )
+    # The costly operator runs last. Whatever the machine's load, it is never the cheapest
+    # of all the rows, so n = k - 1 keeps it; a cut made in any other order (the order
+    # key_averages() lists operators as they first ran, by name, by calls) drops it.
+    with because("profile_top_ops raised on six cheap operators and then one tanh"):
+        every, most = profile_cheap_ops_then_a_costly_one()
+    k = len(every)
+    kept = [r.name for r in most]
+    assert k >= 2 and len(most) == k - 1 and "aten::tanh" in kept, (
+        f"profile_top_ops(work, {k}) listed {[r.name for r in every]}; then "
+        f"profile_top_ops(work, {k - 1}) kept {kept}: work runs {', '.join(CHEAP_FIRST)} twice "
+        "each on 4 values and then one tanh of 2**18 values, by far the largest self time, so "
+        "every n >= 1 keeps aten::tanh. Rank all the operators by self time first and only then "
+        "keep the first n (cutting key_averages() to n rows, in the order the operators first "
+        "ran, before sorting drops the costly one that ran last)"
     )
 
 
