@@ -25,7 +25,7 @@ from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
     from harness.evidence import brief, first_difference
-    from harness.generated import examples, given, st
+    from harness.generated import example, examples, given, st
 except ImportError:  # (probes never use them)
     pass
 
@@ -271,23 +271,34 @@ def masked_inputs(draw):
 @pytest.mark.task("ch06a.1")
 @pytest.mark.points(3)
 @examples(60)
+# A 1-D x whose mask covers its one axis (one sequence, no trailing axes): a 0-d mean, every run.
+@example(case=(torch.tensor([0.5, -1.0, 2.0, NAN]), torch.tensor([True, False, True, False]), 0))
+@example(case=(torch.tensor([3.0, INF]), torch.tensor([1, 0]), -1))
+@example(case=(torch.tensor([7.0]), torch.tensor([0.0]), 0))
 @given(case=masked_inputs())
 def test_masked_mean_equals_the_reference(case):
-    """masked_mean equals the reference on random layouts, dims, mask dtypes and paddings."""
+    """masked_mean equals the reference on random layouts, dims, mask dtypes and paddings, a 1-D x included."""
     x, mask, dim = case
     want = ref.masked_mean(x, mask, dim)
+    call = (
+        f"masked_mean(x of shape {list(x.shape)}, mask of shape {list(mask.shape)} "
+        f"({mask.dtype}), dim={dim})"
+    )
+    if x.dim() == 1:
+        call += (
+            " on a 1-D x, one sequence with no trailing axes, whose mean over its only axis is "
+            "a 0-d tensor"
+        )
     with because(
-        f"masked_mean(x{list(x.shape)}, mask{list(mask.shape)} {mask.dtype}, dim={dim}) raised: "
-        "give the mask trailing 1-axes up to x's rank and reduce over dim (negative dims count "
-        "from x's end)"
+        f"{call} raised: give the mask trailing 1-axes up to x's rank (none when the mask has "
+        "all of x's axes) and reduce over dim (negative dims count from x's end)"
     ):
         got = fs.masked_mean(x, mask, dim)
     assert tuple(got.shape) == tuple(want.shape) and judge.is_close(
         got, want, atol=1e-5, rtol=1e-5
     ), (
-        f"masked_mean(x{list(x.shape)}, mask{list(mask.shape)} {mask.dtype}, dim={dim}) is not "
-        f"the mean of the valid entries (0 where there are none, padding ignored): "
-        f"{first_difference(got, want)}"
+        f"{call} is not the mean of the valid entries (0 where there are none, padding "
+        f"ignored): {first_difference(got, want)}"
     )
 
 
@@ -310,12 +321,21 @@ def test_masked_mean_keeps_non_finite_valid_values_in_any_layout(case):
     """inf, -inf and nan at valid positions reach the mean as they are, in any layout; padding never does."""
     x, mask, dim = case
     want = ref.masked_mean(x, mask, dim)
+    call = (
+        f"masked_mean(x of shape {list(x.shape)}, mask of shape {list(mask.shape)} "
+        f"({mask.dtype}), dim={dim})"
+    )
     with because(
-        f"masked_mean(x{list(x.shape)}, mask{list(mask.shape)} {mask.dtype}, dim={dim}) raised"
+        f"{call} raised"
+        + (
+            ": a 1-D x whose mask covers its one axis is one sequence, and its mean a 0-d tensor"
+            if x.dim() == 1
+            else ""
+        )
     ):
         got = fs.masked_mean(x, mask, dim)
     assert same_values(got, want), (
-        f"masked_mean(x{list(x.shape)}, mask{list(mask.shape)} {mask.dtype}, dim={dim}) with inf, "
+        f"{call} with inf, "
         "-inf or nan at some valid positions: a valid value counts as it is (inf stays inf, "
         "inf + -inf and nan give nan) while padding never counts — select with the mask alone, "
         f"never clean x with nan_to_num, nansum/nanmean or an isfinite test "
@@ -525,7 +545,6 @@ def test_sequence_scores_leaves_its_inputs_alone(kind):
 
 
 @pytest.mark.task("ch06a.3")
-@pytest.mark.points(2)
 def test_hinge_loss_random_and_integer_labels():
     """hinge_loss is max(0, 1 - y * score) per example, for float and integer labels."""
     scores = torch.randn(50, generator=gen(31)) * 2
@@ -576,6 +595,57 @@ def test_hinge_loss_keeps_a_matching_2d_shape():
         f"hinge_loss on matching (3, 1) scores and labels must return (3, 1) per-example losses, "
         f"got {brief(got)}"
     )
+
+
+# A table, a row, a column, three axes, one example and a 0-d score: any shape that
+# scores and labels share.
+HINGE_SHAPES = [(4, 3), (1, 5), (7, 1), (2, 3, 2), (1,), ()]
+
+
+@pytest.mark.task("ch06a.3")
+def test_hinge_loss_reduces_every_shape_over_all_its_elements():
+    """For scores and labels of any one shape (0-d, [N], [N, 1], [1, K], [N, K], three axes), "none" keeps that shape and "sum" and "mean" reduce over every element, as torch's reductions do."""
+    for i, shape in enumerate(HINGE_SHAPES):
+        g = gen(700 + i)
+        scores = torch.randn(shape, generator=g) * 2
+        y = torch.where(torch.rand(shape, generator=g) < 0.5, -1, 1)  # int64 labels
+        if i % 2:
+            y = y.float()
+        want = torch.clamp(1 - y.double() * scores.double(), min=0)
+        call = f"hinge_loss(scores{list(shape)}, y{list(shape)} {y.dtype}"
+        with because(f"{call}, reduction='none') raised on scores and labels of one shape"):
+            got = fs.hinge_loss(scores, y, reduction="none")
+        assert tuple(got.shape) == shape and judge.is_close(
+            got.double(), want, atol=1e-6, rtol=1e-5
+        ), (
+            f"{call}, reduction='none') returned {brief(got)}: expected max(0, 1 - y * score) "
+            f"element by element, in the shape {list(shape)} the two share"
+        )
+        for reduction, total in (("sum", want.sum()), ("mean", want.mean())):
+            with because(
+                f"{call}, reduction={reduction!r}) raised: scores and labels of one shape, any "
+                "shape (a 0-d score is one example), reduce over every element as torch does"
+            ):
+                got = fs.hinge_loss(scores, y, reduction=reduction)
+            if judge.is_close(got.double(), total, atol=1e-6, rtol=1e-5):
+                continue
+            per_row = (
+                len(shape) > 1
+                and shape[0] != want.numel()
+                and judge.is_close(got.double(), want.sum() / shape[0], atol=1e-6, rtol=1e-5)
+            )
+            raise AssertionError(
+                f"{call}, reduction={reduction!r}) returned {brief(got)}, expected the 0-d "
+                f"{reduction} of all {want.numel()} per-element losses, {float(total):.6g}"
+                + (
+                    f": that is the sum divided by the first axis' {shape[0]} (len), not by "
+                    f"the {want.numel()} elements. Reduce as torch does, over every element "
+                    "(losses.mean(), losses.sum()), whatever the shape"
+                    if per_row
+                    else ": reduce as torch does, over every element (losses.mean(), "
+                    "losses.sum()), to one number, whatever the shape"
+                )
+            )
 
 
 @probe
