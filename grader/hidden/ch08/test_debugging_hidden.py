@@ -39,7 +39,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "healthy_regression infinite_gradient infinite_lr linear_probe mlp overflow phased pretrained "
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
     "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
-    "left_with_gradients nonfinite_run used_by_the_caller typed_batch"
+    "left_with_gradients nonfinite_run used_by_the_caller typed_batch IDENTITY_CASES held_by_value"
 )
 
 
@@ -484,6 +484,53 @@ SETUPS = {
 }
 
 
+IDENTITY_CASES = {  # case -> (model, what the optimizer holds); value and identity disagree
+    "optimizer over clones": ("mlp", "clones"),
+    "1-element parameters, optimizer over clones": ("1x1", "clones"),
+    "first layer cloned": ("mlp", "first cloned"),
+    "optimizer over storage-sharing aliases": ("mlp", "aliases"),
+    "twin layers, optimizer over the first": ("twins", "first"),
+    "twin layers, the second frozen, optimizer over the first": ("twins", "first, second frozen"),
+}
+
+
+def held_by_value(case):
+    """A regression setup (IDENTITY_CASES) where value and identity disagree: the optimizer
+    holds tensors equal to the model's parameters in shape, dtype and values (clones, or
+    detached aliases of the same memory) but not the parameters themselves, or the model
+    holds two layers of equal values and the optimizer only the first."""
+    kind, holds = IDENTITY_CASES[case]
+    torch.manual_seed(84)
+    if kind == "1x1":
+        model, d_in, d_out = nn.Linear(1, 1), 1, 1
+    else:
+        d_in, d_out = 3, 3 if kind == "twins" else 2
+        model = nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, d_out))
+        if kind == "twins":
+            model[2].load_state_dict(model[0].state_dict())
+    params = list(model.parameters())
+    if holds == "clones":
+        held = [p.detach().clone().requires_grad_() for p in params]
+    elif holds == "first cloned":
+        held = [p.detach().clone().requires_grad_() for p in model[0].parameters()]
+        held += list(model[2].parameters())
+    elif holds == "aliases":
+        held = [p.detach().requires_grad_() for p in params]
+    else:
+        if holds.endswith("frozen"):
+            model[2].requires_grad_(False)
+        held = list(model[0].parameters())
+    g = torch.Generator().manual_seed(85)
+    x, y = torch.randn(6, d_in, generator=g), torch.randn(6, d_out, generator=g)
+    return model, torch.optim.SGD(held, lr=0.1), F.mse_loss, (x, y)
+
+
+@probe
+def diagnosed_held_by_value(case, steps):
+    """diagnose on held_by_value(case)."""
+    return dbg.diagnose(*held_by_value(case), steps)
+
+
 @probe
 def diagnosed(setup, steps):
     """diagnose on a freshly built setup (SETUPS)."""
@@ -661,7 +708,7 @@ def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
 
 
 @pytest.mark.task("ch08.2")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 def test_diagnose_the_books_setup_in_full():
     """The book's setup: frozen for held frozen features, not_in_model, not_in_optimizer by identity."""
     findings = diagnosed("book's setup in full", 5)
@@ -682,6 +729,26 @@ def test_diagnose_the_books_setup_in_full():
     assert "no_grad" not in codes(findings), (
         "the new head is on the path from the loss: backward reaches it, so it is not no_grad"
     )
+
+
+@pytest.mark.task("ch08.2")
+def test_diagnose_matches_tensors_by_identity_not_by_value():
+    """What the optimizer holds is matched with the model's parameters by identity: clones
+    and aliases equal in value are not the model's (not_in_model, not_in_optimizer), and of
+    two layers with equal values only the one the optimizer holds is held (no frozen,
+    not_moving for its twin)."""
+    for case in IDENTITY_CASES:
+        with because(f"diagnose raised on a setup with {case}"):
+            got = finding_set(diagnosed_held_by_value(case, 2))
+        want = finding_set(ref.diagnose(*held_by_value(case), 2))
+        assert got == want, (
+            f"diagnose(model, SGD(...), mse_loss, batch, 2) with {case} found {got}, expected "
+            f"{want}: a tensor is the model's parameter only if it is the same object (id(p)), "
+            "whatever its shape, dtype and values — equal values (a clone, a detached alias of "
+            "the same memory, a twin layer) are another tensor. Match with id() or a set of "
+            "tensors, never ==, torch.equal or data_ptr(), nor `p in list` (list membership "
+            "compares with ==)"
+        )
 
 
 @pytest.mark.task("ch08.2")
