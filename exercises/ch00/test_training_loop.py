@@ -109,7 +109,6 @@ def test_one_step_from_the_book():
 
 
 @pytest.mark.task("ch00.2")
-@pytest.mark.points(2)
 def test_rows_describe_one_coherent_state():
     result = tl.train_scalar(BOOK_XS, BOOK_YS, w0=0.0, lr=0.01, steps=6)
     assert len(result.ws) == len(result.losses) == 6, (
@@ -201,7 +200,6 @@ def test_classify_the_books_learning_rates(lr, expected):
 
 
 @pytest.mark.task("ch00.3")
-@pytest.mark.points(2)
 def test_classify_the_books_diverging_run():
     losses = book_run(1.0)  # overflows to inf, then inf - inf gives nan
     got = tl.classify_curve(losses)

@@ -371,7 +371,7 @@ def same_losses(before, after) -> bool:
 
 @pytest.mark.task("ch00.4")
 def test_plot_survives_an_overflowing_curve():
-    """plot_losses writes a real PNG of a curve that overflows to inf and nan, and leaves the caller's list as it was."""
+    """plot_losses writes a real PNG of a curve that overflows to inf and nan, leaves the caller's list as it was, and draws a list the caller edits in place anew at the next call."""
     curve = [1.0, 100.0, 1e30, float("inf"), float("nan")]
     seen = plotted(curve)
     problem = png_problem(seen["png"])
@@ -383,6 +383,14 @@ def test_plot_survives_an_overflowing_curve():
         f"plot_losses(losses, path) changed the list it was given: {curve} became "
         f"{seen['losses_after']}; mask or clip what cannot be drawn in a copy (a new list or "
         "a numpy array), the caller's losses are their record of the run"
+    )
+    first, second = plotted_through_edits()
+    for k, data in enumerate((first, second)):
+        problem = png_problem(data)
+        assert problem is None, f"plot_losses call {k + 1} of 2 on one list and path: {problem}"
+    assert first != second, (
+        "plot_losses(losses, path) wrote the same bytes before and after the caller changed "
+        f"the list in place from a falling to a rising curve{STALE}"
     )
 
 
@@ -761,3 +769,87 @@ def plotted_from_a_folder(name):
         }
     shown = str(returned) if isinstance(returned, str | Path) else f"<a {type(returned).__name__}>"
     return {"returned": shown, "returned_type": type(returned).__name__, **found}
+
+
+# ---- every task taking a list: the caller edits it in place between two calls ----------
+# Each function reads its lists as they hold at each call. An answer kept from an earlier
+# call (keyed by id(), by the path or by the list's length) is stale once the caller
+# changes the list in place.
+
+STALE = (
+    ": the second call answered from what the first call saw. Read the list as it is at "
+    "each call; nothing kept between calls (keyed by id(), the path or the length) survives "
+    "an edit in place"
+)
+
+
+@probe
+def trained_through_edits():
+    """train_scalar(xs, ys, 0.0, 0.1, 3) on two lists, then again after xs[0] = 3.0 and
+    ys[1] = -1.0 (the same lists, edited in place): both results."""
+    xs, ys = [1.0, 2.0], [2.0, 4.0]
+    first = tl.train_scalar(xs, ys, 0.0, 0.1, 3)
+    xs[0], ys[1] = 3.0, -1.0
+    return first, tl.train_scalar(xs, ys, 0.0, 0.1, 3)
+
+
+@pytest.mark.task("ch00.2")
+def test_train_scalar_follows_lists_edited_between_calls():
+    """train_scalar fits the data its lists hold at each call, after the caller edits them in place."""
+    runs = trained_through_edits()
+    for run, (xs, ys) in zip(runs, [([1.0, 2.0], [2.0, 4.0]), ([3.0, 2.0], [2.0, -1.0])]):
+        w, ws, losses = gd(xs, ys, 0.0, 0.1, 3)
+        what = f"train_scalar(xs={xs}, ys={ys}, w0=0, lr=0.1, steps=3) on lists edited in place"
+        judge.number(run.w, w, f"{what}: the final w{STALE}", abs=1e-5, rel=1e-5)
+        judge.number(run.ws, ws, f"{what}: ws{STALE}", abs=1e-5, rel=1e-5)
+        judge.number(run.losses, losses, f"{what}: losses{STALE}", abs=1e-5, rel=1e-5)
+
+
+CLASSIFY_EDITS = [  # on the tests' side only: the list after each edit, and its verdict
+    ([10.0, 5.0, 2.0, 0.5], "converging"),
+    ([10.0, 5.0, 2.0, 40.0], "diverging"),
+    ([10.0, 9.0, 8.0, 7.0], "slow"),
+    ([10.0, 9.0, 8.0, 7.0, 8.0, 7.0, 8.0, 9.0], "oscillating"),
+]
+
+
+@probe
+def classified_through_edits():
+    """classify_curve on one list, edited in place between calls (its last entry replaced,
+    a slice replaced, entries appended): the four verdicts."""
+    losses = [10.0, 5.0, 2.0, 0.5]
+    verdicts = [tl.classify_curve(losses)]
+    losses[-1] = 40.0
+    verdicts.append(tl.classify_curve(losses))
+    losses[1:] = [9.0, 8.0, 7.0]
+    verdicts.append(tl.classify_curve(losses))
+    losses.extend([8.0, 7.0, 8.0, 9.0])
+    verdicts.append(tl.classify_curve(losses))
+    return verdicts
+
+
+@pytest.mark.task("ch00.3")
+def test_classify_follows_a_list_edited_between_calls():
+    """classify_curve names the curve its list holds at each call, after the caller edits the list in place."""
+    got = classified_through_edits()
+    want = [name for _, name in CLASSIFY_EDITS]
+    assert got == want, (
+        f"classify_curve on one list edited in place into {[v for v, _ in CLASSIFY_EDITS]} "
+        f"gave {got}, expected {want}{STALE}"
+    )
+
+
+@probe
+def plotted_through_edits():
+    """plot_losses(losses, path) twice on the same list and path, the list edited in place
+    in between (4 falling values, then 4 rising over three decades): the bytes each call
+    left at the path."""
+    losses = [4.0, 2.0, 1.0, 0.5]
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "curve.png"
+        tl.plot_losses(losses, out)
+        first = out.read_bytes() if out.is_file() else None
+        losses[:] = [1.0, 10.0, 100.0, 1000.0]
+        tl.plot_losses(losses, out)
+        second = out.read_bytes() if out.is_file() else None
+    return first, second
