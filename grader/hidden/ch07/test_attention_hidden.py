@@ -920,8 +920,68 @@ def test_last_weights_follow_the_latest_call():
         )
 
 
+@probe
+def checkpoints_across_forwards(E, H, params, x_run, x_other, x_check):
+    """The usual checkpoint round trips between MultiHeadSelfAttention(E, H) modules, each
+    state_dict loaded strictly: (1) a module holding ``params`` that ran on x_run into a new
+    one that never ran; (2) a new one holding ``params`` that never ran into one (fresh init)
+    that ran on x_other; (3) the first into that one again, after it ran on x_check. Per round
+    trip: the load's error text (None when it loaded) and the target's output on x_check."""
+    used, never_ran = build(E, H, None, params), build(E, H, None, params)
+    target_1, target_2 = build(E, H, None, None), build(E, H, None, None)
+    with torch.no_grad():
+        used(x_run)
+        target_2(x_other)
+    seen = []
+    for source, target in ((used, target_1), (never_ran, target_2), (used, target_2)):
+        try:
+            target.load_state_dict(source.state_dict())
+            error = None
+        except RuntimeError as err:
+            error = str(err)
+        with torch.no_grad():
+            seen.append({"error": error, "out": target(x_check)})
+    return seen
+
+
 @pytest.mark.task("ch07.6")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
+def test_a_checkpoint_loads_whether_or_not_a_forward_ran():
+    """A state_dict saved before or after any forward loads strictly into a module of the same configuration, before or after its own forwards, and brings the saved function with it."""
+    E, H = 8, 2
+    params = make_params(E, 160)
+    x_run, x_other, x_check = (torch.randn(2, t, E, generator=gen(161 + t)) for t in (5, 3, 4))
+    with because(
+        f"saving a MultiHeadSelfAttention({E}, {H}).state_dict() and loading it into another "
+        "one failed outside load_state_dict"
+    ):
+        seen = checkpoints_across_forwards(E, H, params, x_run, x_other, x_check)
+    expected, _ = reference_forward(params, x_check, H, True)
+    trips = (
+        "the state_dict of a module that ran a forward on [2, 5, 8], loaded into a new module "
+        "(a checkpoint saved after training, loaded in a new program)",
+        "the state_dict of a new module that never ran, loaded into one that ran on [2, 3, 8]",
+        "the state_dict of the module that ran on [2, 5, 8], loaded into one that ran on "
+        "[2, 3, 8] and [2, 4, 8]",
+    )
+    for trip, got in zip(trips, seen):
+        assert got["error"] is None, (
+            f"{trip}: load_state_dict(strict=True) raised {got['error']!r}. A state_dict holds "
+            "what the module computes with (parameters, persistent buffers), so it must be the "
+            "same set of entries, of the same shapes, whether or not a forward ran; last_weights "
+            "is an observation of the latest call (its [B, H, T, T] changes with every batch): "
+            "keep it a plain attribute, not a registered buffer (or register it with "
+            "persistent=False)"
+        )
+        assert judge.is_close(got["out"], expected, atol=1e-4, rtol=1e-5), (
+            f"after loading {trip}, the module's output on [2, 4, 8] is not the saved module's "
+            f"({first_difference(got['out'], expected, atol=1e-4)}): qkv and proj must carry "
+            "everything the forward computes with"
+        )
+
+
+@pytest.mark.task("ch07.6")
+@pytest.mark.points(2)
 @pytest.mark.parametrize("E, H, T", [(12, 3, 5), (8, 4, 4)], ids=["T!=H", "T==H"])
 def test_gradients_never_reach_the_future(E, H, T):
     """In a causal model no output has a gradient with respect to a later input, and every
