@@ -795,7 +795,8 @@ def accumulate(
     model_seed, n, n_micro, data_seed, width=4, kind="tanh", loss="mse", stale=False, calls=1
 ):
     """accumulated_grad on a fresh model (after a stale backward if ``stale``), ``calls``
-    times: what each call returned, the .grad it left, the batch sizes the model saw, which
+    times: what each call returned, the .grad it left, the batch sizes the model saw (and
+    the inputs of each of those batches), which
     returned entries changed when .grad was changed afterwards (not copies), which
     parameters' values changed, and whether the batch's inputs or targets changed."""
     model = small_model(model_seed, width, kind)
@@ -804,8 +805,13 @@ def accumulate(
         model(batch[0] * 5).pow(2).mean().backward()  # an earlier step's gradient
     values = {name: p.detach().clone() for name, p in model.named_parameters()}
     batch_before = [t.clone() for t in batch]
-    sizes = []
-    model.register_forward_pre_hook(lambda module, args: sizes.append(len(args[0])))
+    sizes, pieces = [], []
+
+    def watch(module, args):
+        sizes.append(len(args[0]))
+        pieces.append(args[0].detach().clone())
+
+    model.register_forward_pre_hook(watch)
     results = [ag.accumulated_grad(model, LOSSES[loss], batch, n_micro) for _ in range(calls)]
     grads = {
         name: None if p.grad is None else p.grad.clone() for name, p in model.named_parameters()
@@ -825,6 +831,7 @@ def accumulate(
         "results": results,
         "grads": grads,
         "sizes": sizes,
+        "pieces": pieces,
         "aliased": aliased,
         "moved": moved,
         "batch_changed": batch_changed,
@@ -1037,6 +1044,35 @@ def micro_batch_problem(n: int, n_micro: int, sizes: list[int]) -> str | None:
     )
 
 
+def pieces_problem(inputs, n_micro: int, pieces) -> str | None:
+    """Why the inputs the model ran on, ``pieces``, are not the non-empty pieces of
+    ``torch.tensor_split(inputs, n_micro)``, each once, in any order (None when they are).
+    Pieces of the right sizes made of other rows (every n_micro-th row, a shuffle) give the
+    same gradient for a plain model, but not for one with batch statistics, and they are
+    not the micro-batches asked for."""
+    sized = micro_batch_problem(len(inputs), n_micro, [len(p) for p in pieces])
+    if sized is not None:
+        return sized
+    want = [p for p in torch.tensor_split(inputs, n_micro) if len(p)]
+    left = list(want)
+    for piece in (p for p in pieces if len(p)):
+        match = next((k for k, w in enumerate(left) if judge.is_equal(piece, w)), None)
+        if match is None:
+            rows = [
+                next((i for i, x in enumerate(inputs) if judge.is_equal(row, x)), "?")
+                for row in piece
+            ]
+            runs = [r.tolist() for r in torch.tensor_split(torch.arange(len(inputs)), n_micro)]
+            return (
+                f"the model ran on the batch's rows {rows}, which is not one of "
+                f"torch.tensor_split's pieces {[r for r in runs if r]}: each micro-batch is a "
+                "run of consecutive rows (inputs[start:stop], as tensor_split cuts it), not "
+                "every n_micro-th row nor a shuffle"
+            )
+        del left[match]
+    return None
+
+
 @pytest.mark.task("ch02.4")
 @pytest.mark.points(2)
 def test_accumulated_grad_micro_batches_follow_tensor_split():
@@ -1044,5 +1080,7 @@ def test_accumulated_grad_micro_batches_follow_tensor_split():
         case = (7, n, n_micro, 8)
         seen = accumulate(*case)
         problem = micro_batch_problem(n, n_micro, seen["sizes"])
+        assert problem is None, f"accumulated_grad(model, mse_loss, batch, {n_micro}): {problem}"
+        problem = pieces_problem(make_batch(n, 4, 8)[0], n_micro, seen["pieces"])
         assert problem is None, f"accumulated_grad(model, mse_loss, batch, {n_micro}): {problem}"
         check_real(f"accumulated_grad(model, mse_loss, {n} examples, {n_micro})", seen, *case)

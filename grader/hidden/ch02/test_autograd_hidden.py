@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from exercises.ch02.test_autograd import (  # helpers shared with the public twin
+    LOSSES,
     BackwardSpy,
     X,
     Y,
@@ -22,14 +23,18 @@ from exercises.ch02.test_autograd import (  # helpers shared with the public twi
     code_line,
     cut_list,
     earlier_backward,
+    full_batch_grad,
     judge_reachability,
     make_batch,
     micro_batch_problem,
     observe_reachability,
+    pieces_problem,
     plain_float,
     points_at,
+    small_model,
 )
 from harness import judge
+from harness.layouts import laid_out
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
@@ -47,7 +52,8 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "nonscalar_leaf_graph observe_reachability precision_cuts "
     "shared_memory_graph "
     "other_dtypes_and_outputs other_nodes_graph preprocess program program_args random_graph "
-    "shared_branches_graph sum_of_products_graph very_deep_graph"
+    "shared_branches_graph sum_of_products_graph very_deep_graph "
+    "ACCUMULATE_LAYOUTS LOSSES detached_double small_model"
 )
 
 HERE = os.path.basename(__file__)
@@ -217,7 +223,7 @@ def check_hidden(graph, why: str):
 
 
 @pytest.mark.task("ch02.1")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 def test_reachable_params_on_random_graphs():
     """reachable_params agrees with the reference on random graphs with shared nodes, cuts and leaf losses."""
     seeds = list(range(60))
@@ -459,7 +465,6 @@ def test_find_graph_cuts_when_values_leave_torch():
 
 
 @pytest.mark.task("ch02.2")
-@pytest.mark.points(2)
 def test_find_graph_cuts_points_into_user_code_inside_a_module():
     """A cut inside a module's forward is located at the user's line, not inside torch."""
     found, _ = hidden_cuts("module")
@@ -643,6 +648,22 @@ def program(w, x, codes):
         elif code == 21:
             with torch.no_grad():
                 h = h + nn.functional.mse_loss(h, x)
+        elif code == 22:  # a numpy array straight from a tensor that requires grad
+            h = torch.from_numpy(h.numpy(force=True) * 1.0)
+        elif code == 23:  # a 0-d numpy array; the tensor h stays on the graph
+            h = h + torch.as_tensor(h.sum().numpy(force=True))
+        elif code == 24:
+            h = h * 0.5 + torch.from_numpy(h.double().numpy(force=True)).float()
+        elif code == 25:
+            h = h * 0.5 + torch.from_numpy(h.half().numpy(force=True)).float()
+        elif code == 26:
+            h = h + torch.Tensor.numpy(h, force=True).sum()
+        elif code == 27:  # one operation with several outputs is one cut
+            with torch.no_grad():
+                h = torch.cat(h.split(1))
+        elif code == 28:
+            with torch.no_grad():
+                h = h.sort().values + h.unbind(0)[0]
     return h
 
 
@@ -669,6 +690,13 @@ STEPS = [
     "normalize_no_grad",
     "norm_no_grad",
     "mse_loss_no_grad",
+    "numpy_force",
+    "numpy_scalar",
+    "numpy_float64",
+    "numpy_float16",
+    "numpy_unbound_method",
+    "split_no_grad",
+    "sort_unbind_no_grad",
 ]
 
 
@@ -727,8 +755,9 @@ def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
         ), (
             f"for the steps {steps} the cuts should be {want_ops}, got {got_ops}: a cut is a "
             "call whose input required grad and whose real-valued result (tensor, Python float "
-            "or list, numpy array) does not; integer results, shape-only constructors and calls "
-            "on tensors that no longer require grad are not cuts"
+            "or list, numpy array) does not, one Cut per operation however many values or "
+            "tensors it returns; integer results, shape-only constructors and calls on tensors "
+            "that no longer require grad are not cuts"
         )
         for g, w in zip(found, want):
             assert points_at(g, int(line_of(w)), HERE), (
@@ -759,7 +788,6 @@ def reference_two_stage(steps, lr, w1=0.5, w2=1.0):
 
 
 @pytest.mark.task("ch02.3")
-@pytest.mark.points(2)
 def test_two_stage_follows_both_gradients():
     """Both weights follow gradient descent on the two-stage loss, each step with its own gradient."""
     r = ag.two_stage_train(60, 0.01)
@@ -913,7 +941,6 @@ def test_first_stage_on_other_inputs():
 
 
 @pytest.mark.task("ch02.4")
-@pytest.mark.points(2)
 def test_accumulated_grad_weights_unequal_chunks_of_a_relu_net():
     """Uneven micro-batches are weighted by their share of the batch."""
     case = (11, 10, 3, 12)
@@ -945,7 +972,6 @@ def test_accumulated_grad_at_the_extremes(n_micro):
 
 
 @pytest.mark.task("ch02.4")
-@pytest.mark.points(2)
 def test_accumulated_grad_for_a_classifier_called_twice():
     """A second call starts from zero instead of adding onto the first call's gradient."""
     case = (15, 20, 5, 16)
@@ -983,6 +1009,8 @@ def test_accumulated_grad_on_generated_batches(n, share, width, kind, loss, stal
         *case,
         **options,
     )
+    problem = pieces_problem(make_batch(n, width, seed + 1, loss)[0], n_micro, seen["pieces"])
+    assert problem is None, f"accumulated_grad on {n} examples, n_micro={n_micro}: {problem}"
 
 
 @pytest.mark.task("ch02.4")
@@ -1026,6 +1054,8 @@ def test_accumulated_grad_micro_batch_sizes_where_chunk_differs(n, n_micro):
     seen = accumulate(*case, width=3)
     problem = micro_batch_problem(n, n_micro, seen["sizes"])
     assert problem is None, f"accumulated_grad: {problem}"
+    problem = pieces_problem(make_batch(n, 3, n * n_micro)[0], n_micro, seen["pieces"])
+    assert problem is None, f"accumulated_grad on {n} examples, n_micro={n_micro}: {problem}"
     check_real(f"accumulated_grad on {n} examples in {n_micro} micro-batches", seen, *case, width=3)
 
 
@@ -1116,3 +1146,231 @@ def test_accumulated_grad_keeps_an_eval_mode_model_in_eval_mode():
         assert close(seen["grads"], want), (
             f"after {call}, .grad does not hold the eval-mode full-batch gradient: {eval_mode}"
         )
+
+
+# ---------------------------------------------------------------- every task: edits between calls
+# Each function reads its arguments as they are at each call. A graph grows when the caller
+# edits a non-leaf in place; a dict of parameters gains an entry; requires_grad is switched
+# on; a weight, an input or a parameter is changed in place, as an optimizer step does.
+# Anything kept from an earlier call (keyed by id(), an address or a version counter) is
+# stale then.
+
+STALE = (
+    ": the later call answered from what an earlier call saw. Read the arguments as they "
+    "are at each call; nothing kept between calls (keyed by id(), an address or the "
+    "version counter) survives an edit in place"
+)
+
+
+@probe
+def reachability_through_edits():
+    """reachable_params(loss, named) for two 0-d parameters holding the same value: as
+    given (loss = a * 2), after loss.add_(b * 3) (the graph now reaches b too), and after
+    named["c"] = c (the dict gains an entry no path reaches)."""
+    a = torch.tensor(1.0, requires_grad=True)
+    b = torch.tensor(1.0, requires_grad=True)  # a's value: only identity tells them apart
+    loss = a * 2.0
+    named = {"a": a, "b": b}
+    seen = [ag.reachable_params(loss, named)]
+    loss.add_(b * 3.0)
+    seen.append(ag.reachable_params(loss, named))
+    named["c"] = torch.tensor(1.0, requires_grad=True)
+    seen.append(ag.reachable_params(loss, named))
+    return seen
+
+
+@pytest.mark.task("ch02.1")
+def test_reachable_params_follows_a_graph_and_a_dict_edited_between_calls():
+    """reachable_params matches 0-d parameters of equal value by identity, and answers for the graph and the dict as they are at each call."""
+    seen = reachability_through_edits()
+    want = [
+        ({"a": True, "b": False}, "loss = a * 2 with a and b both tensor(1.)"),
+        ({"a": True, "b": True}, "the same loss after loss.add_(b * 3)"),
+        ({"a": True, "b": True, "c": False}, 'the same after named["c"] = c (the same value)'),
+    ]
+    got, (first, what) = seen[0], want[0]
+    assert got == first, (
+        f"reachable_params on {what} gave {got}, expected {first}: parameters are matched by "
+        "identity; `p in list` and `==` compare values, and two one-element tensors holding "
+        "the same number compare equal (keep ids in a set, or compare with `is`)"
+    )
+    for got, (expected, what) in zip(seen[1:], want[1:]):
+        assert got == expected, f"reachable_params on {what} gave {got}, expected {expected}{STALE}"
+
+
+def detached_double(t):
+    return t.detach() * 2.0
+
+
+@probe
+def cuts_through_edits():
+    """find_graph_cuts(detached_double, t) with t = ones(2): as given, after
+    t.requires_grad_(), after t.requires_grad_(False): the ops of each call's cuts."""
+    t = torch.ones(2)
+    seen = [ag.find_graph_cuts(detached_double, t)]
+    t.requires_grad_()
+    seen.append(ag.find_graph_cuts(detached_double, t))
+    t.requires_grad_(False)
+    seen.append(ag.find_graph_cuts(detached_double, t))
+    return [[str(c.op) for c in found] for found in seen]
+
+
+@pytest.mark.task("ch02.2")
+def test_find_graph_cuts_follows_arguments_edited_between_calls():
+    """find_graph_cuts looks at requires_grad as it is at each call: switched on in place, the same tensor's detach is a cut; switched off, it is not."""
+    seen = cuts_through_edits()
+    kinds = [len(ops) == 1 and "detach" in ops[0] for ops in seen]
+    assert seen[0] == [] and kinds[1] and seen[2] == [], (
+        "find_graph_cuts(lambda t: t.detach() * 2, t) on t = ones(2), then after "
+        f"t.requires_grad_(), then after t.requires_grad_(False), gave {seen}; expected [], "
+        f"one detach cut, []{STALE}"
+    )
+
+
+@probe
+def first_stage_through_edits(layout):
+    """first_stage(w1, x, log) on one log: as given (w1 = 0.5, x laid out in ``layout``),
+    after w1 += 1 under no_grad, after x *= 2 (both in place): each output and whether it
+    requires grad, d out.sum() / d w1 after the last call, and the log's entries."""
+    w1 = torch.tensor(0.5, requires_grad=True)
+    x = laid_out(torch.arange(1.0, 7.0).reshape(2, 3), layout)
+    log = []
+    outs = [ag.first_stage(w1, x, log)]
+    with torch.no_grad():
+        w1.add_(1.0)
+    outs.append(ag.first_stage(w1, x, log))
+    x.mul_(2.0)
+    outs.append(ag.first_stage(w1, x, log))
+    grad = None
+    if isinstance(outs[-1], torch.Tensor) and outs[-1].requires_grad:
+        try:  # a graph recorded by an earlier call saved x before x.mul_(2)
+            outs[-1].sum().backward()
+            grad = None if w1.grad is None else w1.grad.item()
+        except RuntimeError as exc:
+            grad = f"backward raised: {str(exc)[:150]}"
+    logged = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in log]
+    return [o.detach() for o in outs], grad, logged
+
+
+@pytest.mark.task("ch02.3")
+def test_first_stage_follows_edits_between_calls_in_any_layout():
+    """first_stage returns w1 * x for the values w1 and x hold at each call, for x transposed, strided or offset in memory, and logs a copy of each output."""
+    x = torch.arange(1.0, 7.0).reshape(2, 3)
+    states = [(0.5, x), (1.5, x), (1.5, 2 * x)]
+    for layout in ("contiguous", "transposed", "strided", "offset"):
+        with because(
+            f"first_stage raised on an x[2, 3] laid out {layout}, called three times with w1 "
+            "and x edited in place between calls (.view needs contiguous memory)"
+        ):
+            outs, grad, logged = first_stage_through_edits(layout)
+        for k, (w1, xs) in enumerate(states):
+            what = ["as given", "after w1 += 1", "after x *= 2"][k]
+            judge.close(
+                outs[k],
+                w1 * xs,
+                f"first_stage(w1, x, log) {what} (the same tensors, edited in place; x an "
+                f"x[2, 3] laid out {layout}) must return w1 * x, of x's shape{STALE}",
+                atol=1e-6,
+                rtol=1e-6,
+            )
+        judge.number(
+            grad,
+            float((2 * x).sum()),
+            f"d first_stage(w1, x).sum() / d w1 on the last call (x laid out {layout}): the "
+            "output must be connected to w1 itself",
+            rel=1e-5,
+        )
+        assert len(logged) == 3, (
+            f"three calls on one log must append three entries, got {len(logged)}"
+        )
+        for k, (w1, xs) in enumerate(states):
+            judge.close(
+                logged[k],
+                w1 * xs,
+                f"log[{k}]: each call appends a copy of its own output (x laid out {layout}); a "
+                "later call must not change what an earlier one logged",
+                atol=1e-6,
+                rtol=1e-6,
+            )
+
+
+@probe
+def accumulate_through_edits(seed, n, n_micro, width):
+    """accumulated_grad on small_model(seed) and make_batch(n, width, seed + 1): as given,
+    after the first layer's weight is negated in place, after inputs += 1 in place: each
+    call's result."""
+    model = small_model(seed, width, "tanh")
+    batch = make_batch(n, width, seed + 1)
+    loss = nn.functional.mse_loss
+    seen = [ag.accumulated_grad(model, loss, batch, n_micro)]
+    with torch.no_grad():
+        model[0].weight.mul_(-1.0)
+    seen.append(ag.accumulated_grad(model, loss, batch, n_micro))
+    batch[0].data.add_(1.0)
+    seen.append(ag.accumulated_grad(model, loss, batch, n_micro))
+    return seen
+
+
+def edited_full_batch_grads(seed, n, width):
+    """The full-batch gradients of the three states accumulate_through_edits calls in."""
+    model = small_model(seed, width, "tanh")
+    inputs, targets = make_batch(n, width, seed + 1)
+    out = []
+    for k in range(3):
+        if k == 1:
+            with torch.no_grad():
+                model[0].weight.mul_(-1.0)
+        if k == 2:
+            inputs = inputs + 1.0
+        model.zero_grad(set_to_none=True)
+        nn.functional.mse_loss(model(inputs), targets).backward()
+        out.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    return out
+
+
+@pytest.mark.task("ch02.4")
+def test_accumulated_grad_follows_a_model_and_batch_edited_between_calls():
+    """accumulated_grad gives the full-batch gradient of the weights and batch as they are at each call, after in-place edits of both."""
+    seen = accumulate_through_edits(51, 7, 3, 3)
+    for k, (got, want) in enumerate(zip(seen, edited_full_batch_grads(51, 7, 3))):
+        what = ["as given", "after model[0].weight.mul_(-1)", "after inputs.data.add_(1)"][k]
+        assert close(got, want), (
+            f"accumulated_grad(model, mse_loss, 7 examples, n_micro=3) {what} (the same model "
+            f"and batch, edited in place) returned {brief(got)}, not that state's full-batch "
+            f"gradient{STALE}"
+        )
+
+
+ACCUMULATE_LAYOUTS = ["transposed", "strided", "offset"]
+
+
+@probe
+def accumulate_in_layouts(seed, n, n_micro, width, loss):
+    """accumulated_grad on small_model(seed) with make_batch's inputs and targets laid out
+    in each of ACCUMULATE_LAYOUTS: {layout: what it returned}."""
+    inputs, targets = make_batch(n, width, seed + 1, loss)
+    seen = {}
+    for layout in ACCUMULATE_LAYOUTS:
+        model = small_model(seed, width, "tanh")
+        batch = (laid_out(inputs, layout), laid_out(targets, layout))
+        seen[layout] = ag.accumulated_grad(model, LOSSES[loss], batch, n_micro)
+    return seen
+
+
+@pytest.mark.task("ch02.4")
+def test_accumulated_grad_with_a_batch_in_any_layout():
+    """A batch whose inputs and targets are transposed, strided or offset in memory gives the same full-batch gradient."""
+    for loss, n, n_micro in (("mse", 9, 4), ("cross_entropy", 8, 3)):
+        want = full_batch_grad(61, n, 62, width=4, loss=loss)
+        with because(
+            f"accumulated_grad raised on a {loss} batch laid out transposed, strided or offset: "
+            ".view needs contiguous memory (tensor_split and indexing work on any layout)"
+        ):
+            seen = accumulate_in_layouts(61, n, n_micro, 4, loss)
+        for layout, got in seen.items():
+            assert close(got, want), (
+                f"accumulated_grad(model, {loss}, {n} examples, n_micro={n_micro}) with the "
+                f"batch laid out {layout} (harness.layouts) returned {brief(got)}, not the "
+                "full-batch gradient it gives for contiguous tensors: read the batch by its "
+                "shape, not its memory"
+            )
