@@ -284,8 +284,9 @@ def mask_under_default_device(T, default):
         with torch.device(default):
             m, empty = at.causal_mask(T), torch.empty(0)
     if not isinstance(m, torch.Tensor):
-        return None, None, None, str(empty.device)
-    return str(m.device), m.dtype, tuple(m.shape), str(empty.device)
+        return None, None, None, str(empty.device), None
+    values = None if m.is_meta else m.cpu()
+    return str(m.device), m.dtype, tuple(m.shape), str(empty.device), values
 
 
 @pytest.mark.task("ch07.3")
@@ -293,12 +294,14 @@ def test_causal_mask_without_a_device_lands_on_the_default_device():
     """causal_mask(T) with no device is created where torch creates tensors by default: the CPU
     unless the caller set another default device (`with torch.device(...)`)."""
     for default in (None, "meta"):
-        where, dtype, shape, empty = mask_under_default_device(3, default)
+        where, dtype, shape, empty, values = mask_under_default_device(3, default)
         setting = "" if default is None else f"inside `with torch.device({default!r})`, "
-        assert where == empty and dtype == torch.bool and shape == (3, 3), (
+        causal = torch.ones(3, 3, dtype=torch.bool).tril()
+        right = values is None or (values.dtype == torch.bool and judge.is_equal(values, causal))
+        assert where == empty and dtype == torch.bool and shape == (3, 3) and right, (
             f"{setting}causal_mask(3) without a device returned a {dtype} tensor of shape "
-            f"{shape} on {where}, while torch.empty(0) there lands on {empty}: expected a bool "
-            "[3, 3] mask on torch's current default device. device=None means that default, "
+            f"{shape} on {where} (values {values}), while torch.empty(0) there lands on {empty}: "
+            "expected the bool [3, 3] causal mask on torch's current default device. device=None means that default, "
             "so pass device on to the factory function (torch.ones(..., device=device)) "
             "instead of choosing a device yourself (cuda when available, or the CPU)"
         )

@@ -364,6 +364,13 @@ def check_layouts(kind, cfg, tensors, what):
         with because(f"{what} raised on inputs laid out {layout} in memory"):
             results[layout] = forward_in_layout(kind, cfg, 7, tensors, layout)
     want = results["contiguous"]
+    out = want[0] if kind == "gpt" else want
+    size = tuple(tensors[0].shape) if kind != "gpt" else tuple(tensors[0].shape[:2])
+    ok = isinstance(out, torch.Tensor) and tuple(out.shape)[: len(size)] == size
+    assert ok and bool(torch.isfinite(out).all()), (
+        f"{what} returned {brief(out)} for contiguous inputs: expected a finite tensor whose "
+        f"shape starts with the input's {size} (the layout comparison needs a real output)"
+    )
     for layout, got in results.items():
         pairs = zip(got, want) if kind == "gpt" else [(got, want)]
         for k, (a, b) in enumerate(pairs):
