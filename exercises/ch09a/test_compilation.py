@@ -50,19 +50,25 @@ BOOK_LENGTHS = [5, 8, 8, 11, 14, 17, 5, 20, 23, 26, 29, 32, 35]
 
 class GraphLog:
     """The "eager" backend, keeping one entry per graph it is handed: the number of calls
-    that graph served. The graph count is the log's length, and the tests check it
-    against the calls made (a request that ran eagerly passed through no graph)."""
+    that graph served, and the token ids (integer tensor elements) those calls were given.
+    The graph count is the log's length; a request that ran eagerly passed through no
+    graph, so its tokens are missing from ``tokens``."""
 
     def __init__(self):
         self.calls = []
+        self.tokens = []
 
     def __call__(self, gm, example_inputs):
         slot = len(self.calls)
         self.calls.append(0)
+        self.tokens.append(0)
         forward = gm.forward
 
         def run(*args):
             self.calls[slot] += 1
+            self.tokens[slot] += sum(
+                a.numel() for a in args if isinstance(a, torch.Tensor) and not a.is_floating_point()
+            )
             return forward(*args)
 
         return run
@@ -234,7 +240,7 @@ def served(model_name, lengths, batch, seed):
     outputs = comp.serve(model, requests, backend=log)
     weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
     frames = (counters["frames"]["ok"], counters["frames"]["total"])
-    return requests, weights, outputs, list(log.calls), frames
+    return requests, weights, outputs, (list(log.calls), sum(log.tokens)), frames
 
 
 def tagger_with_vocab(seed):
@@ -255,7 +261,7 @@ def tagger_reference(weights, idx):
 
 
 def check_served(seen, reference, what):
-    requests, weights, outputs, calls, (ok, total) = seen
+    requests, weights, outputs, (calls, tokens), (ok, total) = seen
     graphs = len(calls)
     assert 1 <= graphs <= 2 and 1 <= ok <= 2 and total == ok, (
         f"serve({what}) handed {graphs} graph(s) to the backend it was given, Dynamo compiled {ok} "
@@ -263,10 +269,12 @@ def check_served(seen, reference, what):
         "backend, none abandoned: with dynamic=False every new length recompiles until "
         "recompile_limit (8), then the rest silently run eagerly — let T be dynamic"
     )
-    assert sum(calls) >= len(requests), (
-        f"serve({what}): the graphs the given backend compiled served {sum(calls)} call(s) for "
-        f"{len(requests)} requests, so some requests ran eagerly, outside any compiled graph: "
-        "every request must run through the compiled model"
+    asked = sum(idx.numel() for idx in requests)
+    assert tokens >= asked, (
+        f"serve({what}): the graphs the given backend compiled were given {tokens} token ids "
+        f"over {sum(calls)} call(s), for requests holding {asked}, so some requests ran "
+        "eagerly, outside any compiled graph: every request must run through the compiled "
+        "model (one call each, or padded into batches)"
     )
     assert len(outputs) == len(requests), (
         f"serve returned {len(outputs)} outputs for {len(requests)} requests"

@@ -1,6 +1,8 @@
 """Hidden tests for ch09a: other functions, lengths, batch sizes and guards than the public
 ones, so a solution that only fits the public cases fails. Messages state the property."""
 
+import collections
+
 import pytest
 import torch
 import torch._dynamo
@@ -27,7 +29,7 @@ from harness.target import chapter_module
 
 comp = chapter_module("ch09a", "compilation")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "GraphLog HIDDEN_FUNCTIONS Smoother SpyBackend book_requests break_then_branch break_then_return "
+    "Args GraphLog HIDDEN_FUNCTIONS PairArgs Smoother SpyBackend book_requests break_then_branch break_then_return "
     "by_mode column_sums cosine_plus_one doubled fresh_dynamo ignores_z mix product reason_triples "
     "running_mean scaled times_n uses_flag"
 )
@@ -110,6 +112,13 @@ HIDDEN_FUNCTIONS = {
 }
 
 
+Args = collections.namedtuple("Args", "x n")
+
+
+class PairArgs(tuple):
+    """A tuple subclass with nothing added: still a tuple of positional arguments."""
+
+
 class SpyBackend:
     """A backend that counts the graphs it is handed and runs them as they are."""
 
@@ -122,10 +131,11 @@ class SpyBackend:
 
 
 @probe
-def hidden_stats(name, calls, kwargs, warm=False, spy=False, one_shot=False):
+def hidden_stats(name, calls, kwargs, warm=False, spy=False, one_shot=False, wrap=None):
     """compile_stats(fn, calls, **kwargs) from a fresh process state (after other compiles
     that leave counters and guard failures behind, when warm; with a counting backend of
-    our own, when spy; the calls handed over as a generator, read once, when one_shot):
+    our own, when spy; the calls handed over as a generator, read once, when one_shot; each
+    call made a namedtuple or a bare tuple subclass, when wrap):
     (CompileStats, graphs our backend saw or None)."""
     fresh_dynamo()
     if warm:
@@ -137,6 +147,8 @@ def hidden_stats(name, calls, kwargs, warm=False, spy=False, one_shot=False):
     backend = SpyBackend() if spy else None
     if backend is not None:
         kwargs["backend"] = backend
+    if wrap is not None:  # the items as tuple subclasses: a namedtuple or a bare subclass
+        calls = [Args(*c) if wrap == "namedtuple" else PairArgs(c) for c in calls]
     inputs = (call for call in calls) if one_shot else calls
     stats = comp.compile_stats(HIDDEN_FUNCTIONS[name], inputs, **kwargs)
     return stats, (backend.graphs if backend is not None else None)
@@ -292,6 +304,16 @@ def test_compile_stats_forwards_the_backend_and_python_scalars():
     assert any("n == 2" in r for r in stats.reasons), (
         f"reasons={list(stats.reasons)[:2]} lacks Dynamo's 'n == 2' guard failure"
     )
+    for wrap in ("namedtuple", "tuple subclass"):
+        with because(f"compile_stats raised on items that are a {wrap} of (x, n)"):
+            stats, _ = hidden_stats("times_n", calls[:2], {"dynamic": False}, wrap=wrap)
+        assert (stats.frames, stats.graphs, stats.recompiles) == (2, 2, 1), (
+            f"compile_stats(x * n, items (ones(3), n) for n = 2, 3, each a {wrap}, "
+            f"dynamic=False) gave (frames, graphs, recompiles) = {tuple(stats)[:3]}; expected "
+            "(2, 2, 1), as for plain tuples: an item that is a tuple — a namedtuple or any "
+            "subclass included — is the call's positional arguments. Test with "
+            "isinstance(item, tuple), not type(item) is tuple"
+        )
     stats, _ = hidden_stats("times_n", calls, {})
     assert (stats.graphs, stats.recompiles) == (2, 1), (
         "with dynamic=None the second int makes n symbolic: n = 2, 3, 4 cost 2 graphs and 1 "
@@ -327,8 +349,8 @@ def smoother_reference(weights, idx):
 @probe
 def served_smoother(lengths, batch, seed):
     """serve(Smoother in eval mode, requests as a tuple, backend=a GraphLog): requests,
-    weights, outputs, the calls each graph our backend compiled served, and Dynamo's frame
-    counters (ok, total)."""
+    weights, outputs, the calls each graph our backend compiled served and the token ids
+    they were given, and Dynamo's frame counters (ok, total)."""
     fresh_dynamo()
     torch.manual_seed(seed)
     model = Smoother().eval()
@@ -340,7 +362,7 @@ def served_smoother(lengths, batch, seed):
         requests,
         weights,
         outputs,
-        list(log.calls),
+        (list(log.calls), sum(log.tokens)),
         (counters["frames"]["ok"], counters["frames"]["total"]),
     )
 
