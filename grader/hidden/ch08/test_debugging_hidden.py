@@ -33,9 +33,9 @@ except ImportError:  # (probes never use them)
 dbg = chapter_module("ch08", "debugging")
 ref = reference_module("ch08", "debugging")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "Detached FixedDirection InfGradLoss InfiniteGradient Phased RECORDED RecordingSGD SETUPS "
+    "Dead DeepFeatures Detached FixedDirection InfGradLoss InfiniteGradient Phased RECORDED RecordingSGD SETUPS "
     "Scripted Softmaxed SquaredError ZeroGradBeforeStep books_bug_parts books_setup_in_full "
-    "constant_line counts_regression detached_layer everything_frozen frozen_twin healthy_adam "
+    "constant_line counts_regression dead_parameter detached_layer everything_frozen frozen_twin healthy_adam "
     "healthy_regression infinite_gradient infinite_lr linear_probe mlp overflow phased pretrained "
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
     "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
@@ -460,6 +460,39 @@ def nonfinite_run(name):
     return model, RecordingSGD(model.parameters(), lr=0.1), loss_fn(), (x, y), steps
 
 
+class Dead(nn.Module):
+    """A linear layer plus ``0 * dead``: backward gives ``dead`` a gradient of exact zeros."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.dead = nn.Parameter(torch.ones(2))
+
+    def forward(self, x):
+        return self.lin(x) + 0 * self.dead
+
+
+def dead_parameter():
+    torch.manual_seed(86)
+    model = Dead()
+    g = torch.Generator().manual_seed(87)
+    x, y = torch.randn(6, 2, generator=g), torch.randn(6, 2, generator=g)
+    return model, torch.optim.SGD(model.parameters(), lr=0.1), F.mse_loss, (x, y)
+
+
+class DeepFeatures(nn.Module):
+    """Extra feature layers: a Linear inside a nested Sequential and a bare Parameter."""
+
+    def __init__(self, d_in, hidden):
+        super().__init__()
+        self.first = nn.Sequential(nn.Linear(d_in, 16), nn.ReLU())
+        self.inner = nn.Sequential(nn.Sequential(nn.Linear(16, hidden)), nn.Tanh())
+        self.scale = nn.Parameter(torch.ones(hidden))
+
+    def forward(self, x):
+        return self.inner(self.first(x)) * self.scale
+
+
 SETUPS = {
     "book's setup in full": books_setup_in_full,
     "lr 0": zero_lr,
@@ -481,6 +514,7 @@ SETUPS = {
     "counts regression": counts_regression,
     "book's bug": lambda: (*books_bug_parts(), F.cross_entropy, dbg.make_task(64, seed=73)),
     "constant gradient": constant_line,
+    "a parameter with an exactly zero gradient": dead_parameter,
 }
 
 
@@ -623,6 +657,35 @@ def transfer_steps(seed, task_seed, steps):
     return trace
 
 
+@probe
+def deep_features_setup(seed, kind):
+    """build_transfer_setup of a pretrained TransferNet whose ``features`` is deeper than the
+    default (``kind``): per feature parameter (by name) whether it requires grad, how many
+    feature tensors the optimizer holds, and whether every feature value survived 3 steps."""
+    torch.manual_seed(seed)
+    model = dbg.TransferNet(d_in=8, hidden=12, n_classes=3)
+    if kind == "four layers":
+        model.features = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 12), nn.ReLU())
+    else:
+        model.features = DeepFeatures(8, 12)
+    before = {n: p.detach().clone() for n, p in model.features.named_parameters()}
+    model, opt = dbg.build_transfer_setup(model)
+    ids = {id(p) for p in model.features.parameters()}
+    held = sum(id(p) in ids for group in opt.param_groups for p in group["params"])
+    x, y = dbg.make_task(16, seed=seed + 1, n_classes=3)
+    for _ in range(3):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    after = dict(model.features.named_parameters())
+    return {
+        "requires_grad": {n: bool(p.requires_grad) for n, p in after.items()},
+        "held": held,
+        "kept": sorted(before) == sorted(after)
+        and all(judge.is_equal(before[n], after[n].detach()) for n in before),
+    }
+
+
 def typed_batch(seed, dtype, labels, d_in=3, d_out=2, n=6):
     """x [n, d_in] in the floating dtype of the model, and float targets [n, d_out] of
     ``dtype`` or labels [n] of ``dtype``: the batch of an overfit in another dtype."""
@@ -691,6 +754,16 @@ def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
         "the pretrained features are kept as they were (not re-initialised, not trained) and "
         "every feature parameter has requires_grad False"
     )
+    for kind in ("four layers", "nested modules and a bare Parameter"):
+        deep = deep_features_setup(69, kind)
+        trainable = sorted(n for n, flag in deep["requires_grad"].items() if flag)
+        assert not trainable and deep["held"] == 0 and deep["kept"], (
+            f"build_transfer_setup on a TransferNet whose features has {kind}: feature "
+            f"parameters {trainable} still require grad, the optimizer holds {deep['held']} "
+            f"feature tensors, features unchanged after 3 steps: {deep['kept']}. Freeze "
+            "model.features as a whole — every parameter it holds at any depth "
+            "(model.features.parameters() recurses), not only its first layer"
+        )
     for k, (before, grads, after) in enumerate(transfer_steps(67, 68, 3)):
         for j, (p, g, q) in enumerate(zip(before, grads, after)):
             assert g is not None, f"step {k + 1}: the new head's parameter {j} got no gradient"
@@ -762,6 +835,13 @@ def test_diagnose_a_zero_learning_rate():
         "loss stays constant (loss_constant)"
     )
     assert where(findings, "loss_constant") == ["loss"], "loss_constant is reported at 'loss'"
+    for setup in ("lr 0", "infinite gradient", "infinite lr", "overflow", "detached layer"):
+        other = diagnosed(setup, 4)
+        assert not repeated(other), (
+            f"diagnose on the {setup!r} setup over 4 steps reported {repeated(other)} more "
+            "than once: one Finding per problem, however many steps show it. Collect findings "
+            "per (code, where) across the steps, then report each once"
+        )
     assert "not_in_optimizer" not in codes(findings) and "no_grad" not in codes(findings), (
         "lr 0 is not a registration or reachability problem"
     )
@@ -776,6 +856,14 @@ def test_not_moving_is_judged_per_parameter_and_exactly():
         f"not_moving (got {where(findings, 'not_moving')}): judge each parameter on its own"
     )
     assert "loss_constant" not in codes(findings), "the features still learn: the loss moves"
+    findings = diagnosed("a parameter with an exactly zero gradient", 3)
+    assert where(findings, "not_moving") == ["dead"], (
+        "diagnose(model, SGD(lr=0.1), mse_loss, batch, 3) on a model whose forward adds "
+        "0 * self.dead: backward gives `dead` a gradient of exact zeros on every step and it "
+        f"never changes, so it is not_moving; got not_moving at {where(findings, 'not_moving')}. "
+        "A gradient of zeros is still a gradient (.grad is not None): not_moving asks whether "
+        "the value changed, not whether the gradient was nonzero"
+    )
     findings = diagnosed("lr 3e-6", 4)
     assert where(findings, "not_moving") == [], (
         "with lr 3e-6 every parameter changes by a tiny amount, and changed is changed: "
@@ -1098,6 +1186,13 @@ def test_diagnose_everything_frozen_and_leaves_the_caller_alone():
     )
 
 
+def repeated(findings):
+    """The (code, where) pairs reported more than once (not_in_model may repeat: the contract
+    allows one per held tensor)."""
+    pairs = [(f.code, f.where) for f in checked(findings) if f.code != "not_in_model"]
+    return sorted({pair for pair in pairs if pairs.count(pair) > 1})
+
+
 def finding_set(findings, ignore=()):
     """The (code, where) pairs of ``findings`` (checked first), without the codes in ``ignore``."""
     return sorted({(f.code, f.where) for f in checked(findings) if f.code not in ignore})
@@ -1145,6 +1240,12 @@ def test_nonfinite_runs_are_diagnosed_in_full():
             f"optimizer's step() {steps_taken} times: run every step, even once the loss is "
             "inf or nan — backward and step() are what show which gradients and parameters "
             "it poisons"
+        )
+        assert not repeated(findings), (
+            f"diagnose on a run whose loss is {name} ({steps} steps) reported "
+            f"{repeated(findings)} more than once: one Finding per problem — a loss or a "
+            "parameter that is inf or nan on several steps is still one problem. Collect "
+            "findings per (code, where) across the steps (a dict), then report each once"
         )
         assert got == want, (
             f"diagnose on a run whose loss is {name} found {got}, expected {want}: nonfinite "
