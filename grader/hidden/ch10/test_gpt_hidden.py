@@ -81,6 +81,20 @@ def test_tokenizer_on_other_text():
         "decode(encode(text)) must give back the text, newlines and non-ASCII included"
     )
     assert empty == [] and decoded(text, []) == "", "the empty string must encode to [] and back"
+    for text in ("hello world\n", "  \tab\r\n", " ", "\n\nx y\u00a0", "\x00a\x1f"):
+        want = ref.CharTokenizer(text)
+        with because(
+            f"CharTokenizer({text!r}).encode of its own text raised: the vocabulary must hold "
+            "every character of the text as given, whitespace at its ends included (no strip())"
+        ):
+            seen = tokenizer_on(text, [text])
+        assert (seen["vocab_size"], seen["encoded"]) == (want.vocab_size, [want.encode(text)]), (
+            f"CharTokenizer({text!r}) gave vocab_size {seen['vocab_size']} and encode(text) "
+            f"{seen['encoded'][0] if seen['encoded'] else None}; expected {want.vocab_size} and "
+            f"{want.encode(text)}: the vocabulary is every distinct character of the text as "
+            "given — spaces, tabs, newlines and control characters at its ends included (no "
+            "strip(), no filtering)"
+        )
 
 
 @pytest.mark.task("ch10.1")
@@ -294,6 +308,22 @@ def test_check_targets_on_short_windows_real_text_and_the_reach():
             f"the next-token reading wins (+s before -s), so ok=True, shift=1 (got ok={r.ok}, "
             f"shift={r.shift})"
         )
+    for T in (4, 6, 9):
+        for s in (1, 2, -1, 0):
+            for period in (1, 2, 3):
+                # row 0 repeats with `period`, so it fits several shifts; row 1 fits s only
+                seq = torch.tensor([5, 7, 2][:period] * 30)
+                x = torch.stack([seq[6 : 6 + T], torch.arange(20, 20 + T)])
+                y = torch.stack([seq[6 + s : 6 + s + T], torch.arange(20 + s, 20 + s + T)])
+                want = ref.check_targets(x, y)
+                r = gpt.check_targets(x, y)
+                assert (r.ok, r.shift) == (want.ok, want.shift), (
+                    f"check_targets(x={x.tolist()}, y={y.tolist()}) said ok={r.ok}, "
+                    f"shift={r.shift}; expected ok={want.ok}, shift={want.shift}. Row 0 repeats "
+                    f"every {period} token(s), so it fits several shifts: the answer is the one "
+                    "s (smallest |s|, +s first) that holds in every row at once — try each s on "
+                    "the whole batch, not each row's own smallest shift"
+                )
     data = torch.tensor([ord(c) for c in corpus()])
     starts = [10, 1000, 5000, 9000, 12000]
     x = windows_at(data, starts, 40, [0] * 5)
