@@ -1,10 +1,13 @@
 """Hidden tests for ch02: other graphs, cuts, sizes and splits than the public ones, so a
 solution that only fits the public cases fails. Messages state the property, not the test."""
 
+import collections
 import math
 import os
 import random
+import types
 import warnings
+from collections.abc import Mapping
 
 import pytest
 import torch
@@ -53,7 +56,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "shared_memory_graph "
     "other_dtypes_and_outputs other_nodes_graph preprocess program program_args random_graph "
     "shared_branches_graph sum_of_products_graph very_deep_graph "
-    "ACCUMULATE_LAYOUTS LOSSES detached_double small_model"
+    "ACCUMULATE_LAYOUTS LOSSES detached_double small_model NAMED_FORMS _ReadOnlyNames"
 )
 
 HERE = os.path.basename(__file__)
@@ -223,7 +226,7 @@ def check_hidden(graph, why: str):
 
 
 @pytest.mark.task("ch02.1")
-@pytest.mark.points(2)
+@pytest.mark.points(1)  # one of its two points went to the Mapping-forms test
 def test_reachable_params_on_random_graphs():
     """reachable_params agrees with the reference on random graphs with shared nodes, cuts and leaf losses."""
     seeds = list(range(60))
@@ -1374,3 +1377,67 @@ def test_accumulated_grad_with_a_batch_in_any_layout():
                 "full-batch gradient it gives for contiguous tensors: read the batch by its "
                 "shape, not its memory"
             )
+
+
+class _ReadOnlyNames(Mapping):
+    """A Mapping that is not a dict: iterating it yields the names only."""
+
+    def __init__(self, pairs):
+        self._pairs = list(pairs)
+
+    def __getitem__(self, key):
+        for name, p in self._pairs:
+            if name == key:
+                return p
+        raise KeyError(key)
+
+    def __iter__(self):
+        return (name for name, _ in self._pairs)
+
+    def __len__(self):
+        return len(self._pairs)
+
+
+NAMED_FORMS = {  # every form the signature allows, each built from the same (name, tensor) pairs
+    "dict": dict,
+    "OrderedDict": collections.OrderedDict,
+    "types.MappingProxyType": lambda pairs: types.MappingProxyType(dict(pairs)),
+    "a collections.abc.Mapping that is not a dict": _ReadOnlyNames,
+    "a list of pairs": list,
+    "a tuple of pairs": tuple,
+    "a generator of pairs": lambda pairs: (pair for pair in pairs),
+    "zip(names, tensors)": lambda pairs: zip([n for n, _ in pairs], [p for _, p in pairs]),
+}
+
+
+@probe
+def reachability_given_as(form):
+    """reachable_params(loss, named) with named in ``form``: loss = b * 2 + d.sum(), names
+    of two letters (a name unpacked as a pair still splits) in the order bb, aa, dd, cc."""
+    a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    c, d = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    loss = (b * 2).sum() + d.sum()
+    pairs = [("bb", b), ("aa", a), ("dd", d), ("cc", c)]
+    return list(ag.reachable_params(loss, NAMED_FORMS[form](pairs)).items())
+
+
+@pytest.mark.task("ch02.1")
+def test_reachable_params_takes_every_mapping_and_every_iterable_of_pairs():
+    """named_params is any Mapping[str, Tensor] or any iterable of (name, tensor) pairs."""
+    want = [("bb", True), ("aa", False), ("dd", True), ("cc", False)]
+    for form in NAMED_FORMS:
+        check_reachability_given_as(form, want)
+
+
+def check_reachability_given_as(form, want):
+    with because(
+        f"reachable_params(loss, named) raised with named given as {form}: the signature takes "
+        "any Mapping (test isinstance(named, collections.abc.Mapping), not dict) or any "
+        "iterable of (name, tensor) pairs, which may be read only once"
+    ):
+        got = reachability_given_as(form)
+    assert got == want, (
+        f"reachable_params(loss = (b*2).sum() + d.sum(), named) with named given as {form} "
+        f"gave {got}, expected {want} in the order given: a Mapping's items() are the "
+        "pairs (iterating a Mapping yields its keys only); an iterable of pairs is read once"
+    )
