@@ -17,6 +17,7 @@ from exercises.ch06a.test_feature_space import (  # helpers and probes shared wi
     padded_with,
     same_values,
     scores_checked,
+    scores_with_head,
 )
 from harness import judge
 from harness.layouts import LAYOUTS, laid_out
@@ -407,9 +408,54 @@ def test_sequence_scores_other_sizes(B, T, E, fill):
     )
 
 
+EDGE_MASKS = {  # (B, T): masks with an empty (all-padding) row wherever the size allows one
+    (1, 1): ([[True]], [[False]]),
+    (2, 1): ([[True], [False]], [[False], [True]]),
+    (1, 2): ([[False, True]], [[True, False]]),
+    (2, 2): ([[True, False], [False, False]],),
+    (3, 1): ([[False], [True], [True]],),
+}
+
+
+def check_scores_at_the_edges():
+    """sequence_scores with B, T or E of 1 and padded (even empty) rows, with and without a head:
+    shape (B,), the mean of the valid positions' scores, 0 for a row with none."""
+    for (b, t), masks in EDGE_MASKS.items():
+        for e in (1, 3):
+            x = torch.randn(b, t, e, generator=gen(b * 10 + t * 3 + e)) + 2.0
+            for rows in masks:
+                mask = torch.tensor(rows)
+                padded = padded_with(x, mask, 1e4)
+                for kind in (None, "linear"):
+                    what = (
+                        f"sequence_scores(x[{b}, {t}, {e}], mask={rows}"
+                        f"{'' if kind is None else ', a ' + kind + ' head'})"
+                    )
+                    with because(f"{what} raised"):
+                        got = (
+                            fs.sequence_scores(padded, mask)
+                            if kind is None
+                            else scores_with_head(padded, mask, kind, seed=e)
+                        )
+                    head = (lambda v: v.mean()) if kind is None else make_head(kind, e, seed=e)
+                    want = loop_scores(x, mask, head)
+                    assert isinstance(got, torch.Tensor) and tuple(got.shape) == (b,), (
+                        f"{what} returned {brief(got)}: one score per example, shape ({b},), "
+                        "whatever B and T are (drop only the head's own size-1 axis: a squeeze "
+                        "of every size-1 axis also removes B or T when they are 1)"
+                    )
+                    assert judge.is_close(got, want, atol=1e-4, rtol=1e-4), (
+                        f"{what} returned {got.tolist()}, expected {want.tolist()} (padding "
+                        "holds 1e4): each example averages its own valid positions' scores over "
+                        "the T axis, and a row with none gives 0; at T == 1 a lost position axis "
+                        "makes the mean run over the batch instead"
+                    )
+
+
 @pytest.mark.task("ch06a.2")
 def test_sequence_scores_default_head_ignores_padding():
-    """Without a head, each position scores its features' mean; padding never counts."""
+    """Without a head, each position scores its features' mean; padding never counts; with any head and B, T or E of 1 (empty rows included) the shape is [B] and only valid positions count."""
+    check_scores_at_the_edges()
     x = torch.randn(5, 5, 5, generator=gen(21))
     mask = lengths_mask([1, 5, 2, 4, 3], 5)
     want = loop_scores(x, mask, lambda v: v.mean())
