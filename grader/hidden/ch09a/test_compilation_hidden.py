@@ -29,7 +29,8 @@ from harness.target import chapter_module
 
 comp = chapter_module("ch09a", "compilation")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "Args GraphLog HIDDEN_FUNCTIONS PairArgs Smoother SpyBackend book_requests break_then_branch break_then_return "
+    "Args GraphLog HIDDEN_FUNCTIONS PairArgs Smoother SpyBackend book_requests "
+    "break_then_branch break_then_return "
     "by_mode column_sums cosine_plus_one doubled fresh_dynamo ignores_z mix product reason_triples "
     "running_mean scaled times_n uses_flag"
 )
