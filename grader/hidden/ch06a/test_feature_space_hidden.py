@@ -32,7 +32,7 @@ except ImportError:  # (probes never use them)
 
 fs = chapter_module("ch06a", "feature_space")
 ref = reference_module("ch06a", "feature_space")
-PROBES_USE = "make_head"  # what the probes use besides themselves (harness/strip.py)
+PROBES_USE = "make_head DIMS_FORMS"  # what the probes use besides themselves (harness/strip.py)
 FMAX = torch.finfo(torch.float32).max
 INF, NAN = float("inf"), float("nan")
 
@@ -961,9 +961,42 @@ def generator_use(dims, n, seed, advance):
     }
 
 
+DIMS_FORMS = {  # every Sequence[int] form of the dims [1, 4, 7], a numpy array excluded
+    "a list": lambda: [1, 4, 7],
+    "a tuple": lambda: (1, 4, 7),
+    "range(1, 8, 3)": lambda: range(1, 8, 3),
+    "torch.Size": lambda: torch.Size([1, 4, 7]),
+}
+
+
+@probe
+def dims_given_as(form, n, seed):
+    """distance_concentration(dims, n, generator seeded ``seed``) with dims in ``form``."""
+    return fs.distance_concentration(DIMS_FORMS[form](), n, torch.Generator().manual_seed(seed))
+
+
+def check_every_sequence_of_dims():
+    want = None
+    for form in DIMS_FORMS:
+        with because(f"distance_concentration(dims, 12, g) raised with dims given as {form}"):
+            got = dims_given_as(form, 12, 9)
+        ok = isinstance(got, list) and len(got) == 3 and all(math.isfinite(v) for v in got)
+        assert ok, (
+            f"distance_concentration(dims=[1, 4, 7] given as {form}, 12, g) returned {got!r}: "
+            "one finite contrast per entry of any Sequence[int] (list, tuple, range, torch.Size)"
+        )
+        want = got if want is None else want
+        assert got == want, (
+            f"distance_concentration(dims=[1, 4, 7] given as {form}, 12, g) returned {got}, but "
+            f"{want} as a list with the same seed: dims is read as a sequence of ints, its "
+            "container type changes nothing"
+        )
+
+
 @pytest.mark.task("ch06a.5")
 def test_distance_concentration_draws_from_the_generator_it_is_given():
-    """The points come from the generator passed in, in its current state, and from nothing else."""
+    """The points come from the generator passed in, in its current state, and from nothing else; dims may be any Sequence[int]."""
+    check_every_sequence_of_dims()
     fresh = generator_use([3, 30], 20, 55, advance=0)
     moved = generator_use([3, 30], 20, 55, advance=5)
     assert fresh["global_untouched"], (
