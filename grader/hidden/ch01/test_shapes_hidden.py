@@ -252,13 +252,24 @@ def broadcast_of_sequences():
     return (
         sh.broadcast_shape(torch.Size([6, 1]), [1, 9]),
         sh.broadcast_shape(torch.Size([2, 1, 3]), torch.Size([4, 1])),
+        sh.broadcast_shape((5, 1, 1), range(1, 4)),
+        sh.broadcast_shape(range(1, 2), (3, 1)),
     )
 
 
 @pytest.mark.task("ch01.1")
 def test_broadcast_shape_accepts_torch_size_and_lists():
-    """broadcast_shape accepts any sequence of ints (torch.Size, list) and returns a tuple of ints."""
-    first, second = broadcast_of_sequences()
+    """broadcast_shape accepts any sequence of ints (torch.Size, list, tuple, range) and returns a tuple of ints."""
+    first, second, third, fourth = broadcast_of_sequences()
+    for call, got, want in (
+        ("broadcast_shape((5, 1, 1), range(1, 4))", third, (5, 2, 3)),
+        ("broadcast_shape(range(1, 2), (3, 1))", fourth, (3, 1)),
+    ):
+        assert got == want and is_int_tuple(got), (
+            f"{call} returned {got!r}, expected {want}: a and b are any Sequence[int] (tuple, "
+            "range, list, torch.Size); index them or convert with tuple(...), never test for "
+            "one container type"
+        )
     assert first == (6, 9) and is_int_tuple(first), (
         f"broadcast_shape(torch.Size([6, 1]), [1, 9]) returned {first!r}, expected (6, 9)"
     )
@@ -751,13 +762,20 @@ def divergences_with_torch_size():
         sh.first_divergence(trace, [(4, 2), ()]),
         sh.first_divergence([("view", (4, 2)), ("sum", ())], [torch.Size([4, 2]), torch.Size([])]),
         sh.first_divergence(trace, [torch.Size([4, 2]), torch.Size([1])]),
+        sh.first_divergence((("view", [4, 2]), ("sum", [])), ([4, 2], [])),
+        sh.first_divergence((("view", [4, 2]), ("sum", [3])), ((4, 2), range(3, 4))),
     )
 
 
 @pytest.mark.task("ch01.5")
 def test_first_divergence_with_torch_size_and_empty_traces():
     """torch.Size, tuple and list shapes with equal sizes agree; empty and long traces are handled."""
-    same, same_again, differs = divergences_with_torch_size()
+    same, same_again, differs, tuples_same, range_same = divergences_with_torch_size()
+    assert tuples_same is None and range_same is None, (
+        "first_divergence with the trace and the expected shapes given as tuples of lists "
+        f"(and a shape as range(3, 4)) gave {tuples_same!r} and {range_same!r}, expected None: "
+        "both are any Sequence; compare shapes as tuple(shape) == tuple(expected)"
+    )
     assert same is None and same_again is None, (
         f"torch.Size and tuple shapes with the same sizes must compare equal; got {same!r} and "
         f"{same_again!r}, expected None"
