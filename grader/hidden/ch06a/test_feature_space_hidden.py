@@ -103,9 +103,45 @@ def test_masked_mean_is_blind_to_any_padding(fill):
     )
 
 
+def check_masked_mean_at_the_edges():
+    """masked_mean where B, T or E is 1, with padded and empty rows, batch-first and time-first."""
+    for b, t, rows in EDGE_MASKS_MM:
+        for e in (1, 2):
+            x = torch.randn(b, t, e, generator=gen(b * 7 + t + e)) + 3.0
+            mask = torch.tensor(rows)
+            want = loop_masked_mean(x, mask)
+            for what, args in (
+                (f"masked_mean(x[{b}, {t}, {e}], mask={rows}, dim=1)", (x, mask, 1)),
+                (
+                    f"masked_mean(x[{t}, {b}, {e}], mask={mask.T.tolist()}, dim=0) (time first)",
+                    (x.transpose(0, 1).contiguous(), mask.T.contiguous(), 0),
+                ),
+            ):
+                with because(f"{what} raised"):
+                    got = fs.masked_mean(padded_with(args[0], args[1], 1e4), args[1], args[2])
+                assert isinstance(got, torch.Tensor) and tuple(got.shape) == (b, e), (
+                    f"{what} returned {brief(got)}, expected shape ({b}, {e}): the result drops "
+                    "only dim, never another size-1 axis"
+                )
+                assert judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
+                    f"{what} returned {got.tolist()}, expected {want.tolist()} (padding holds "
+                    "1e4): each row averages its own valid positions along dim, 0 when it has none"
+                )
+
+
+EDGE_MASKS_MM = [
+    (1, 1, [[True]]),
+    (1, 1, [[False]]),
+    (2, 1, [[True], [False]]),
+    (1, 2, [[False, True]]),
+    (3, 1, [[False], [True], [True]]),
+]
+
+
 @pytest.mark.task("ch06a.1")
 def test_masked_mean_other_layouts():
-    """Any dim, time-first layouts, integer and float 0/1 masks, extra trailing axes."""
+    """Any dim, time-first layouts, integer and float 0/1 masks, extra trailing axes, and B, T or E of 1 with empty rows."""
+    check_masked_mean_at_the_edges()
     x = torch.randn(6, 3, generator=gen(12))  # (B, T) without a feature axis
     mask = torch.tensor([[1, 0, 1], [0, 0, 1], [1, 1, 1], [1, 0, 0], [0, 1, 1], [1, 1, 0]])
     got = fs.masked_mean(x, mask, dim=-1)
