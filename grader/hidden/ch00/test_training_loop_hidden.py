@@ -18,6 +18,7 @@ from exercises.ch00.test_training_loop import (
 from harness import backward, judge
 from harness.probe import because, probe
 from harness.target import chapter_module
+from harness.tilde import tilde_folder
 
 try:  # test bodies only: the student's process of a split run cannot import these
     from harness.generated import example, examples, given, st
@@ -746,27 +747,11 @@ def plotted_from_a_folder(name):
     """plot_losses(losses, name) run with a fresh working folder that holds a folder named "~",
     and with HOME set to another fresh folder: what it returned (as text) and the files then
     found under each of the two folders."""
-    import os
-
     import matplotlib.font_manager  # noqa: F401 - its cache is found before HOME moves
 
-    with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as home:
-        (Path(work) / "~").mkdir()
-        cwd, old_home = os.getcwd(), os.environ.get("HOME")
-        os.chdir(work)
-        os.environ["HOME"] = home
-        try:
-            returned = tl.plot_losses([5.0, 3.0, 2.0, 1.5], name)
-        finally:
-            os.chdir(cwd)
-            if old_home is None:
-                del os.environ["HOME"]
-            else:
-                os.environ["HOME"] = old_home
-        found = {
-            where: sorted(str(p.relative_to(root)) for p in Path(root).rglob("*") if p.is_file())
-            for where, root in (("cwd", work), ("home", home))
-        }
+    with tilde_folder() as files:
+        returned = tl.plot_losses([5.0, 3.0, 2.0, 1.5], name)
+        found = files()
     shown = str(returned) if isinstance(returned, str | Path) else f"<a {type(returned).__name__}>"
     return {"returned": shown, "returned_type": type(returned).__name__, **found}
 

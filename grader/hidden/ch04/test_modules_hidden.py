@@ -29,6 +29,7 @@ from harness import judge
 from harness.layouts import laid_out
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
+from harness.tilde import tilde_folder
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
     from harness.evidence import first_difference
@@ -938,27 +939,11 @@ def checkpoint_from_a_folder(name):
     """save_checkpoint(name, model) then load_checkpoint(name, fresh model), run from a fresh
     working folder that holds a folder named "~", with HOME set to another fresh folder: what
     save returned (as text), the extras load read back, and the files under each folder."""
-    import os
-
     torch.manual_seed(0)
-    with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as home:
-        (Path(work) / "~").mkdir()
-        cwd, old_home = os.getcwd(), os.environ.get("HOME")
-        os.chdir(work)
-        os.environ["HOME"] = home
-        try:
-            returned = md.save_checkpoint(name, md.Classifier(depth=1, hidden=4), epoch=2)
-            extra = md.load_checkpoint(name, md.Classifier(depth=1, hidden=4))
-        finally:
-            os.chdir(cwd)
-            if old_home is None:
-                del os.environ["HOME"]
-            else:
-                os.environ["HOME"] = old_home
-        found = {
-            where: sorted(str(p.relative_to(root)) for p in Path(root).rglob("*") if p.is_file())
-            for where, root in (("cwd", work), ("home", home))
-        }
+    with tilde_folder() as files:
+        returned = md.save_checkpoint(name, md.Classifier(depth=1, hidden=4), epoch=2)
+        extra = md.load_checkpoint(name, md.Classifier(depth=1, hidden=4))
+        found = files()
     shown = str(returned) if isinstance(returned, str | Path) else f"<a {type(returned).__name__}>"
     return {"returned": shown, "extra": extra, **found}
 
