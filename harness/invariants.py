@@ -241,11 +241,9 @@ def call(fn, key: str, name: str, allow: contracts.Allow, args: tuple, kwargs: d
 def _checked_call(fn, key, name, allow, args, kwargs):
     differs = signatures.mismatch(key, fn)
     if differs:
-        from harness.declared import PARAMETERS
-
-        declared = signatures.declared_text(PARAMETERS[key.partition(".")[0]][name])
         raise _fail(
-            f"{name}'s parameters are not the exercise's {name}{declared}: {differs}. Keep "
+            f"{name}'s parameters are not the exercise's {name}{signatures.declared_text(key)}: "
+            f"{differs}. Keep "
             "the exercise's parameter names, order and defaults: callers pass arguments by "
             "name (invariant: the signature is the contract's)"
         )
@@ -290,15 +288,15 @@ def _checked_call(fn, key, name, allow, args, kwargs):
 _LAYOUT_SIGNATURES: set = set()  # (task, input signature) already re-called in another layout
 
 
-def _signature_of(x, depth: int = 0):
+def _input_key(x, depth: int = 0):
     if isinstance(x, torch.Tensor):
         return ("tensor", tuple(x.shape), x.dtype, x.device.type, x.requires_grad)
     if isinstance(x, bool | int | str | type(None)) and len(repr(x)) < 80:
         return x
     if depth < 2 and type(x) in (list, tuple):
-        return (type(x).__name__, *(_signature_of(v, depth + 1) for v in x))
+        return (type(x).__name__, *(_input_key(v, depth + 1) for v in x))
     if depth < 2 and type(x) is dict:
-        return ("dict", *((repr(k), _signature_of(v, depth + 1)) for k, v in x.items()))
+        return ("dict", *((repr(k), _input_key(v, depth + 1)) for k, v in x.items()))
     return type(x).__qualname__
 
 
@@ -314,7 +312,7 @@ def _layout_plan(key, allow, states, named, args, kwargs):
     if "random" in states and not module:
         return None  # (a module's methods may draw: a call that did is not made again)
     plain = args[1:] if owner is not None else args
-    signature = (key, _signature_of(plain), _signature_of(kwargs))
+    signature = (key, _input_key(plain), _input_key(kwargs))
     if signature in _LAYOUT_SIGNATURES or len(_LAYOUT_SIGNATURES) > 10_000:
         return None
     _LAYOUT_SIGNATURES.add(signature)
@@ -350,21 +348,19 @@ def _unwatched(model: torch.nn.Module, chapter: str) -> bool:
     ):
         return False
     for m in model.modules():
-        if m._forward_hooks or m._forward_pre_hooks or m._backward_hooks:
-            return False
-        if m._backward_pre_hooks or not type(m).__module__.startswith(("torch.", f"{chapter}.")):
-            return False
-        if any(
-            t.device.type != "cpu"
-            for t in itertools.chain(m._parameters.values(), m._buffers.values())
-            if t is not None
-        ):
+        hooked = m._forward_hooks or m._forward_pre_hooks
+        hooked = hooked or m._backward_hooks or m._backward_pre_hooks
+        ours = type(m).__module__.startswith(("torch.", f"{chapter}."))
+        tensors = itertools.chain(m._parameters.values(), m._buffers.values())
+        if hooked or not ours or any(t is not None and t.device.type != "cpu" for t in tensors):
             return False
     return True
 
 
 def _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, result) -> None:
     plans, owner, generator = again
+    if any(isinstance(v, str) and os.path.exists(v) for _, v in named):
+        return  # it was given a file: calling it again could find its own output there
     if owner is not None:
         with _unseen():
             if owner.changes(frozenset()):
@@ -404,8 +400,6 @@ def _call_again(fn, args, kwargs, state, states, first) -> str | None:
 
 def _same_in_layout(fn, name, named, states, state, plan, call) -> None:
     args, kwargs, result = call
-    if any(isinstance(v, str) and os.path.exists(v) for _, v in named):
-        return  # it was given a file: calling it again could find its own output there
     method = dict(named).get("self") is not None
 
     def laid(p):  # the arguments of a call laid out as ``p`` says

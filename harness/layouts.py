@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 import torch
 
+from harness.ownership import IMMUTABLE
+
 LAYOUTS = ("contiguous", "transposed", "strided", "offset", "channels_last")
 
 
@@ -51,7 +53,7 @@ _SEEN_AS = {
     "transposed": "stored transposed (as x.mT.contiguous().mT is)",
     "strided": "as every other element of a wider tensor (as base[..., ::2] is)",
 }
-_PLAIN = (type(None), bool, int, float, complex, str, torch.dtype, torch.device, torch.Size)
+_PLAIN = (*IMMUTABLE, torch.Size)  # values a re-call takes as they are
 
 
 class Relaid(NamedTuple):

@@ -25,7 +25,7 @@ import torch
 MAX_NODES = 20_000  # objects of one argument or result looked at: beyond any course value
 MAX_DEPTH = 8
 KEPT_RESULTS = 4  # earlier results per function compared with a new one
-_IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device)
+IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device)
 
 
 # ---- showing values ----------------------------------------------------------------------
@@ -46,7 +46,7 @@ def _show(v, limit: int = 40) -> str:
 def _same_immutable(a, b) -> bool:
     """Equal values of immutable kinds (NaN equals NaN): a new float object of the same
     value is no change."""
-    if type(a) is not type(b) or not isinstance(a, _IMMUTABLE + (tuple, frozenset)):
+    if type(a) is not type(b) or not isinstance(a, IMMUTABLE + (tuple, frozenset)):
         return False
     if isinstance(a, float):
         return a == b or (math.isnan(a) and math.isnan(b))
@@ -194,7 +194,7 @@ class Owned:
             if depth == 0 and len(x) < 4096 and "\n" not in x and "\0" not in x:
                 self.paths.append(Path(x))  # an argument that may be a path given as text
             return
-        if depth > MAX_DEPTH or len(self.items) > MAX_NODES or type(x) in _IMMUTABLE:
+        if depth > MAX_DEPTH or len(self.items) > MAX_NODES or type(x) in IMMUTABLE:
             return
         if isinstance(x, os.PathLike):
             self.paths.append(Path(os.fspath(x)))
@@ -373,7 +373,7 @@ def reachable(result, limit: int = MAX_NODES):
     todo = [(result, "the result", 0)]
     while todo and len(seen) < limit:
         x, where, depth = todo.pop()
-        if type(x) in _IMMUTABLE or isinstance(x, str | os.PathLike) or depth > MAX_DEPTH:
+        if type(x) in IMMUTABLE or isinstance(x, str | os.PathLike) or depth > MAX_DEPTH:
             continue
         if id(x) in seen:
             continue

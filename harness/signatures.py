@@ -24,10 +24,17 @@ _KINDS = {
 _seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def declared_text(params: list) -> str:
-    """The declared parameters as a signature reads: ``(q, k, v, mask=None)``."""
+def _declared(key: str) -> list | None:
+    from harness import declared
+
+    chapter, _, name = key.partition(".")
+    return declared.PARAMETERS.get(chapter, {}).get(name)
+
+
+def declared_text(key: str) -> str:
+    """The parameters declared for ``key`` as a signature reads: ``(q, k, v, mask=None)``."""
     parts, starred = [], False
-    for name, kind, default in params:
+    for name, kind, default in _declared(key) or []:
         if kind == "keyword" and not starred:
             parts.append("*")
             starred = True
@@ -53,10 +60,7 @@ def mismatch(key: str, fn) -> str | None:
 
 
 def _mismatch(key: str, fn) -> str | None:
-    from harness import declared
-
-    chapter, _, name = key.partition(".")
-    params = declared.PARAMETERS.get(chapter, {}).get(name)
+    params = _declared(key)
     if params is None:
         return None
     try:
