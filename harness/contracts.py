@@ -17,7 +17,11 @@ objects of its own. A contract that says otherwise is written here, once, keyed 
 - ``generator``: the parameter through which the caller may pass a generator: once one is
   given, drawing from the global generators is no longer allowed;
 - ``layouts=False``: the result may depend on how the arguments lie in memory (a task
-  about strides or views); by default the same values in any layout give the same result.
+  about strides or views); by default the same values in any layout give the same result;
+- ``batch``: parameters whose first dimension is a batch of independent examples, in
+  order (``"q k v mask?"``: a name ending in ``?`` may also be broadcast over the batch),
+  with ``batch_from`` the dims the first needs for its first to be a batch: the last
+  example alone must give the last row of the batch's result (``harness.batches``).
 
 The table is immutable: the student's process holds a copy of it (the harness runs
 there too), and nothing there may loosen what the tests demand.
@@ -40,10 +44,13 @@ class Allow:
     generator: str = ""  # a parameter: once given a generator, the call draws from it alone
     methods: bool = True  # a class: check its methods' calls too
     layouts: bool = True  # the result may not depend on the arguments' memory layout
+    batch: tuple[str, ...] = ()  # parameters batched along their first dim (see module doc)
+    batch_from: int = 1  # the dims the first batched parameter needs to hold a batch
     why: str = ""
 
 
 NOTHING = Allow()
+_BATCHED = "computes each example of the batch on its own"
 
 
 def _allow(
@@ -54,6 +61,8 @@ def _allow(
     generator="",
     methods=True,
     layouts=True,
+    batch="",
+    batch_from=1,
     why="",
 ) -> Allow:
     return Allow(
@@ -64,6 +73,8 @@ def _allow(
         generator,
         methods,
         layouts,
+        tuple(batch.split()),
+        batch_from,
         why,
     )
 
@@ -77,6 +88,10 @@ ALLOWED = MappingProxyType(
         "ch01.standardize_channels_": _allow(
             changes="x", aliases="x", why="standardizes x in place and returns it (the _ says so)"
         ),
+        "ch01.pairwise_sq_dists": _allow(
+            batch="x", batch_from=2, why="row i is x[i] against every y"
+        ),
+        "ch01.batch_linear": _allow(batch="x", batch_from=2, why=_BATCHED),
         # ch02
         "ch02.find_graph_cuts": _allow(
             changes="args", why="runs the caller's fn on args; what fn does to them is its own"
@@ -96,6 +111,15 @@ ALLOWED = MappingProxyType(
             why="restores the file into model's parameters and buffers and into optimizer "
             "(the model's modules and train/eval modes stay the caller's)",
         ),
+        "ch04.Block.forward": _allow(batch="x", batch_from=2, why=_BATCHED),
+        "ch04.Encoder.forward": _allow(batch="x", batch_from=2, why=_BATCHED),
+        "ch04.Classifier.forward": _allow(batch="x", batch_from=2, why=_BATCHED),
+        "ch04.RunningNorm.forward": _allow(
+            batch="x",
+            batch_from=2,
+            why="in eval mode each example uses the stored statistics "
+            "(in training the call changes the buffers and is not repeated)",
+        ),
         # ch05
         "ch05.seed_worker": _allow(state="random", why="reseeds the worker's global generators"),
         "ch05.time_loader": _allow(
@@ -108,18 +132,34 @@ ALLOWED = MappingProxyType(
             why="builds its model from the global generator seeded with seed, so runs with and "
             "without scaling start from the same weights",
         ),
+        "ch05a.Normalizer.apply": _allow(batch="x", batch_from=2, why=_BATCHED),
         "ch05a.flip_with_label": _allow(
             aliases="label", why="a label the mirror leaves alone may come back as it was given"
         ),
         # ch06
-        "ch06.to_channels_first": _allow(aliases="x", why="a permuted view of x is the answer"),
+        "ch06.to_channels_first": _allow(
+            aliases="x", batch="x", batch_from=4, why="a permuted view of x is the answer"
+        ),
+        "ch06.SmallCNN.forward": _allow(batch="x", batch_from=4, why=_BATCHED),
+        "ch06.ChannelsLastConv.forward": _allow(batch="images", batch_from=4, why=_BATCHED),
         # ch06a
         "ch06a.distance_concentration": _allow(
             state="random", generator="generator", why="the global generator when none is given"
         ),
+        "ch06a.sequence_scores": _allow(batch="x mask", batch_from=3, why=_BATCHED),
+        "ch06a.hinge_loss": _allow(
+            batch="scores y", why="per example; a reduced loss has no batch dim to compare"
+        ),
         # ch07
-        "ch07.split_heads": _allow(aliases="x", why="a view of x (view + transpose)"),
-        "ch07.merge_heads": _allow(aliases="x", why="may be a view of x where memory allows"),
+        "ch07.split_heads": _allow(
+            aliases="x", batch="x", batch_from=3, why="a view of x (view + transpose)"
+        ),
+        "ch07.merge_heads": _allow(
+            aliases="x", batch="x", batch_from=4, why="may be a view of x where memory allows"
+        ),
+        "ch07.attention_weights": _allow(batch="q k mask?", batch_from=3, why=_BATCHED),
+        "ch07.attention": _allow(batch="q k v mask?", batch_from=3, why=_BATCHED),
+        "ch07.MultiHeadSelfAttention.forward": _allow(batch="x", batch_from=3, why=_BATCHED),
         # ch08
         "ch08.build_transfer_setup": _allow(
             changes="model",
@@ -128,6 +168,7 @@ ALLOWED = MappingProxyType(
             why="freezes the caller's model and gives it a fresh head (initialised from the "
             "global generator, as nn.Linear does), then returns that model",
         ),
+        "ch08.TransferNet.forward": _allow(batch="x", batch_from=2, why=_BATCHED),
         "ch08.overfit_one_batch": _allow(changes="model", why="trains model in place"),
         "ch08.train_steps": _allow(
             changes="model optimizer", why="given code: trains model with optimizer"
@@ -149,6 +190,11 @@ ALLOWED = MappingProxyType(
             generator="generator",
             why="with max_new_tokens=0, idx itself is the whole answer; samples from the global "
             "generator when none is given",
+        ),
+        "ch10.CausalSelfAttention.forward": _allow(batch="x", batch_from=3, why=_BATCHED),
+        "ch10.Block.forward": _allow(batch="x", batch_from=3, why=_BATCHED),
+        "ch10.GPT.forward": _allow(
+            batch="idx targets?", batch_from=2, why="logits per example; the loss is a mean"
         ),
         "ch10.train_gpt": _allow(
             state="random", why="deterministic for a given seed: seeds the global generator"

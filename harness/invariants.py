@@ -31,6 +31,10 @@ which holds the call to what any contract says unless it says otherwise:
   method whose object the call left unchanged (a module's too, where no hook watches it
   and no test's module sits inside it), unless the contract says the result depends on
   layout;
+- **the examples of a batch are independent**: where the contract declares batched
+  parameters (``harness.contracts``), that first call is also made with only the last
+  example of the batch, and must give the last row of the batch's result
+  (``harness.batches``);
 - **the same call gives the same result**: that second call (a plain repeat where no
   tensor can be laid out otherwise) differs, and so does a third with the very same
   arguments: the first call left something behind (a global counter, a mutable default
@@ -59,7 +63,7 @@ import weakref
 
 import torch
 
-from harness import contracts, layouts, returns, signatures
+from harness import batches, contracts, layouts, returns, signatures
 from harness.globalstate import global_state, state_changes, watched_folders, written
 from harness.ownership import HANDOUTS, Owned, shared_with
 
@@ -316,19 +320,23 @@ def _layout_plan(key, allow, states, named, args, kwargs):
     if signature in _LAYOUT_SIGNATURES or len(_LAYOUT_SIGNATURES) > 10_000:
         return None
     _LAYOUT_SIGNATURES.add(signature)
-    plan = layouts.relaid_all(plain, kwargs, [n for n, _ in named if n != "self"])
-    if not plan:
+    names = [n for n, _ in named if n != "self"]
+    plan = layouts.relaid_all(plain, kwargs, names)
+    alone = None
+    if allow.batch and layouts.relaid(plain, kwargs, names) is not None:  # plain data only
+        alone = batches.last_alone(plain, kwargs, names, allow.batch, allow.batch_from)
+    if not plan and alone is None:
         return None
     if owner is None:
-        return plan, None, None
+        return plan, alone, None, None
     if module:  # its parameters, buffers and modes, and every submodule's plain attributes
         parts = [("self", owner)] + [
             (f"self.{n}" if n else "self", {k: v for k, v in vars(m).items() if k[0] != "_"})
             for n, m in owner.named_modules()
         ]
-        return plan, Owned(parts), torch.get_rng_state()
+        return plan, alone, Owned(parts), torch.get_rng_state()
     # a plain object's attributes are its __dict__ (Owned walks dicts, not objects)
-    return plan, Owned([("self", getattr(owner, "__dict__", owner))]), None
+    return plan, alone, Owned([("self", getattr(owner, "__dict__", owner))]), None
 
 
 def _unwatched(model: torch.nn.Module, chapter: str) -> bool:
@@ -358,7 +366,7 @@ def _unwatched(model: torch.nn.Module, chapter: str) -> bool:
 
 
 def _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, result) -> None:
-    plans, owner, generator = again
+    plans, alone, owner, generator = again
     if any(isinstance(v, str) and os.path.exists(v) for _, v in named):
         return  # it was given a file: calling it again could find its own output there
     if owner is not None:
@@ -367,8 +375,22 @@ def _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, res
                 return  # the method changed its object: a second call is not the same call
             if generator is not None and not torch.equal(generator, torch.get_rng_state()):
                 return  # it drew random numbers (dropout): a second call draws others
-    for plan in plans:
-        _same_in_layout(fn, name, named, states, state, plan, (args, kwargs, result))
+    kept = _attributes(args[0]) if owner is not None else []
+    try:
+        for plan in plans:
+            _same_in_layout(fn, name, named, states, state, plan, (args, kwargs, result))
+        if alone is not None:
+            _same_row_alone(fn, name, named, states, state, alone, (args, kwargs, result))
+    finally:  # what the first call left in its object is what the caller sees
+        for obj, attributes in kept:
+            vars(obj).clear()
+            vars(obj).update(attributes)
+
+
+def _attributes(owner) -> list[tuple[object, dict]]:
+    """The attributes of a method's object (of each of a module's submodules), as bound now."""
+    objects = owner.modules() if isinstance(owner, torch.nn.Module) else [owner]
+    return [(o, dict(vars(o))) for o in objects if hasattr(o, "__dict__")]
 
 
 _LAYOUT_LESSON = (
@@ -422,6 +444,41 @@ def _same_in_layout(fn, name, named, states, state, plan, call) -> None:
                 where, differs = one.where, alone
                 break
     raise _fail(f"{text} works on contiguous tensors, but when {where} {differs}: {_LAYOUT_LESSON}")
+
+
+_BATCH_LESSON = (
+    "each example of a batch is computed on its own: a statistic taken over the batch "
+    "dimension, a squeeze() that also drops a batch of one, a reshape that mixes examples, "
+    "or work done on the first example only makes one example's answer depend on the rest "
+    "of its batch (invariant: the examples of a batch are independent)"
+)
+
+
+def _same_row_alone(fn, name, named, states, state, alone, call) -> None:
+    args, kwargs, result = call
+    method = dict(named).get("self") is not None
+    cut = ((args[0], *alone.args) if method else alone.args), alone.kwargs
+    with _unseen():
+        try:
+            other = fn(*cut[0], **cut[1])
+        except Exception as err:  # noqa: BLE001 - any error here is the student's to see
+            differs = f"it raised {type(err).__name__} ({str(err)[:300]})"
+        else:
+            differs = batches.row_difference(result, other, alone.size)
+        finally:
+            state_changes(state, states)
+    if differs is None:
+        return
+    if _call_again(fn, args, kwargs, state, states, result):
+        raise _fail(
+            f"{_call_text(name, named)}, called again with the same arguments: it gave "
+            f"another result: {_REPEAT_LESSON}"
+        )
+    raise _fail(
+        f"{_call_text(name, named)} on a batch of {alone.size} and on its last example alone "
+        f"(only the last row of {alone.where}, a batch of one) disagree: {differs}: "
+        f"{_BATCH_LESSON}"
+    )
 
 
 def _after(key, name, allow, states, named, owned, state, folders, result) -> None:

@@ -794,6 +794,90 @@ def test_results_equal_up_to_a_reductions_rounding_are_the_same():
     assert difference(object(), object()) is None
 
 
+# ---- the examples of a batch are independent ---------------------------------------------
+
+BATCHED = Allow(batch=("x",), batch_from=2)
+
+
+@pytest.mark.parametrize(
+    ("mistake", "seen"),
+    [
+        (lambda x: (x - x.mean(0)) / 2, "the values differ"),  # a statistic over the batch
+        (lambda x: (x * 2).squeeze(), "shape (1, 3)"),  # drops a batch of one too
+        (lambda x: (x[:1] * 2).expand_as(x).clone(), "the values differ"),  # first row only
+        (lambda x: x.T.reshape(x.shape) * 1.0, "shape"),  # rows mixed by a reshape
+    ],
+    ids=["batch statistic", "squeeze", "first example only", "rows mixed"],
+)
+def test_an_example_whose_answer_depends_on_its_batch_is_caught(mistake, seen):
+    def rows(x):
+        return mistake(x)
+
+    text = broken(rows, torch.arange(12.0).reshape(4, 3), allow=BATCHED)
+    assert "rows(x) on a batch of 4 and on its last example alone" in text
+    assert "only the last row of `x`, a batch of one" in text and seen in text
+    assert "(invariant: the examples of a batch are independent)" in text
+
+
+def test_a_per_example_function_passes_and_meets_a_batch_of_one():
+    sizes = []
+
+    def scaled(x, w):
+        sizes.append(x.shape[0])
+        return x @ w
+
+    x, w = torch.ones(3, 2), torch.ones(2, 2)
+    assert torch.equal(run(scaled, x, w, allow=BATCHED), x @ w)
+    assert sizes[0] == 3 and 1 in sizes  # the call, and once with the last row alone
+    sizes.clear()
+    run(scaled, torch.ones(1, 2), w, allow=BATCHED)
+    assert 1 in sizes and 3 not in sizes  # a batch of one has nothing to cut
+
+
+def test_a_broadcast_argument_is_not_cut_and_what_has_no_batch_is_not_compared():
+    def scores(q, mask=None):  # mask [T, T], broadcast over the batch
+        s = q @ q.mT
+        s = s if mask is None else s.masked_fill(~mask, 0)
+        return s, s.sum()  # a reduction: no batch dim to compare
+
+    q = torch.randn(3, 3, 2, generator=torch.Generator().manual_seed(0))  # B == T: square
+    allow = Allow(batch=("q", "mask?"), batch_from=3)
+    mask = torch.ones(3, 3, dtype=torch.bool).tril()
+    run(scores, q, mask, allow=allow)
+    run(scores, q, mask.expand(3, 3, 3).clone(), allow=allow)  # per example: cut too
+    run(scores, q[0], mask, allow=allow)  # no batch dim: not cut at all
+
+
+def test_a_modules_forward_declared_batched_is_checked(monkeypatch):
+    class Norm(nn.Module):
+        def forward(self, x):
+            return x / x.norm()  # the whole batch's norm
+
+    Norm.__module__ = "chzz.batches"
+    table = {**contracts.ALLOWED, "chzz.Norm.forward": BATCHED}
+    monkeypatch.setattr(contracts, "ALLOWED", table)
+    invariants.checked(Norm, "chzz", "Norm")
+    with pytest.raises(invariants.Broken, match=r"Norm.forward\(x\) on a batch of 2"):
+        Norm()(torch.arange(6.0).reshape(2, 3))
+    invariants.take_pending()
+
+
+def test_what_a_forward_keeps_on_its_module_is_the_first_calls(monkeypatch):
+    class Keeper(nn.Module):  # keeps its last input for inspection, as attention keeps weights
+        def forward(self, x):
+            self.last = x.detach() * 1.0
+            return x * 2
+
+    Keeper.__module__ = "chzz.keeper"
+    monkeypatch.setattr(contracts, "ALLOWED", {**contracts.ALLOWED, "chzz.Keeper.forward": BATCHED})
+    invariants.checked(Keeper, "chzz", "Keeper")
+    model = Keeper()
+    model.last = torch.zeros(3, 2)
+    x = torch.arange(6.0).reshape(3, 2)
+    model(x)
+    assert torch.equal(model.last, x) and model.last.is_contiguous()
+
+
 # ---- methods of the student's classes ---------------------------------------------------
 
 
@@ -968,6 +1052,7 @@ def test_every_allowance_names_a_definition_its_parameters_and_a_reason(key):
         params |= {a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None}
         named = {n.split(".")[0] for n in allow.changes | allow.aliases}
         named |= {allow.generator} if allow.generator else set()
+        named |= {n.rstrip("?") for n in allow.batch}
         assert named <= params, f"{key}: {sorted(named - params)} are not its parameters"
     groups = {group for _, _, group in globalstate.STATE.values()}
     assert allow.state <= groups, f"{key}: unknown state {sorted(allow.state - groups)}"
