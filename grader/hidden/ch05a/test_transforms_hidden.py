@@ -21,7 +21,7 @@ from exercises.ch05a.test_transforms import (  # helpers shared with the public 
     violations,
 )
 from harness import judge
-from harness.probe import because, probe
+from harness.probe import because, last_line, probe
 from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
@@ -210,17 +210,31 @@ def _close_to_either(got, a, b, rtol):
     )
 
 
+FIT_DTYPES = (
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+    torch.uint8,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+)
+
+
 @pytest.mark.task("ch05a.1")
 @examples(30)
 @given(
     n=st.integers(1, 5),
     c=st.integers(1, 4),
-    trailing=st.lists(st.integers(1, 4), max_size=2),
-    dtype=st.sampled_from([torch.float32, torch.float64, torch.uint8, torch.int64]),
+    trailing=st.lists(st.integers(1, 4), max_size=3),
+    dtype=st.sampled_from(FIT_DTYPES),
+    later=st.sampled_from((*FIT_DTYPES, torch.bool)),
     seed=st.integers(0, 10_000),
 )
-def test_statistics_match_the_reference_on_generated_shapes(n, c, trailing, dtype, seed):
-    """fit_normalizer's per-channel statistics and apply match the reference on generated (N, C, ...) data."""
+def test_statistics_match_the_reference_on_generated_shapes(n, c, trailing, dtype, later, seed):
+    """fit_normalizer's per-channel statistics and apply match the reference on generated (N, C, ...) data of any rank and dtype, applied to data of any dtype."""
     shape = (n, c, *trailing)
     count = n * torch.Size(trailing).numel()
     if count < 2:
@@ -230,10 +244,12 @@ def test_statistics_match_the_reference_on_generated_shapes(n, c, trailing, dtyp
     offset = torch.rand(c, generator=g, dtype=torch.float64) * 100
     view = (1, c) + (1,) * len(trailing)
     x = torch.randn(shape, generator=g, dtype=torch.float64) * scale.view(view) + offset.view(view)
-    if not dtype.is_floating_point:
-        x = x.round().clamp(0, 255)
+    if not dtype.is_floating_point:  # signed integers get negative values too
+        info = torch.iinfo(dtype)
+        x = (x - 50 * dtype.is_signed).round().clamp(info.min, info.max)
     x = x.to(dtype)
-    got = normalized(x, [x])
+    other = x.to(later)  # apply takes data of any dtype, not only the fitted one's
+    got = normalized(x, [x, other])
     want = ref.fit_normalizer(x)
     mean, std = got["mean"], got["std"]
     assert isinstance(mean, torch.Tensor) and tuple(mean.shape) == (c,), (
@@ -265,6 +281,18 @@ def test_statistics_match_the_reference_on_generated_shapes(n, c, trailing, dtyp
     ), (
         f"apply on {dtype} data of shape {shape} must return float32 (x - mean_c) / std_c with the "
         f"Normalizer's own statistics: {first_difference(out, expected, 1e-4)}"
+    )
+    out = got["outs"][1]
+    expected = (other.double() - mean.double().view(view)) / std.double().view(view)
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.float32, (
+        f"apply of a Normalizer fitted on {dtype} data to {later} data of shape {shape} returned "
+        f"{brief(out)}: apply takes x of any dtype and returns float32 (convert x to float32 "
+        "first; an arithmetic in x's own dtype keeps or breaks on it)"
+    )
+    assert judge.is_close(out.double(), expected, atol=1e-4, rtol=1e-4), (
+        f"apply of a Normalizer fitted on {dtype} data to the same values as {later}, shape "
+        f"{shape}: {first_difference(out, expected, 1e-4)}; apply computes (x - mean_c) / std_c "
+        "in float32 from the stored statistics whatever x's dtype (bool and integer x included)"
     )
 
 
@@ -607,29 +635,46 @@ def test_channel_order_with_five_channels_and_channels_last_with_two():
 LAYOUTS = ("as is", "permuted", "channels last")
 
 
+def exact_batch(n, c, h, w, means, stds, seed):
+    """(n, c, h, w) float32 whose per-channel sample mean and std are exactly ``means`` and
+    ``stds`` (h and w need not equal each other or c)."""
+    g = torch.Generator().manual_seed(seed)
+    z = torch.randn(n, c, h, w, generator=g, dtype=torch.float64)
+    z = (z - z.mean(dim=(0, 2, 3), keepdim=True)) / z.std(dim=(0, 2, 3), keepdim=True)
+    m, s = torch.tensor(means).view(1, -1, 1, 1), torch.tensor(stds).view(1, -1, 1, 1)
+    return (z * s + m).float()
+
+
 @pytest.mark.task("ch05a.2")
 @pytest.mark.points(1)  # one of its two points went to the any-permutation test
 @examples(40)
 @given(
-    c=st.integers(2, 4),
+    n=st.integers(1, 12),
+    c=st.integers(1, 5),
+    h=st.integers(1, 5),
+    w=st.integers(1, 5),
     layout=st.sampled_from(LAYOUTS),
+    dtype=st.sampled_from([torch.float32, torch.float64]),
+    tol=st.sampled_from([None, 0.1, 0.25, 1.0]),
     wrong_dtype=st.booleans(),
     out_of_range=st.booleans(),
     shifted=st.booleans(),
     seed=st.integers(0, 10_000),
 )
 def test_violations_match_the_reference_on_generated_batches(
-    c, layout, wrong_dtype, out_of_range, shifted, seed
+    n, c, h, w, layout, dtype, tol, wrong_dtype, out_of_range, shifted, seed
 ):
-    """Every violation of a generated batch is reported, as the reference reports it."""
+    """Every violation of a generated batch (any N, C, H, W, one channel or several, any tol) is reported, as the reference reports it."""
+    if n * h * w < 2:
+        return  # one value per channel: its sample std is undefined
     g = torch.Generator().manual_seed(seed)
     means = tuple((torch.randperm(8, generator=g)[:c].double() * 0.5).tolist())  # 0.5 apart
     stds = tuple((0.05 + 0.05 * torch.rand(c, generator=g, dtype=torch.float64)).tolist())
     batch_means = list(means)
-    if shifted:  # one channel 3 std away from every contract channel
+    if shifted:  # one channel >= 2.5 std away from every contract channel
         k = int(torch.randint(c, (), generator=g))
         batch_means[k] = means[k] + 0.25
-    x = exact_statistics(24, c, batch_means, stds, seed=seed)  # (24, C, C, C)
+    x = exact_batch(n, c, h, w, batch_means, stds, seed)
     if layout == "permuted":
         perm = torch.roll(torch.arange(c), 1)
         x = x[:, perm]
@@ -638,16 +683,24 @@ def test_violations_match_the_reference_on_generated_batches(
     lo, hi = x.min().item() - 1.0, x.max().item() + 1.0
     if out_of_range:
         hi = x.max().item() - 0.01
-    if wrong_dtype:
-        x = x.double()
-    contract = dict(dtype=torch.float32, value_range=(lo, hi), channel_mean=means, channel_std=stds)
+    other = torch.float64 if dtype == torch.float32 else torch.float32
+    x = x.to(other if wrong_dtype else dtype)
+    contract = dict(dtype=dtype, value_range=(lo, hi), channel_mean=means, channel_std=stds)
+    if tol is not None:
+        contract["tol"] = tol
     want = kinds(ref.check_contract(x, ref.Contract(**contract)))
-    found = violations(x, **contract)
+    call = (
+        f"check_contract on a {x.dtype} batch of shape {tuple(x.shape)} ({c} channel(s), "
+        f"{layout}) against a {dtype} contract with tol {contract.get('tol', 'left out')}"
+    )
+    with because(f"{call} raised"):
+        found = violations(x, **contract)
     assert kinds(found) == want, (
-        f"a {x.dtype} batch of {c} channels, {layout}, {'outside' if out_of_range else 'inside'} "
-        f"the value range, {'one channel shifted' if shifted else 'statistics as contracted'}: "
-        f"check_contract reported {sorted(kinds(found))}, expected {sorted(want)} — report every "
-        "violated clause, each with its kind"
+        f"{call}, {'outside' if out_of_range else 'inside'} the value range, "
+        f"{'one channel shifted' if shifted else 'statistics as contracted'}: "
+        f"reported {sorted(kinds(found))}, expected {sorted(want)} — report every violated "
+        "clause, each with its kind; the statistics are per channel over N, H and W (H and W "
+        "may differ from each other and from C), within tol * channel_std"
     )
 
 
@@ -782,7 +835,7 @@ def test_label_keeps_its_kind():
 
 
 @pytest.mark.task("ch05a.4")
-@pytest.mark.points(2)
+@pytest.mark.points(1)  # one of its two points went to the any-seed-and-epochs test
 def test_scaling_decides_the_outcome_for_another_seed():
     """With scaling the model reaches ~1.0 validation accuracy; without, the majority share."""
     scaled, raw = pipeline(True, 3), pipeline(False, 3)
@@ -904,6 +957,103 @@ def test_validation_accuracy_is_the_share_of_correct_predictions():
         abs=1e-6,
         rel=1e-6,
     )
+
+
+@probe
+def pipeline_runs(cases):
+    """train_with_pipeline(scale, seed, epochs) for each case: ("returned", the run's fields
+    as plain data) or ("raised", the error's last line)."""
+    seen = []
+    for scale, seed, epochs in cases:
+        try:
+            run = tf.train_with_pipeline(scale, seed, epochs)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # reported per case, on the trusted side
+            seen.append(("raised", last_line(exc)))
+            continue
+        norm = run.normalizer
+        stats = None if norm is None else (torch.as_tensor(norm.mean), torch.as_tensor(norm.std))
+        seen.append(
+            (
+                "returned",
+                dict(
+                    input_min=run.input_min,
+                    input_max=run.input_max,
+                    epoch_losses=list(run.epoch_losses),
+                    val_accuracy=run.val_accuracy,
+                    normalizer=stats,
+                ),
+            )
+        )
+    return seen
+
+
+def pipeline_mismatch(got, want) -> str | None:
+    """What differs between a submitted run (plain data) and the reference run, or None."""
+    kind, run = got
+    if kind == "raised":
+        return f"it raised {run}"
+    losses, want_losses = run["epoch_losses"], list(want.epoch_losses)
+    if len(losses) != len(want_losses):
+        return (
+            f"{len(losses)} epoch losses, expected {len(want_losses)}: one mean loss per epoch "
+            "(none for epochs=0, the only one for epochs=1)"
+        )
+    if losses and not judge.is_close(
+        torch.tensor(losses, dtype=torch.float64),
+        torch.tensor(want_losses, dtype=torch.float64),
+        atol=1e-8,
+        rtol=1e-3,
+    ):
+        return f"epoch losses {brief(losses)}, the reference {brief(want_losses)}"
+    if not judge.is_number(run["val_accuracy"], want.val_accuracy, abs=1e-6, rel=1e-6):
+        return f"validation accuracy {run['val_accuracy']}, the reference {want.val_accuracy}"
+    span, want_span = (run["input_min"], run["input_max"]), (want.input_min, want.input_max)
+    if not judge.is_number(span, want_span, abs=1e-4, rel=1e-5):
+        return f"input range {span}, the reference {want_span}"
+    if (run["normalizer"] is None) != (want.normalizer is None):
+        return f"normalizer {brief(run['normalizer'])}, the reference {want.normalizer}"
+    if want.normalizer is not None:
+        mean, std = (torch.as_tensor(v).double().flatten() for v in run["normalizer"])
+        if not (
+            judge.is_close(mean, want.normalizer.mean.double(), atol=1e-6, rtol=1e-5)
+            and judge.is_close(std, want.normalizer.std.double(), atol=1e-6, rtol=1e-5)
+        ):
+            return f"normalizer mean {brief(mean)} and std {brief(std)}, the reference {want.normalizer}"
+    return None
+
+
+@pytest.mark.task("ch05a.4")
+@examples(4)
+@given(
+    cases=st.lists(
+        st.tuples(st.booleans(), st.integers(0, 2**31 - 1), st.integers(0, 3)),
+        min_size=4,
+        max_size=6,
+    )
+)
+def test_runs_of_any_seed_and_few_epochs_match_the_reference(cases):
+    """Runs of any seed and 0 to 3 epochs, scaled or not, match the reference run field by field (losses, accuracy, input range, normalizer)."""
+    cases = [*cases, (True, cases[0][1], 1), (False, cases[0][1], 0)]
+    with because(f"train_with_pipeline raised on one of the runs {cases}"):
+        got = pipeline_runs(cases)
+    assert isinstance(got, list) and len(got) == len(cases), "one result per run"
+    wrong = []
+    for case, result in zip(cases, got):
+        problem = pipeline_mismatch(result, ref.train_with_pipeline(*case))
+        if problem is not None:
+            wrong.append((case[2], case, problem))
+    if wrong:
+        _, (scale, seed, epochs), problem = min(wrong)  # the shortest run that went wrong
+        raise AssertionError(
+            f"train_with_pipeline({scale}, seed={seed}, epochs={epochs}) (the shortest of "
+            f"{len(wrong)} of {len(cases)} runs that differ from the reference): {problem}. "
+            "Each run trains for exactly `epochs` epochs on make_stripe_task(seed) (data, "
+            "initialisation and batch order from that seed), with scale fits one Normalizer "
+            "on the training images and applies it to training and validation images alike, "
+            "and reports what the model saw"
+        )
 
 
 def _edge_row(dtype: torch.dtype) -> torch.Tensor:
