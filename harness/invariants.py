@@ -406,9 +406,10 @@ _REPEAT_LESSON = (
 )
 
 
-def _call_again(fn, args, kwargs, state, states, first) -> str | None:
+def _call_again(fn, args, kwargs, state, states, first, compare=None) -> str | None:
     """What differs when ``fn`` is called again (None if nothing): its error or where its
-    result differs from ``first``. Unseen by probes; global state is put back after."""
+    result differs from ``first`` (by ``compare``, else as the same values should not).
+    Unseen by probes; global state is put back after."""
     with _unseen():
         try:
             other = fn(*args, **kwargs)
@@ -416,6 +417,8 @@ def _call_again(fn, args, kwargs, state, states, first) -> str | None:
             return f"it raised {type(err).__name__} ({str(err)[:300]})"
         finally:
             state_changes(state, states)  # a second call leaves no more than the first
+        if compare is not None:
+            return compare(first, other)
         differs = layouts.difference(first, other)
     return f"it gave another result ({differs})" if differs else None
 
@@ -456,17 +459,12 @@ _BATCH_LESSON = (
 
 def _same_row_alone(fn, name, named, states, state, alone, call) -> None:
     args, kwargs, result = call
-    method = dict(named).get("self") is not None
-    cut = ((args[0], *alone.args) if method else alone.args), alone.kwargs
-    with _unseen():
-        try:
-            other = fn(*cut[0], **cut[1])
-        except Exception as err:  # noqa: BLE001 - any error here is the student's to see
-            differs = f"it raised {type(err).__name__} ({str(err)[:300]})"
-        else:
-            differs = batches.row_difference(result, other, alone.size)
-        finally:
-            state_changes(state, states)
+    cut = (args[0], *alone.args) if dict(named).get("self") is not None else alone.args
+
+    def row(first, other):
+        return batches.row_difference(first, other, alone.size)
+
+    differs = _call_again(fn, cut, alone.kwargs, state, states, result, row)
     if differs is None:
         return
     if _call_again(fn, args, kwargs, state, states, result):

@@ -805,9 +805,10 @@ BATCHED = Allow(batch=("x",), batch_from=2)
         (lambda x: (x - x.mean(0)) / 2, "the values differ"),  # a statistic over the batch
         (lambda x: (x * 2).squeeze(), "shape (1, 3)"),  # drops a batch of one too
         (lambda x: (x[:1] * 2).expand_as(x).clone(), "the values differ"),  # first row only
-        (lambda x: x.T.reshape(x.shape) * 1.0, "shape"),  # rows mixed by a reshape
+        (lambda x: x.T.reshape(x.shape) * 1.0, "the values differ"),  # rows mixed by a reshape
+        (lambda x: x.squeeze().mean(1, keepdim=True), "it raised IndexError"),
     ],
-    ids=["batch statistic", "squeeze", "first example only", "rows mixed"],
+    ids=["batch statistic", "squeeze", "first example only", "rows mixed", "raises alone"],
 )
 def test_an_example_whose_answer_depends_on_its_batch_is_caught(mistake, seen):
     def rows(x):
