@@ -84,30 +84,91 @@ def test_gradient_at_comes_from_autograd():
     judge_gradient_from_autograd(0.25, -1.5, 2.0)
 
 
+def train_scalar_cases(seed=35, count=24):
+    """Runs over train_scalar's whole domain: one to seven examples, ints and floats (zero,
+    negative, tiny and large), int and float w0 and lr (lr = 0 included), 0 to 6 steps. Each
+    lr keeps 2 * lr * mean(x**2) <= 1.6, so every run stays finite in float32 and float64."""
+    rng = random.Random(seed)
+    values = [0, 1, -2, 3, 0.5, -0.25, 1e-3, -7.5, 12.0, 2.0**-20]
+
+    def number(scale):
+        v = rng.choice(values) if rng.random() < 0.4 else rng.uniform(-scale, scale)
+        return v if isinstance(v, int) else float(v)
+
+    cases = [([0.5, -1.0, 2.0], [1.0, -3.0, 3.5], 0.3, 0.05, 12)]  # the reading's kind of run
+    cases += [
+        ([2.0], [-1.0], 0, 0, 3),
+        ([3], [4], 1, 0.01, 1),
+        ([0.0, 0.0], [1.0, -1.0], 2.5, 1, 2),
+    ]
+    while len(cases) < count:
+        n = rng.choice([1, 1, 2, 3, 4, 7])
+        scale = rng.choice([0.1, 1.0, 5.0])
+        xs = [number(scale) for _ in range(n)]
+        ys = [number(3 * scale) for _ in range(n)]
+        curvature = 2 * sum(x * x for x in xs) / n
+        lr = rng.choice([0, 1, 0.01, 0.1, 0.3, 0.8])
+        if lr * curvature > 1.6:
+            lr = rng.choice([0.05, 0.5, 0.8]) / curvature
+        w0 = rng.choice([0, -3, 1e-3, rng.uniform(-4, 4)])
+        cases.append((xs, ys, w0, lr, rng.randint(0, 6)))
+    return cases
+
+
+@probe
+def trained_runs(cases):
+    """train_scalar on each (xs, targets, w0, lr, steps): {"value": (w, ws, losses)} or
+    what it raised."""
+    out = []
+    for xs, ys, w0, lr, steps in cases:
+        try:
+            r = tl.train_scalar(list(xs), list(ys), w0, lr, steps)
+            out.append({"value": (r.w, r.ws, r.losses)})
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            out.append({"raised": f"{type(exc).__name__}: {str(exc)[:200]}"})
+    return out
+
+
+def run_problem(outcome, want):
+    """What is wrong with one train_scalar outcome against gd's (w, ws, losses), or None."""
+    if "raised" in outcome:
+        return f"it raised {outcome['raised']}"
+    got = outcome["value"]
+    names = ("w", "ws", "losses")
+    for name, g, w in zip(names, got, want):
+        floats = [g] if name == "w" else g
+        if not isinstance(floats, list) or not all(type(v) is float for v in floats):
+            return f"{name} came back as {g!r}: Python floats (.item()), ws and losses as lists"
+        if len(floats) != len([w] if name == "w" else w) or not judge.is_number(
+            g, w, rel=1e-4, abs=1e-5
+        ):
+            return f"{name} came back as {g!r}, gradient descent gives {w!r}"
+    return None
+
+
 @pytest.mark.task("ch00.2")
 def test_trajectory_matches_gradient_descent_on_the_mean():
-    """train_scalar's weights, losses and final w follow gradient descent on the mean squared error."""
-    xs, ys = [0.5, -1.0, 2.0], [1.0, -3.0, 3.5]
-    w, ws, losses = gd(xs, ys, w=0.3, lr=0.05, steps=12)
-    result = tl.train_scalar(xs, ys, w0=0.3, lr=0.05, steps=12)
-    judge.number(
-        result.ws,
-        ws,
-        "the recorded weights differ from gradient descent on the *mean* squared error; "
-        "check the mean (not the sum), the zeroing of .grad each step, and recording before the update",
-        rel=1e-4,
-        abs=1e-6,
-    )
-    judge.number(
-        result.losses,
-        losses,
-        "the recorded losses differ from the mean squared error of the recorded weights' predictions",
-        rel=1e-4,
-        abs=1e-6,
-    )
-    judge.number(
-        result.w, w, "the final weight is not the one after the last update", rel=1e-4, abs=1e-12
-    )
+    """train_scalar's weights, losses and final w follow gradient descent on the mean squared error for any data, w0, lr (0 included) and steps, ints and floats alike."""
+    cases = train_scalar_cases()
+    outcomes = trained_runs(cases)
+    failed = []
+    for case, outcome in zip(cases, outcomes):
+        xs, ys, w0, lr, steps = case
+        problem = run_problem(outcome, gd(xs, ys, w=w0, lr=lr, steps=steps))
+        if problem is not None:
+            failed.append((len(xs) + steps, case, problem))
+    if failed:
+        _, (xs, ys, w0, lr, steps), problem = min(failed, key=lambda f: f[0])
+        raise AssertionError(
+            f"train_scalar(xs={xs}, targets={ys}, w0={w0!r}, lr={lr!r}, steps={steps}): "
+            f"{problem} ({len(failed)} of {len(cases)} runs differ). Each step records the "
+            "w it predicts with (ws[k], taken before the update) and that prediction's loss, "
+            "the mean (not the sum) of the squared errors over all examples, then moves w by "
+            "-lr * dL/dw under torch.no_grad() and zeroes .grad; a single example, ints, "
+            "w0 = 0 and lr = 0 are ordinary inputs (lr = 0 keeps w where it is)"
+        )
 
 
 @pytest.mark.task("ch00.2")
