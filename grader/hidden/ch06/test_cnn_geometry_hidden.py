@@ -21,7 +21,7 @@ from exercises.ch06.test_cnn_geometry import (  # helpers and probes shared with
 )
 from harness import judge
 from harness.layouts import laid_out
-from harness.probe import because, probe
+from harness.probe import because, last_line, probe
 from harness.target import chapter_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
@@ -38,7 +38,7 @@ PROBES_USE = "build_layer"  # what the probes use besides themselves (harness/st
 
 
 @pytest.mark.task("ch06.1")
-@pytest.mark.points(2)
+@pytest.mark.points(1)  # one of its two points (for each shape) went to the every-dtype test
 @pytest.mark.parametrize("shape", [(3, 4, 4, 4), (1, 5, 7, 3), (2, 2, 6, 2)], ids=str)
 def test_channels_first_equals_the_axis_move(shape):
     """out[b, c, h, w] == x[b, h, w, c] for every pixel, on square and non-square batches."""
@@ -124,6 +124,105 @@ def test_channels_first_on_a_non_contiguous_batch():
         "on a non-contiguous [B, H, W, C] input every pixel must still land at [b, c, h, w]: "
         "the axes of the tensor move (permute), whatever its memory layout",
     )
+
+
+IMAGE_DTYPES = (
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.uint8,
+    torch.int8,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+)
+
+
+@probe
+def channels_first_cases(cases):
+    """to_channels_first on each (B, H, W, C, dtype, strided) batch of distinct values (a
+    non-contiguous view when strided): (the input, ("returned", result) or ("raised", the
+    error's last line))."""
+    seen = []
+    for B, H, W, C, dtype, strided in cases:
+        n = B * H * W * C
+        values = (torch.arange(n) % 2 if dtype == torch.bool else torch.arange(n) % 120 - 7).to(
+            dtype
+        )
+        special = {torch.int64: [2**53 + 1], torch.int32: [2**24 + 1]}.get(dtype, [])
+        if dtype.is_floating_point:  # values an arithmetic detour does not carry unchanged
+            special = [float("inf"), float("nan"), -0.0, float("-inf")]
+        k = min(n, len(special))
+        values[:k] = torch.tensor(special[:k], dtype=dtype)
+        x = values.view(B, W, H, C).transpose(1, 2) if strided else values.view(B, H, W, C)
+        kept = x.clone()
+        try:
+            seen.append((kept, ("returned", cg.to_channels_first(x))))
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # reported per case, on the trusted side
+            seen.append((kept, ("raised", last_line(exc))))
+    return seen
+
+
+def bit_patterns(t: torch.Tensor) -> list:
+    """The stored bits of every entry (nan equals nan, -0.0 differs from 0.0)."""
+    if t.dtype == torch.bool:
+        return t.to(torch.uint8).tolist()
+    if t.dtype.is_floating_point:
+        as_int = {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+        return t.contiguous().view(as_int).tolist()
+    return t.tolist()
+
+
+@pytest.mark.task("ch06.1")
+@pytest.mark.points(3)
+@examples(4)
+@given(
+    cases=st.lists(
+        st.tuples(
+            st.integers(0, 3),
+            st.integers(1, 5),
+            st.integers(1, 5),
+            st.integers(1, 6),
+            st.sampled_from(IMAGE_DTYPES),
+            st.booleans(),
+        ),
+        min_size=6,
+        max_size=8,
+    )
+)
+def test_channels_first_for_every_dtype_and_an_empty_batch(cases):
+    """out[b, c, h, w] == x[b, h, w, c] in x's own dtype for batches of any dtype (bool, integers, half), of no images, and non-contiguous ones."""
+    with because(f"to_channels_first raised on one of the batches {cases}"):
+        seen = channels_first_cases(cases)
+    assert isinstance(seen, list) and len(seen) == len(cases), "one result per batch"
+    wrong = []
+    for (B, H, W, C, dtype, strided), (x, (kind, out)) in zip(cases, seen):
+        want = x.permute(0, 3, 1, 2)
+        if kind == "raised":
+            problem = f"raised {out}"
+        elif not isinstance(out, torch.Tensor) or out.dtype != dtype:
+            problem = f"returned {brief(out)}: the images keep their dtype, {dtype}"
+        elif tuple(out.shape) != tuple(want.shape) or bit_patterns(out) != bit_patterns(want):
+            problem = (
+                f"returned {brief(out)}, expected shape {list(want.shape)} with out[b, c, h, w] "
+                f"== x[b, h, w, c] bit for bit (x holds {x.flatten()[:4].tolist()} first)"
+            )
+        else:
+            continue
+        wrong.append((B * H * W * C, (B, H, W, C), dtype, strided, problem))
+    if wrong:
+        _, shape, dtype, strided, problem = min(wrong, key=lambda w: w[0])  # the smallest
+        raise AssertionError(
+            f"to_channels_first on a {'non-contiguous ' if strided else ''}{dtype} [B, H, W, C] "
+            f"= {list(shape)} batch (the smallest of {len(wrong)} of {len(cases)} batches it got "
+            f"wrong) {problem}. Moving the channel axis only reorders entries "
+            "(permute(0, 3, 1, 2)): it works for every dtype, keeps it and every value bit for "
+            "bit (inf, nan, -0.0, integers past 2**24 and 2**53), and takes a batch of no images "
+            "as well as a view; a matrix product or a detour through another dtype does not"
+        )
 
 
 # ---------------------------------------------------------------- ch06.2
