@@ -21,7 +21,7 @@ from exercises.ch06a.test_feature_space import (  # helpers and probes shared wi
 )
 from harness import judge
 from harness.layouts import LAYOUTS, laid_out
-from harness.probe import because, probe
+from harness.probe import because, last_line, probe
 from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
@@ -626,9 +626,101 @@ def test_sequence_scores_leaves_its_inputs_alone(kind):
 # ---- ch06a.3 hinge_loss ------------------------------------------------------------
 
 
+@probe
+def hinge_cases(cases):
+    """hinge_loss(scores, y[, reduction]) for each (shape, scores dtype, labels dtype,
+    reduction or None to leave it out, seed): (scores, y, ("returned", loss) or ("raised",
+    the error's last line)). A fifth of the scores sit exactly on the margin (y * score ==
+    1), some at 0 and some far out."""
+    seen = []
+    for shape, s_dtype, y_dtype, reduction, seed in cases:
+        g = torch.Generator().manual_seed(seed)
+        y = torch.where(torch.rand(shape, generator=g) < 0.5, -1, 1)
+        scores = torch.randn(shape, generator=g, dtype=torch.float64) * 2
+        where = torch.rand(shape, generator=g)
+        scores = torch.where(where < 0.2, y.double(), scores)  # on the margin
+        scores = torch.where((where >= 0.2) & (where < 0.3), 0.0, scores)
+        scores = torch.where(where >= 0.9, scores * 500, scores)  # far from it
+        scores, y = scores.to(s_dtype), y.to(y_dtype)
+        args = (scores, y) if reduction is None else (scores, y, reduction)
+        try:
+            seen.append((scores.clone(), y.clone(), ("returned", fs.hinge_loss(*args))))
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # reported per case, on the trusted side
+            seen.append((scores, y, ("raised", last_line(exc))))
+    return seen
+
+
+HINGE_TOLERANCE = {  # (atol, rtol) by the scores' dtype: its own rounding, not a wider one
+    torch.float64: (1e-12, 1e-10),
+    torch.float32: (1e-5, 1e-5),
+    torch.float16: (2e-2, 1e-2),
+    torch.bfloat16: (2e-1, 2e-2),
+}
+HINGE_SWEEP_SHAPES = [(), (0,), (1,), (6,), (5, 1), (1, 4), (3, 3), (2, 3, 4), (24,)]
+
+
+@examples(4)
+@given(
+    cases=st.lists(
+        st.tuples(
+            st.sampled_from(HINGE_SWEEP_SHAPES),
+            st.sampled_from(list(HINGE_TOLERANCE)),
+            st.sampled_from(
+                [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.int8]
+            ),
+            st.sampled_from([None, "mean", "sum", "none"]),
+            st.integers(0, 10_000),
+        ),
+        min_size=6,
+        max_size=8,
+    )
+)
+def check_hinge_matches_the_reference_on_generated_inputs(cases):
+    cases = [c for c in cases if not (c[0] == (0,) and c[3] in (None, "mean"))]  # no mean of 0
+    with because(f"hinge_loss raised on one of the calls {cases}"):
+        seen = hinge_cases(cases)
+    assert isinstance(seen, list) and len(seen) == len(cases), "one result per call"
+    wrong = []
+    for (shape, s_dtype, y_dtype, reduction, _), (scores, y, (kind, got)) in zip(cases, seen):
+        want = ref.hinge_loss(scores.double(), y, reduction or "mean").double()
+        atol, rtol = HINGE_TOLERANCE[s_dtype]
+        if kind == "raised":
+            problem = f"raised {got}"
+        elif not isinstance(got, torch.Tensor) or not got.is_floating_point():
+            problem = f"returned {brief(got)}, not a floating-point tensor"
+        elif tuple(got.shape) != tuple(want.shape):
+            problem = f"returned shape {list(got.shape)}, expected {list(want.shape)}"
+        elif not judge.is_close(got.double(), want, atol=atol, rtol=rtol):
+            problem = (
+                f"returned {brief(got)}, expected {brief(want)} (within {atol:g} + {rtol:g} * "
+                f"|expected|: the rounding of {s_dtype} itself): "
+                f"{first_difference(got.double(), want, atol=atol, rtol=rtol)}"
+            )
+        else:
+            continue
+        call = (
+            f"hinge_loss(scores{list(shape)} {s_dtype}, y {y_dtype}"
+            f"{'' if reduction is None else f', {reduction!r}'})"
+        )
+        wrong.append((len(shape) and shape[0], call, scores, y, problem))
+    if wrong:
+        _, call, scores, y, problem = min(wrong, key=lambda w: w[0])  # the smallest
+        raise AssertionError(
+            f"{call} with scores {brief(scores)} and labels {brief(y)} (the smallest of "
+            f"{len(wrong)} of {len(cases)} calls that went wrong) {problem}. The loss is "
+            "max(0, 1 - y * score) element by element in the scores' precision (float64 "
+            "stays float64; an int or float label multiplies exactly), exactly 0 on the margin "
+            "y * score == 1, reduced by the named reduction (mean when left out) over every "
+            "element, for any shape the two share: a batch of none included"
+        )
+
+
 @pytest.mark.task("ch06a.3")
 def test_hinge_loss_random_and_integer_labels():
-    """hinge_loss is max(0, 1 - y * score) per example, for float and integer labels."""
+    """hinge_loss is max(0, 1 - y * score) per example, for float and integer labels; and as the reference on generated shapes, dtypes (float64, half, integer labels), margins and reductions."""
+    check_hinge_matches_the_reference_on_generated_inputs()
     scores = torch.randn(50, generator=gen(31)) * 2
     y = torch.where(torch.rand(50, generator=gen(32)) < 0.5, -1, 1)  # int64 labels
     want = [max(0.0, 1 - float(yi) * float(si)) for si, yi in zip(scores, y)]
