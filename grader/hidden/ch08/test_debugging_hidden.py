@@ -1438,22 +1438,38 @@ def reference_trace(seed, x, y, steps, freeze_first):
     seed=st.integers(0, 10_000),
     n=st.integers(1, 12),
     d_in=st.sampled_from([3, 8]),
-    float_targets=st.booleans(),
+    targets=st.sampled_from([torch.int64, torch.uint8, torch.float32, torch.float64]),
     freeze_first=st.booleans(),
-    steps=st.integers(1, 12),
+    steps=st.integers(0, 12),
 )
 def test_overfit_follows_adam_at_1e_2_like_the_reference(
-    seed, n, d_in, float_targets, freeze_first, steps
+    seed, n, d_in, targets, freeze_first, steps
 ):
-    """Losses and trained parameters follow full-batch Adam at lr 1e-2 on CE / MSE, like the reference."""
+    """Losses and trained parameters follow full-batch Adam at lr 1e-2 on CE / MSE, like the reference, for int64 or uint8 class targets, float32 or float64 real ones, and 0 to 12 steps."""
+    float_targets = targets.is_floating_point
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(n, d_in, generator=g)
     y = torch.randn(n, 4, generator=g) if float_targets else torch.randint(0, 4, (n,), generator=g)
-    losses, params = overfit_trace(seed, x, y, steps, freeze_first)
+    y = y.to(targets)
+    with because(
+        f"overfit_one_batch raised on {n} examples with {targets} targets for {steps} steps "
+        "(class targets of any integer dtype cross-entropy takes; real targets of any float dtype)"
+    ):
+        losses, params = overfit_trace(seed, x, y, steps, freeze_first)
     want_losses, want_params = reference_trace(seed, x, y, steps, freeze_first)
-    what = f"{n} examples, {'float' if float_targets else 'integer'} targets, {steps} steps"
-    assert len(losses) == steps and judge.is_close(
-        torch.tensor(losses), torch.tensor(want_losses), atol=1e-6, rtol=1e-4
+    what = (
+        f"overfit_one_batch on {n} examples, {targets} "
+        f"{'real' if float_targets else 'class'} targets, {steps} steps"
+    )
+    assert len(losses) == steps, (
+        f"{what} returned {len(losses)} losses: one per step, each measured before its update "
+        "(none for 0 steps, and the model left as it was)"
+    )
+    assert judge.is_close(
+        torch.tensor(losses, dtype=torch.float64),
+        torch.tensor(want_losses, dtype=torch.float64),
+        atol=1e-6,
+        rtol=1e-4,
     ), (
         f"{what}: the losses differ from full-batch Adam at lr 1e-2 with "
         f"{'mean squared error' if float_targets else 'cross-entropy'} "
