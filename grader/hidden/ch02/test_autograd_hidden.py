@@ -910,34 +910,80 @@ def first_stage_on(w1_value, x):
     return out, grad, entries
 
 
+def first_stage_cases(seed=35):
+    """(w1 value, x) over first_stage's domain: x 0-d, empty, of one entry, with sizes of
+    1 beside others, float32 and float64; w1 negative, zero, whole or fractional."""
+    rng = random.Random(seed)
+    g = torch.Generator().manual_seed(seed)
+    shapes = [(2, 3), (), (0,), (1,), (1, 1), (4, 1), (1, 5), (2, 0, 3), (3, 3), (6,), (2, 1, 2)]
+    cases = []
+    for k, shape in enumerate(shapes * 2):
+        dtype = torch.float64 if k % 2 else torch.float32
+        x = torch.randn(shape, generator=g, dtype=dtype) * rng.choice([1.0, 10.0])
+        cases.append((rng.choice([-1.5, 0.0, 2.0, 0.25, -3.0]), x))
+    return cases
+
+
+@probe
+def first_stage_cases_seen(cases):
+    """first_stage_on each (w1 value, x) of ``cases``: {"value": what it observed} or what
+    first_stage raised."""
+    out = []
+    for w1_value, x in cases:
+        try:
+            out.append({"value": first_stage_on(w1_value, x)})
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            out.append({"raised": f"{type(exc).__name__}: {str(exc)[:200]}"})
+    return out
+
+
+def first_stage_problem(w1_value, x, outcome):
+    """What is wrong with first_stage's outcome on (w1 value, x), or None."""
+    if "raised" in outcome:
+        return f"it raised {outcome['raised']}"
+    out, grad, entries = outcome["value"]
+    want = torch.tensor(w1_value) * x
+    if not judge.is_close(out, want, atol=1e-8, rtol=1e-5, dtype=want.dtype):
+        return f"it returned {brief(out)}, expected w1 * x = {brief(want)}"
+    weights = torch.arange(1.0, x.numel() + 1, dtype=x.dtype).reshape(x.shape)
+    if x.numel() and not judge.is_number(grad, float((weights * x).sum()), abs=1e-9, rel=1e-5):
+        return (
+            f"a backward pass from the output gave w1.grad {grad!r}, expected "
+            f"{float((weights * x).sum()):.6g}: the output must stay on the graph, connected "
+            "to w1 itself"
+        )
+    if len(entries) != 2 or entries[0] != "earlier entry":
+        return f"the log it was given (one earlier entry) became {brief(entries)}"
+    flag, logged = entries[1]
+    if flag or not judge.is_close(logged, want, atol=1e-8, rtol=1e-5, dtype=want.dtype):
+        return (
+            f"it logged {brief(logged)} (requires grad: {flag}), expected a detached copy "
+            f"of w1 * x, {brief(want)}"
+        )
+    return None
+
+
 @pytest.mark.task("ch02.3")
 def test_first_stage_on_other_inputs():
-    """first_stage returns w1 * x on the graph for any x shape, and appends one detached copy to the log."""
-    x = torch.tensor([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]])
-    out, grad, entries = first_stage_on(-1.5, x)
-    judge.close(
-        out,
-        -1.5 * x,
-        "first_stage(w1, x, log) must return w1 * x with the shape of x",
-        atol=1e-8,
-        rtol=1e-5,
-    )
-    weights = torch.arange(1.0, 7.0).reshape(2, 3)
-    judge.number(
-        grad,
-        float((weights * x).sum()),
-        "the returned features must stay on the graph, connected to w1 itself",
-        abs=1e-12,
-        rel=1e-5,
-    )
-    assert len(entries) == 2 and type(entries[0]) is str and entries[0] == "earlier entry", (
-        "first_stage appends one entry to the log it is given (and keeps what was there)"
-    )
-    flag, logged = entries[1]
-    assert not flag, "the logged entry must be a detached copy of w1 * x (it requires grad)"
-    judge.close(
-        logged, -1.5 * x, "the logged entry must be a detached copy of w1 * x", atol=1e-8, rtol=1e-5
-    )
+    """first_stage returns w1 * x on the graph for any x (0-d, empty, sizes of 1, float64) and any w1, and appends one detached copy to the log."""
+    cases = first_stage_cases()
+    outcomes = first_stage_cases_seen(cases)
+    failed = []
+    for (w1_value, x), outcome in zip(cases, outcomes):
+        problem = first_stage_problem(w1_value, x, outcome)
+        if problem is not None:
+            failed.append((x.numel(), w1_value, x, problem))
+    if failed:
+        _, w1_value, x, problem = min(failed, key=lambda f: f[0])
+        raise AssertionError(
+            f"first_stage(w1=tensor({w1_value}, requires_grad=True), x of shape "
+            f"{tuple(x.shape)} {x.dtype}, log=['earlier entry']): {problem} ({len(failed)} of "
+            f"{len(cases)} inputs differ). first_stage returns w1 * x itself, on the graph, "
+            "with x's shape (0-d and empty included) and the dtype w1 * x has, and appends "
+            "one detached copy of it to the log"
+        )
 
 
 # ---------------------------------------------------------------- ch02.4 accumulated_grad
