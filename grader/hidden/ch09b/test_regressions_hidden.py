@@ -3,7 +3,11 @@ public ones. Messages state the violated property, not the test."""
 
 import math
 import random
+from collections import OrderedDict
+from collections.abc import Mapping
+from types import MappingProxyType
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -35,6 +39,10 @@ except ImportError:  # there the probes below never need them
 
 rg = chapter_module("ch09b", "regressions")
 ref = reference_module("ch09b", "regressions")
+
+PROBES_USE = (
+    "SeedTable as_mapping watched_run"  # what the probes use besides themselves (harness/strip.py)
+)
 
 HIDDEN = dict(n=96, d_in=6, hidden=12, lr=0.08, epochs=2, batch_size=16, data_seed=77)
 
@@ -424,7 +432,6 @@ def test_data_order_depends_on_the_seed_not_on_the_model():
 
 
 @pytest.mark.task("ch09b.2")
-@pytest.mark.points(2)
 def test_every_epoch_visits_each_example_once_in_a_new_order():
     """Each epoch visits every example exactly once, in minibatches of batch_size (the last
     one smaller when n does not divide), each epoch shuffled anew, and another seed in
@@ -577,6 +584,114 @@ def test_the_order_fingerprint_covers_every_epoch_not_only_the_last():
             )
 
 
+@probe
+def watched_runs(cases):
+    """watched_run(fields, seed, noise=3) of each case in turn, in one call: (result, initial
+    weights of each model built, the input of each training forward) per case, or what it
+    raised."""
+    out = []
+    for fields, seed in cases:
+        try:
+            out.append(watched_run.__wrapped__(fields, seed, 3))
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            out.append({"raised": f"{type(exc).__name__}: {str(exc)[:200]}"})
+    return out
+
+
+def run_config_case():
+    """(fields, seed): a RunConfig from anywhere in its domain (one example, batches of one,
+    a batch larger than the data, one epoch, lr 0) and a seed up to 2**62."""
+    return st.tuples(
+        st.fixed_dictionaries(
+            {
+                "n": st.integers(1, 16),
+                "d_in": st.integers(1, 5),
+                "hidden": st.integers(1, 6),
+                "lr": st.sampled_from([0.0, 0.01, 0.1]),
+                "epochs": st.integers(1, 2),
+                "batch_size": st.integers(1, 20),
+                "data_seed": st.integers(0, 2**40),
+            }
+        ),
+        st.one_of(st.integers(0, 3), st.integers(0, 2**62)),
+    )
+
+
+CONFIG_PARTS = [  # what case k of a draw is made to visit, so that every part is drawn
+    lambda f, s: ({**f, "n": 1}, s),
+    lambda f, s: ({**f, "batch_size": 1}, s),
+    lambda f, s: ({**f, "batch_size": f["n"] + f["batch_size"]}, s),
+    lambda f, s: (f, 2**32 + s % 1000),
+    lambda f, s: ({**f, "lr": 0.0}, 2**62 + s % 1000),
+    lambda f, s: ({**f, "epochs": 1}, 0),
+]
+
+
+def run_problem(fields, seed, seen):
+    """What is wrong with one watched make_run (None if nothing)."""
+    if isinstance(seen, dict):
+        return f"it raised {seen['raised']}"
+    result, built, inputs = seen
+    if not built:
+        return "it never called build_model(config)"
+    n, bs, epochs = fields["n"], fields["batch_size"], fields["epochs"]
+    visits = visits_of(fields, inputs)
+    per_epoch = [bs] * (n // bs) + ([n % bs] if n % bs else [])
+    if [len(v) for v in visits] != per_epoch * epochs:
+        return (
+            f"its training forwards saw batches of {[len(v) for v in visits]}, expected "
+            f"{per_epoch} in each of {epochs} epochs (every example once per epoch, the last "
+            "batch smaller; a batch_size above n is one batch of all n)"
+        )
+    steps = len(per_epoch)
+    for e in range(epochs):
+        if sorted(sum(visits[e * steps : (e + 1) * steps], [])) != list(range(n)):
+            return f"epoch {e} did not visit each of the {n} examples exactly once"
+    init = book_init(fields, seed)
+    if not same_state(built[0], init):
+        return (
+            "the model's initial weights are not build_model's right after torch.manual_seed(seed)"
+        )
+    expected = replay(fields, init, visits)
+    if len(result.losses) != len(expected) or not judge.is_close(
+        torch.tensor(result.losses, dtype=torch.float64),
+        torch.tensor(expected, dtype=torch.float64),
+        atol=1e-6,
+        rtol=1e-4,
+    ):
+        return (
+            f"its {len(result.losses)} losses are not minibatch SGD's {len(expected)} "
+            f"(one per step, before the update): {first_difference(result.losses, expected)}"
+        )
+    return None
+
+
+@pytest.mark.task("ch09b.2")
+@examples(2)
+@given(cases=st.lists(run_config_case(), min_size=6, max_size=6))
+def test_runs_over_the_whole_config_domain(cases):
+    """On generated configs (1 to 16 examples, batches of one or larger than the data, 1 or 2
+    epochs, lr 0) and seeds up to 2**62, make_run visits every example once per epoch in
+    batch_size slices, starts from the seeded weights and records each step's loss."""
+    cases = [part(f, s) for part, (f, s) in zip(CONFIG_PARTS, cases)]
+    seen = watched_runs(cases)
+    bad = [
+        (f["n"] * f["epochs"], f, s, problem)
+        for (f, s), one in zip(cases, seen)
+        if (problem := run_problem(f, s, one)) is not None
+    ]
+    if bad:
+        _, fields, seed, problem = min(bad, key=lambda b: b[0])
+        raise AssertionError(
+            f"make_run(RunConfig(**{fields}), seed={seed}): {problem} ({len(bad)} of "
+            f"{len(cases)} drawn configs wrong; the smallest shown). Seed torch with seed "
+            "before build_model, shuffle each epoch with torch.randperm(n) from a generator "
+            "seeded from seed, and walk the permutation in slices of batch_size"
+        )
+
+
 # ---------------------------------------------------------------- ch09b.3
 
 
@@ -657,6 +772,7 @@ def test_compare_runs_is_bitwise_with_nan():
     )
 
 
+FP_A, FP_B = "3f" * 31 + "a0", "3f" * 31 + "a1"  # 64 hex digits each, only the last differs
 LOSS_VALUES = [0.5, 0.25, 0.5000000000000001, float("nan"), float("inf"), 1e-30, 0.0, -0.0]
 
 
@@ -664,14 +780,17 @@ LOSS_VALUES = [0.5, 0.25, 0.5000000000000001, float("nan"), float("inf"), 1e-30,
 @pytest.mark.points(2)
 @examples(60)
 @given(
+    shared=st.one_of(st.just([]), st.lists(st.sampled_from(LOSS_VALUES), max_size=40)),
     a=st.lists(st.sampled_from(LOSS_VALUES), max_size=5),
     b=st.lists(st.sampled_from(LOSS_VALUES), max_size=5),
-    init=st.sampled_from([("i", "i"), ("i", "j"), ("j", "i")]),
-    order=st.sampled_from([("o", "o"), ("o", "p"), ("p", "o")]),
+    init=st.sampled_from([("i", "i"), ("i", "j"), ("j", "i"), (FP_A, FP_B), (FP_B, FP_B)]),
+    order=st.sampled_from([("o", "o"), ("o", "p"), ("p", "o"), (FP_B, FP_A), (FP_A, FP_A)]),
 )
-def test_compare_runs_agrees_with_the_reference(a, b, init, order):
-    """On generated pairs of runs, comparable, the fields named and the first differing step
-    agree with the reference."""
+def test_compare_runs_agrees_with_the_reference(shared, a, b, init, order):
+    """On generated pairs of runs (up to 45 steps with a long common start, fingerprints
+    differing only in their last character), comparable, the fields named and the first
+    differing step agree with the reference."""
+    a, b = shared + a, shared + b
     ra, rb = Run(a, init[0], order[0]), Run(b, init[1], order[1])
     got, want = rg.compare_runs(ra, rb), ref.compare_runs(ra, rb)
     fields = ("init_fingerprint", "order_fingerprint", "losses")
@@ -751,7 +870,6 @@ def test_both_sides_noise_counts():
 
 
 @pytest.mark.task("ch09b.4")
-@pytest.mark.points(2)
 def test_deterministic_runs_with_no_noise():
     """When every run gives the same metric (no seed noise), equal metrics are not a regression
     and any worsening is; an improvement is not; nothing raises."""
@@ -910,3 +1028,144 @@ def test_measured_runs_of_a_real_change():
         "a configuration whose mean metric is about five standard errors worse than the baseline's "
         "(8 seeds a side) is a regression"
     )
+
+
+class SeedTable(Mapping):
+    """A read-only seed -> metric Mapping that is not a dict (iterating it gives the seeds)."""
+
+    def __init__(self, pairs):
+        self._pairs = dict(pairs)
+
+    def __getitem__(self, seed):
+        return self._pairs[seed]
+
+    def __iter__(self):
+        return iter(self._pairs)
+
+    def __len__(self):
+        return len(self._pairs)
+
+
+def as_mapping(form, pairs):
+    """The seed -> metric pairs as a ``form``: dict, OrderedDict, MappingProxyType or SeedTable."""
+    if form == "OrderedDict":
+        return OrderedDict(pairs)
+    if form == "MappingProxyType":
+        return MappingProxyType(dict(pairs))
+    return SeedTable(pairs) if form == "SeedTable" else dict(pairs)
+
+
+@probe
+def regression_verdicts(cases):
+    """is_regression on each case (form, baseline pairs, candidate pairs), each side handed over
+    as ``form``: {"kind": the answer's type name, "value": its truth} or what it raised."""
+    out = []
+    for form, base, cand in cases:
+        try:
+            answer = rg.is_regression(as_mapping(form, base), as_mapping(form, cand))
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            out.append({"raised": f"{type(exc).__name__}: {str(exc)[:200]}"})
+            out[-1]["value_error"] = isinstance(exc, ValueError)
+            continue
+        truth = bool(answer) if isinstance(answer, bool | np.bool_) else None
+        out.append({"kind": type(answer).__name__, "value": truth})
+    return out
+
+
+REGRESSION_KINDS = [  # (kind, shift in standard errors): every part of the domain, each drawn
+    ("noisy", -3.0),
+    ("noisy", 0.5),
+    ("noisy", 12.0),
+    ("noisy", 20.0),
+    ("flat baseline", 0.5),
+    ("flat baseline", 12.0),
+    ("flat candidate", -12.0),
+    ("flat candidate", 0.5),
+    ("flat", 0.0),
+    ("flat", 1.0),
+    ("flat", -1.0),
+    ("too few", 0.0),
+    ("too few", 12.0),
+]
+
+
+def regression_case():
+    """(n_b, n_c, ints, form, first seeds) for one run set."""
+    return st.tuples(
+        st.integers(2, 24),
+        st.integers(2, 24),
+        st.booleans(),
+        st.sampled_from(["dict", "OrderedDict", "MappingProxyType", "SeedTable"]),
+        st.tuples(st.integers(-(2**40), 2**40), st.integers(-(2**40), 2**40)),
+    )
+
+
+def regression_run_sets(case, k):
+    """The baseline and candidate pairs of ``case`` with the k-th kind of REGRESSION_KINDS, and
+    the contract's answer ("raise" for fewer than two runs a side)."""
+    n_b, n_c, ints, _, (seed_b, seed_c) = case
+    kind, t = REGRESSION_KINDS[k]
+    if kind == "too few":
+        n_b, n_c = (n_b % 2, n_c) if k % 2 else (n_b, n_c % 2)
+    elif t >= 12:
+        # twelve standard errors is a regression for every rule the reading allows once each
+        # side has 8 runs (a rank test with fewer cannot reach a strict level)
+        n_b, n_c = max(n_b, 8), max(n_c, 8)
+    offset, scale = (10**6, 60.0) if ints else (0.5, 0.25)
+    if kind == "flat":
+        base, cand = [offset] * n_b, [offset + t] * n_c
+        want = t > 0  # runs that never vary: any worsening is a regression, equality is not
+    else:
+        noisy_b, noisy_c = kind != "flat baseline", kind != "flat candidate"
+        se = scale * math.sqrt(noisy_b / max(n_b, 1) + noisy_c / max(n_c, 1))
+        base = sample(n_b, offset, scale, 7 * k) if noisy_b and n_b > 1 else [offset] * n_b
+        cand = sample(n_c, offset + t * se, scale, 7 * k + 1) if noisy_c and n_c > 1 else None
+        cand = cand or [offset + t * se] * n_c
+        want = t >= 12
+    if ints:
+        base, cand = [round(v) for v in base], [round(v) for v in cand]
+    if min(n_b, n_c) < 2:
+        want = "raise"
+    pairs_b = [(seed_b + i, v) for i, v in enumerate(base)]
+    pairs_c = [(seed_c + i, v) for i, v in enumerate(cand)]
+    return pairs_b, pairs_c, want
+
+
+@pytest.mark.task("ch09b.4")
+@examples(3)
+@given(cases=st.lists(regression_case(), min_size=13, max_size=13))
+def test_verdicts_over_the_whole_domain(cases):
+    """On generated run sets of 0 to 24 runs a side, float or integer metrics, any seeds, and
+    the sides as a dict, OrderedDict, MappingProxyType or another Mapping, is_regression
+    gives the answer the contract fixes (and raises ValueError below two runs a side)."""
+    sets = [regression_run_sets(case, k) for k, case in enumerate(cases)]
+    forms = [case[3] for case in cases]
+    seen = regression_verdicts([(f, b, c) for f, (b, c, _) in zip(forms, sets)])
+    bad = []
+    for (base, cand, want), form, got in zip(sets, forms, seen):
+        if want == "raise":
+            ok = got.get("value_error", False)
+        else:
+            ok = "raised" not in got and got["kind"] in ("bool", "bool_") and got["value"] == want
+        if not ok:
+            bad.append((len(base) + len(cand), form, base, cand, want, got))
+    if bad:
+        _, form, base, cand, want, got = min(bad, key=lambda b: b[0])
+        call = f"is_regression({form}({dict(base)}), {form}({dict(cand)}))"
+        seen_text = (
+            f"raised {got['raised']}"
+            if "raised" in got
+            else f"returned {got['value']} ({got['kind']})"
+        )
+        expected = "to raise ValueError" if want == "raise" else f"{want}"
+        raise AssertionError(
+            f"{call} {seen_text}, expected {expected} ({len(bad)} of {len(cases)} drawn cases "
+            "wrong; the smallest shown). Each side is any Mapping seed -> metric (read its "
+            "values(), never assume a dict or contiguous seeds), metrics may be ints, fewer than "
+            "2 runs a side raise ValueError, a side that never varies has no noise (then any "
+            "worsening is a regression and equality is not), a shift of at most half a standard "
+            "error or any improvement is no regression and one of 12 with 8 or more runs a "
+            "side is; the answer is a bool"
+        )
