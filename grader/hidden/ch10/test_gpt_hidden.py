@@ -106,8 +106,9 @@ def test_tokenizer_on_other_text():
     data=st.data(),
 )
 def test_tokenizer_matches_the_reference_on_generated_text(text, data):
-    """On generated text, vocab_size and encode agree with the sorted-characters vocabulary, and decode inverts them."""
+    """On generated text, vocab_size and encode agree with the sorted-characters vocabulary, and decode inverts them, given the ids as a 1-D tensor of any integer dtype (empty included)."""
     query = data.draw(st.text(alphabet=st.sampled_from(sorted(set(text))), max_size=20))
+    dtype = data.draw(st.sampled_from(TOKEN_DTYPES), label="dtype")
     want = ref.CharTokenizer(text)
     seen = tokenizer_on(text, [text, query])
     assert seen["vocab_size"] == want.vocab_size, (
@@ -117,9 +118,21 @@ def test_tokenizer_matches_the_reference_on_generated_text(text, data):
         f"CharTokenizer({text!r}).encode differs from ids = index in the sorted distinct "
         f"characters: got {brief(seen['encoded'])}"
     )
-    with because("decode of a 1-D tensor of ids raised: convert each id with int()"):
-        back = decoded(text, want.encode(query), as_tensor=True)
-    assert back == query, f"decode(encode({query!r})) gave {back!r}"
+    with because(
+        f"decode of a 1-D {dtype} tensor of {len(query)} ids raised: convert each id with int()"
+    ):
+        back = decoded_from(text, want.encode(query), dtype)
+    assert back == query, (
+        f"CharTokenizer({text!r}).decode(torch.tensor({want.encode(query)}, dtype={dtype})) "
+        f"gave {back!r}, expected {query!r}: decode takes a list or a 1-D tensor of ints of "
+        "any integer dtype (an empty one too); read each id as int(i)"
+    )
+
+
+@probe
+def decoded_from(text, ids, dtype):
+    """CharTokenizer(text).decode of ``ids`` as a 1-D tensor of ``dtype``."""
+    return gpt.CharTokenizer(text).decode(torch.tensor(ids, dtype=dtype))
 
 
 @pytest.mark.task("ch10.1")
@@ -344,7 +357,6 @@ def test_check_targets_on_short_windows_real_text_and_the_reach():
 
 
 @pytest.mark.task("ch10.3")
-@pytest.mark.points(2)
 @examples(40)
 @given(
     B=st.integers(1, 4),
@@ -370,6 +382,85 @@ def test_check_targets_matches_the_reference(B, T, data):
         f"shift={got.shift}; expected ok={want.ok}, shift={want.shift} (the smallest |s| < "
         "max(2, T/2) with y[:, t] == x[:, t+s] in every row wherever both exist)"
     )
+
+
+@probe
+def target_checks(pairs):
+    """check_targets(x, y) on each pair: {"ok": ..., "shift": ...} or what it raised."""
+    out = []
+    for x, y in pairs:
+        try:
+            r = gpt.check_targets(x, y)
+            out.append({"ok": r.ok, "shift": r.shift})
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            out.append({"raised": f"{type(exc).__name__}: {str(exc)[:200]}"})
+    return out
+
+
+TOKEN_DTYPES = [torch.int64, torch.int32, torch.int16, torch.uint8]
+ROW_VOCABS = [1, 2, 3, 200]  # constant rows, short periods by chance, and distinct tokens
+
+
+def few_token_batch():
+    """(B, T, vocab pick, dtype pick, row shifts, seed) of one batch (see few_token_windows)."""
+    return st.tuples(
+        st.integers(1, 6),
+        st.integers(1, 24),
+        st.integers(0, 3),
+        st.integers(0, 3),
+        st.one_of(st.integers(-3, 3), st.lists(st.integers(-3, 3), min_size=6, max_size=6)),
+        st.integers(0, 2**16),
+    )
+
+
+def few_token_windows(case, k):
+    """x, y (B, T) of the k-th drawn ``case``: row b a window of its own random sequence over
+    ROW_VOCABS[vocab + b] values (a batch mixes constant, periodic and distinct rows), y the
+    same sequence shifted by that row's shift. k moves sizes, vocabularies and dtypes along
+    so that even the simplest draw visits every one."""
+    B, T, vocab, dtype, shifts, seed = case
+    B, T = 1 + (B - 1 + k) % 6, 1 + (T - 1 + 5 * k) % 24
+    shifts = [shifts] * B if isinstance(shifts, int) else shifts[:B]
+    g = torch.Generator().manual_seed(seed + k)
+    rows = []
+    for b in range(B):
+        seq = torch.randint(ROW_VOCABS[(vocab + k + b) % 4], (T + 8,), generator=g)
+        rows.append((seq[4 : 4 + T], seq[4 + shifts[b] : 4 + shifts[b] + T]))
+    x, y = torch.stack([r[0] for r in rows]), torch.stack([r[1] for r in rows])
+    return x.to(TOKEN_DTYPES[(dtype + k) % 4]), y.to(TOKEN_DTYPES[(dtype + k) % 4])
+
+
+@pytest.mark.task("ch10.3")
+@examples(3)
+@given(cases=st.lists(few_token_batch(), min_size=12, max_size=12))
+def test_check_targets_where_several_shifts_fit(cases):
+    """On batches over one to three token values (constant rows, periods, ties between +s and
+    -s), of one row or many, T from 1, in int64, int32, int16 and uint8, ok and shift agree
+    with the reference."""
+    pairs = [few_token_windows(case, k) for k, case in enumerate(cases)]
+    seen = target_checks(pairs)
+    bad = []
+    for (x, y), got in zip(pairs, seen):
+        want = ref.check_targets(x, y)
+        if "raised" in got or (got["ok"], got["shift"]) != (want.ok, want.shift):
+            bad.append((x.numel(), x, y, got, want))
+    if bad:
+        _, x, y, got, want = min(bad, key=lambda b: b[0])
+        what = (
+            f"raised {got['raised']}"
+            if "raised" in got
+            else f"said ok={got['ok']}, shift={got['shift']}"
+        )
+        raise AssertionError(
+            f"check_targets(x={x.tolist()}, y={y.tolist()}) ({x.dtype}) {what}; expected "
+            f"ok={want.ok}, shift={want.shift} ({len(bad)} of {len(cases)} drawn batches wrong; "
+            "the smallest shown). With few token values several offsets fit: try s in the "
+            "order 0, +1, -1, +2, -2, ... (|s| < max(2, T/2)) on the whole batch at once and "
+            "report the first that holds in every row; 0 comes before 1, and the token ids may "
+            "be any integer dtype"
+        )
 
 
 # ---------------------------------------------------------------- ch10.4
