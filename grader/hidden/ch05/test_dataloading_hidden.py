@@ -26,12 +26,12 @@ from exercises.ch05.test_dataloading import (  # helpers shared with the public 
     too_many_workers,
 )
 from harness import judge
-from harness.probe import probe
+from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
     from harness.evidence import brief, first_difference
-    from harness.generated import examples, given, st
+    from harness.generated import example, examples, given, st
 except ImportError:  # (probes never use them)
     pass
 
@@ -254,28 +254,39 @@ DTYPES = [
 @pytest.mark.task("ch05.2")
 @pytest.mark.points(2)
 @examples(40)
+@example(lengths=[0, 3], trailing=[2], dtype=torch.float32, target_kind="int", seed=1)
+@example(lengths=[4], trailing=[], dtype=torch.int64, target_kind="float", seed=2)
 @given(
-    lengths=st.lists(st.integers(1, 5), min_size=1, max_size=5),
+    lengths=st.lists(st.integers(0, 5), min_size=1, max_size=5),
     trailing=st.lists(st.integers(1, 3), max_size=2),
     dtype=st.sampled_from(DTYPES),
-    target_kind=st.sampled_from(["int", "scalar tensor", "vector tensor"]),
+    target_kind=st.sampled_from(["int", "float", "scalar tensor", "vector tensor"]),
     seed=st.integers(0, 10_000),
 )
 def test_pad_collate_matches_the_reference_on_generated_batches(
     lengths, trailing, dtype, target_kind, seed
 ):
-    """pad_collate matches the reference on generated batches: any lengths, trailing dims,
-    dtypes and target kinds, with plenty of real zeros in the data."""
+    """pad_collate matches the reference on generated batches: any lengths (0 and a batch
+    of one included), trailing dims, dtypes and target kinds (ints, floats, tensors), with
+    plenty of real zeros in the data."""
     g = torch.Generator().manual_seed(seed)
     seqs = [torch.randint(0, 3, (n, *trailing), generator=g).to(dtype) for n in lengths]
     if target_kind == "int":
         targets = [int(v) for v in torch.randint(0, 5, (len(seqs),), generator=g)]
+    elif target_kind == "float":
+        targets = [float(v) / 4 for v in torch.randint(-8, 8, (len(seqs),), generator=g)]
     elif target_kind == "scalar tensor":
         targets = list(torch.randint(0, 5, (len(seqs),), generator=g))
     else:
         targets = list(torch.randn(len(seqs), 2, generator=g))
     batch = [(s, t) for s, t in zip(seqs, targets)]
-    padded, got_lengths, got_targets = dl.pad_collate(batch)
+    with because(
+        f"pad_collate on {len(seqs)} {dtype} sequences of lengths {lengths} (trailing dims "
+        f"{trailing}) with {target_kind} targets raised: a batch of one, a sequence of length 0 "
+        "and Python int or float targets are all allowed (torch.as_tensor each target, then "
+        "stack; size the result from max L_i)"
+    ):
+        padded, got_lengths, got_targets = dl.pad_collate(batch)
     want_padded, want_lengths, want_targets = ref.pad_collate(batch)
     problem = padding_problem(padded, seqs)
     assert problem is None, (
