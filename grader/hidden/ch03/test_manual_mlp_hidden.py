@@ -4,6 +4,7 @@ solution that only fits the public cases fails. Messages state the property, not
 PYTEST_DONT_REWRITE: a failure shows only the message, never the assertion's source."""
 
 import math
+import random
 
 import pytest
 import torch
@@ -411,15 +412,23 @@ def test_cross_entropy_by_hand_in_float64_and_one_class():
 @given(
     n=st.integers(1, 8),
     c=st.integers(1, 8),
-    scale=st.sampled_from([0.1, 1.0, 30.0, 1000.0, 1e4]),
+    scale=st.sampled_from([0.0, 0.1, 1.0, 30.0, 1000.0, 1e4]),
     double=st.booleans(),
+    ties=st.booleans(),
     seed=st.integers(0, 10_000),
 )
-def test_cross_entropy_and_its_gradient_on_generated_logits(n, c, scale, double, seed):
-    """cross_entropy and its gradient equal F.cross_entropy's for any N, C (square too) and scale."""
+def test_cross_entropy_and_its_gradient_on_generated_logits(n, c, scale, double, ties, seed):
+    """cross_entropy and its gradient equal F.cross_entropy's for any N, C (square too) and scale, all-equal logits and rows whose largest logit is tied."""
     g = torch.Generator().manual_seed(seed)
     dtype = torch.float64 if double else torch.float32
-    logits = torch.randn(n, c, generator=g, dtype=dtype) * scale
+    logits = torch.randn(n, c, generator=g, dtype=dtype)
+    # only -1, 0 and 1: most rows hold their largest value more than once. Not beyond scale
+    # 30: there float32 rounds the row's logsumexp (max + log 2 for a tie) by ~1e-3 of the
+    # gradient, so torch.logsumexp's own gradient (exp(z - lse)) is off by as much
+    ties = ties and scale <= 30
+    if ties:
+        logits = logits.round().clamp(-1, 1)
+    logits = logits * scale
     targets = torch.randint(0, c, (n,), generator=g)
     with because(f"cross_entropy raised on logits ({n}, {c})"):
         got, grad = loss_and_gradient(logits, targets)
@@ -432,9 +441,11 @@ def test_cross_entropy_and_its_gradient_on_generated_logits(n, c, scale, double,
         and got.dtype == dtype
         and judge.is_close(got, want.detach(), atol=1e-5, rtol=1e-4)
     ), (
-        f"cross_entropy on logits ({n}, {c}) of scale {scale:g} ({dtype}) gave {brief(got)}, "
-        f"F.cross_entropy {want.item():.6g}: a 0-d mean, normalised over the class axis, "
-        "stable (shift by the row max) and in the logits' dtype"
+        f"cross_entropy on logits ({n}, {c}) of scale {scale:g} ({dtype}"
+        f"{', tied largest logits' if ties else ''}) gave {brief(got)}, F.cross_entropy "
+        f"{want.item():.6g}: a 0-d mean, normalised over the class axis, stable (shift by "
+        "the row max; every entry equal to it still counts once per entry) and in the "
+        "logits' dtype"
     )
     assert grad is not None and judge.is_close(grad, leaf.grad, atol=1e-6, rtol=1e-4), (
         f"the gradient of cross_entropy on logits ({n}, {c}) differs from F.cross_entropy's "
@@ -887,9 +898,72 @@ def trained_watched(X_train, y_train, X_val, y_val, **options):
     return history, seen.found
 
 
+def training_cases(seed=35, count=10):
+    """(X_train, y_train, X_val, y_val, options) over train_mlp's domain: 1 to 4 features,
+    2 to 4 classes (every one among the training labels), training sets from one example
+    per class up, a validation set of one, hidden of 1 upwards, int and float lr (0
+    included), 0 to 4 steps, seeds."""
+    rng = random.Random(seed)
+    g = torch.Generator().manual_seed(seed)
+    cases = []
+    for k in range(count):
+        d_in, classes = rng.randint(1, 4), rng.randint(2, 4)
+        n_train = classes + rng.choice([0, 1, 5, 17])
+        n_val = rng.choice([1, 1, 3, 8])
+        y_train = torch.cat(
+            [torch.arange(classes), torch.randint(0, classes, (n_train - classes,), generator=g)]
+        )
+        y_train = y_train[torch.randperm(n_train, generator=g)]
+        y_val = torch.randint(0, classes, (n_val,), generator=g)
+        X_train = torch.randn(n_train, d_in, generator=g) + y_train[:, None].float()
+        X_val = torch.randn(n_val, d_in, generator=g) + y_val[:, None].float()
+        options = dict(
+            hidden=rng.choice([1, 2, 5, 8]),
+            lr=rng.choice([0, 1, 0.0, 0.05, 0.3, 0.9]),
+            steps=rng.choice([0, 1, 2, 4]) if k else 3,
+            seed=rng.randint(0, 10_000),
+        )
+        cases.append((X_train, y_train, X_val, y_val, options))
+    return cases
+
+
+@probe
+def trained_cases(cases):
+    """train_mlp on each (X_train, y_train, X_val, y_val, options): {"value": (its
+    parameters, detached, train_loss, val_acc)} or what it raised."""
+    out = []
+    for X_train, y_train, X_val, y_val, options in cases:
+        try:
+            h = mm.train_mlp(mm.XorData(X_train, y_train, X_val, y_val), **options)
+            params = {k: v.detach().clone() for k, v in h.params.items()}
+            out.append({"value": (params, list(h.train_loss), list(h.val_acc))})
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            out.append({"raised": f"{type(exc).__name__}: {str(exc)[:200]}"})
+    return out
+
+
+def training_problem(outcome, want):
+    """What is wrong with one train_mlp outcome against the reference History, or None."""
+    if "raised" in outcome:
+        return f"it raised {outcome['raised']}"
+    params, losses, accs = outcome["value"]
+    if list(params) != list(want.params):
+        return f"its parameters are {list(params)}, expected {list(want.params)}"
+    for k, w in want.params.items():
+        if not judge.is_close(params[k], w.detach(), atol=1e-5, rtol=1e-4, dtype=w.dtype):
+            return f"the trained {k} is {brief(params[k])}, expected {brief(w.detach())}"
+    if not judge.is_number(losses, list(want.train_loss), abs=1e-6, rel=1e-4):
+        return f"train_loss is {losses}, expected {list(want.train_loss)}"
+    if not judge.is_number(accs, list(want.val_acc), abs=1e-6, rel=1e-6):
+        return f"val_acc is {accs}, expected {list(want.val_acc)}"
+    return None
+
+
 @pytest.mark.task("ch03.7")
 def test_training_takes_its_sizes_from_the_data():
-    """train_mlp takes d_in and n_classes from the data (3 inputs, 3 classes here), follows gradient descent, and its updates change the leaves in place where autograd sees them."""
+    """train_mlp takes d_in and n_classes from the data (1 to 4 inputs, 2 to 4 classes, training and validation sets of any size), follows gradient descent for any hidden, lr (0 and ints included) and steps, and its updates change the leaves in place where autograd sees them."""
     data = three_class_data(21)
     options = dict(hidden=6, lr=0.4, steps=4, seed=5)
     with because(
@@ -928,4 +1002,23 @@ def test_training_takes_its_sizes_from_the_data():
             f"{first_difference(hidden[2], hidden[1])}) while its version counter stayed at "
             f"{hidden[0]}: the update went behind autograd's back (.data); train_mlp calls "
             "sgd_step, which changes each leaf in place under torch.no_grad()"
+        )
+    cases = training_cases()
+    outcomes = trained_cases(cases)
+    failed = []
+    for (*data, options), outcome in zip(cases, outcomes):
+        problem = training_problem(outcome, ref.train_mlp(ref.XorData(*data), **options))
+        if problem is not None:
+            failed.append((data[0].numel() * (options["steps"] + 1), data, options, problem))
+    if failed:
+        _, (X_train, y_train, X_val, y_val), options, problem = min(failed, key=lambda f: f[0])
+        raise AssertionError(
+            f"train_mlp(XorData(X_train {tuple(X_train.shape)}, y_train {y_train.tolist()}, "
+            f"X_val {tuple(X_val.shape)}, y_val {y_val.tolist()}), {options}): {problem} "
+            f"({len(failed)} of {len(cases)} runs differ). d_in is X_train.shape[1], "
+            "n_classes the largest label + 1, the parameters come from init_mlp with "
+            "Generator().manual_seed(seed), and each step clears the gradients, computes "
+            "the loss on the whole training set, backpropagates and calls sgd_step(params, "
+            "lr); a training set of one example per class, a validation set of one, a "
+            "hidden size of 1 and lr = 0 are ordinary inputs"
         )
