@@ -838,20 +838,33 @@ def test_running_norm_defaults_are_batchnorms():
 
 @pytest.mark.task("ch04.4")
 @examples(15)
+@example(num_features=1, momentum=0, eps=1, sizes=[2, 3], seed=1, double=False)
+@example(num_features=3, momentum=0.0, eps=1e-5, sizes=[4], seed=2, double=True)
 @given(
     num_features=st.integers(1, 6),
-    momentum=st.sampled_from([0.05, 0.3, 0.9, 1.0]),
-    eps=st.sampled_from([1e-5, 0.1, 2.0]),
+    momentum=st.sampled_from([0.0, 0.05, 0.3, 0.9, 1.0, 1]),
+    eps=st.sampled_from([1e-5, 0.1, 2.0, 1]),
     sizes=st.lists(st.integers(2, 9), min_size=1, max_size=4),
     seed=st.integers(0, 1000),
+    double=st.booleans(),
 )
-def test_running_norm_matches_batchnorm_on_generated_runs(num_features, momentum, eps, sizes, seed):
-    """On generated sizes, batch sizes (2 included), momenta and eps, outputs, gradients and statistics are BatchNorm1d's."""
-    with because("RunningNorm raised on a generated run (batch of 2 rows, or 1 feature?)"):
-        ours = running_norm_trace(num_features, momentum, sizes, seed, eps=eps, to64=True)
-    want = batchnorm_trace(num_features, momentum, sizes, seed, eps=eps, to64=True)
-    what = f"{num_features} features, momentum {momentum}, eps {eps}, batches {sizes}"
-    assert_trace_matches(ours, want, what, atol=1e-9)
+def test_running_norm_matches_batchnorm_on_generated_runs(
+    num_features, momentum, eps, sizes, seed, double
+):
+    """On generated sizes, batch sizes (2 included), momenta (0 and 1, ints too), eps (an int too), float32 and float64, outputs, gradients and statistics are BatchNorm1d's."""
+    with because(
+        f"RunningNorm({num_features}, momentum={momentum!r}, eps={eps!r}) raised on batches of "
+        f"{sizes} rows: a batch of 2 rows, 1 feature, momentum 0 or 1 and int arguments are "
+        "all ordinary inputs"
+    ):
+        ours = running_norm_trace(num_features, momentum, sizes, seed, eps=eps, to64=double)
+    want = batchnorm_trace(num_features, momentum, sizes, seed, eps=eps, to64=double)
+    what = (
+        f"RunningNorm({num_features}, momentum={momentum!r}, eps={eps!r}) "
+        f"{'.to(torch.float64) ' if double else ''}on batches of {sizes} rows (momentum 0 "
+        "keeps the statistics where they are, 1 replaces them with the batch's)"
+    )
+    assert_trace_matches(ours, want, what, atol=1e-9 if double else 2e-5)
 
 
 # ---------------------------------------------------------------- ch04.5
