@@ -200,17 +200,22 @@ def batches_from_one_generator(data, block_size, batch_size, seed, calls):
 @pytest.mark.task("ch10.2")
 @examples(20)
 @given(
-    n=st.integers(2, 60),
+    n=st.integers(1, 60),
     block=st.integers(1, 12),
     batch=st.integers(1, 6),
     seed=st.integers(0, 2**16),
-    dtype=st.sampled_from([torch.int64, torch.int32, torch.uint8]),
+    dtype=st.sampled_from([torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8]),
 )
 def test_get_batch_matches_the_reference_draw(n, block, batch, seed, dtype):
-    """With the same generator seed, get_batch draws the reference's windows (torch.randint over the starts) and shifts y by one, as int64 whatever integer type the tokens are kept in; successive calls continue the generator from where it stands."""
+    """With the same generator seed, get_batch draws the reference's windows (torch.randint over the starts, one possible start included) and shifts y by one, as int64 whatever integer type the tokens are kept in; successive calls continue the generator from where it stands."""
     length = n + block  # n possible window starts
     data = torch.randperm(length, generator=torch.Generator().manual_seed(seed)).to(dtype)
-    x, y = xy(batch_of(data, block, batch, seed))
+    with because(
+        f"get_batch(data of {length} {dtype} tokens, block_size={block}, batch_size={batch}) "
+        "raised: the starts 0 .. len(data) - block_size - 1 are all windows (exactly one when "
+        "data holds block_size + 1 tokens), and the tokens may be kept in any integer dtype"
+    ):
+        x, y = xy(batch_of(data, block, batch, seed))
     assert x.dtype == y.dtype == torch.int64, (
         f"get_batch on {dtype} token ids returned x {x.dtype} and y {y.dtype}: both must be "
         "int64 (its docstring), as F.cross_entropy and nn.Embedding want them; convert the "
