@@ -281,7 +281,8 @@ def _checked_call(fn, key, name, allow, args, kwargs):
         raise _fail(
             f"{_call_text(name, named)} returned a value of another type than its contract "
             f"declares: {where} (the stub's signature says `-> {annotation}`); return that "
-            "type (a number from a one-element tensor: .item(); a tuple: tuple(...)) "
+            "type (a number from a one-element tensor or a numpy value: .item(); a tuple: "
+            "tuple(...)) "
             "(invariant: results have the declared type)"
         )
     if again is not None:

@@ -11,7 +11,7 @@ travel with the harness into every sandbox).
 
 Numbers follow the annotations' usual reading: an ``int`` is a ``float``, a numpy integer
 is an ``int``, numpy's float64 (a ``float`` subclass) is a ``float`` but its float32 and
-float16 are not, and ``bool`` is neither. A tensor is never a Python number, even with one
+float16 are not, and ``bool`` is neither (nor is numpy's bool a ``bool``). A tensor is never a Python number, even with one
 element: a loss kept as a tensor where a ``float`` is declared is the mistake this catches.
 """
 
@@ -170,7 +170,9 @@ def _resolve(node: ast.expr, namespace: dict):
 
 
 def _number(value, kind: str) -> bool:
-    if isinstance(value, bool | np.bool_):
+    if isinstance(value, np.bool_):  # no bool: ``is True`` fails and json refuses it
+        return False
+    if isinstance(value, bool):
         return kind == "bool"
     if kind == "float":  # a numpy float32 rounds what it holds and is no Python float
         narrow = isinstance(value, np.floating) and not isinstance(value, float)

@@ -490,6 +490,7 @@ class Row(NamedTuple):
         ("0", "int | None", "is a str, not a int | None"),
         ([0.5, 3, np.float64(2.0), np.int64(1)], "list[float]", None),
         (np.float32(1.0), "float", "is a numpy.float32, not a float"),
+        (np.bool_(True), "bool", "is a numpy.bool, not a bool"),
         (np.int64(2), "int", None),
         (Row("w", 1.0, (2, 3)), "Row", None),
         (Row("w", torch.tensor(1.0), (2, 3)), "Row", "the result.norm is a torch.Tensor"),
