@@ -75,10 +75,15 @@ FLOAT64_KEPT = (
 
 
 @probe
-def broadcast_outcomes(pairs):
-    """broadcast_shape on each pair: {"value": result} or what it raised."""
+def broadcast_outcomes(pairs, kinds=None):
+    """broadcast_shape on each pair: {"value": result} or what it raised. ``kinds`` names,
+    per pair, the sequence type each shape is handed over as ("tuple", "list", "size" for
+    torch.Size); tuples when it is None."""
+    build = {"tuple": tuple, "list": list, "size": torch.Size}
     out = []
-    for a, b in pairs:
+    for i, (a, b) in enumerate(pairs):
+        if kinds is not None:
+            a, b = build[kinds[i][0]](a), build[kinds[i][1]](b)
         try:
             out.append({"value": sh.broadcast_shape(a, b)})
         except NotImplementedError:
@@ -113,11 +118,14 @@ def names_a_clash(a, b, message):
     return bool(sizes_named and re.search(r"dim|axis", message, re.I))
 
 
-def judge_broadcasts(pairs):
-    """Compare broadcast_shape with torch.broadcast_shapes on every pair; count the kinds."""
-    outcomes = broadcast_outcomes(pairs)
+def judge_broadcasts(pairs, kinds=None):
+    """Compare broadcast_shape with torch.broadcast_shapes on every pair (each shape handed
+    over as the sequence type ``kinds`` names, tuples by default); count the outcomes."""
+    outcomes = broadcast_outcomes(pairs, kinds) if kinds is not None else broadcast_outcomes(pairs)
     compatible = clashing = 0
-    for (a, b), seen in zip(pairs, outcomes):
+    for i, ((a, b), seen) in enumerate(zip(pairs, outcomes)):
+        if kinds is not None:  # the call as it was made, for the messages
+            a, b = (as_given(s, kind) for s, kind in zip((a, b), kinds[i]))
         want = torch_broadcast(a, b)
         if want is None:
             clashing += 1
@@ -144,9 +152,15 @@ def judge_broadcasts(pairs):
             assert got == want and is_int_tuple(got), (
                 f"broadcast_shape{(a, b)} returned {got!r}, expected {want}: shapes align from "
                 "the right, a size-1 dimension stretches to the other size (even to 0); the "
-                "result is a tuple of ints"
+                "result is a new tuple of ints whatever sequence types a and b are (a "
+                "shortcut that hands back one argument as given returns a list for a list)"
             )
     return compatible, clashing
+
+
+def as_given(shape, kind):
+    """``shape`` as the sequence type ``kind`` names (see broadcast_outcomes)."""
+    return {"tuple": tuple, "list": list, "size": torch.Size}[kind](shape)
 
 
 def random_pair(rng):
@@ -181,16 +195,24 @@ def test_broadcast_shape_agrees_with_torch_on_random_pairs():
 
 sizes = st.sampled_from([0, 1, 1, 2, 3, 4, 7])
 shapes = st.lists(sizes, max_size=5).map(tuple)
+# a and b are any Sequence[int]: what a caller hands over (see broadcast_outcomes)
+sequence_kinds = st.sampled_from(["tuple", "list", "size"])
 
 
 @pytest.mark.task("ch01.1")
 @pytest.mark.points(2)
 @examples(40)
-@given(pairs=st.lists(st.tuples(shapes, shapes), min_size=1, max_size=12))
-def test_broadcast_shape_agrees_with_torch_on_generated_pairs(pairs):
-    """broadcast_shape agrees with torch.broadcast_shapes on generated pairs, in either order."""
+# every run: an empty shape and an equal pair, each side a list (then a torch.Size)
+@example(pairs=[((), (2, 3)), ((4, 1), (4, 1)), ((), ())], kinds=[("list", "list")] * 12)
+@example(pairs=[((), (0,)), ((3,), (3,))], kinds=[("size", "list"), ("list", "size")] * 6)
+@given(
+    pairs=st.lists(st.tuples(shapes, shapes), min_size=1, max_size=12),
+    kinds=st.lists(st.tuples(sequence_kinds, sequence_kinds), min_size=12, max_size=12),
+)
+def test_broadcast_shape_agrees_with_torch_on_generated_pairs(pairs, kinds):
+    """broadcast_shape agrees with torch.broadcast_shapes on generated pairs, in either order, each shape a tuple, a list or a torch.Size (empty ones included)."""
     pairs = [tuple(p) for p in pairs] + [(b, a) for a, b in pairs]
-    judge_broadcasts(pairs)
+    judge_broadcasts(pairs, (kinds + kinds)[: len(pairs)])
 
 
 @pytest.mark.task("ch01.1")
