@@ -161,7 +161,7 @@ def mhsa_on_gpu(E, H, causal, x, params):
 
 
 @pytest.mark.task("ch07.1")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 @examples(40)
 @given(B=st.integers(1, 3), T=st.integers(1, 6), H=st.integers(1, 5), Dh=st.integers(1, 5))
 def test_split_gives_each_head_a_slice_of_every_position(B, T, H, Dh):
@@ -420,7 +420,6 @@ FAR_EXAMPLE = dict(lead=(), tq=2, tk=2, d=1, sign=-1.0, m=1e2, dtype=torch.float
 
 
 @pytest.mark.task("ch07.4")
-@pytest.mark.points(2)
 @examples(40)
 @given(
     lead=LEADING,
@@ -621,7 +620,6 @@ def test_attention_leaves_its_inputs_unchanged():
 
 
 @pytest.mark.task("ch07.5")
-@pytest.mark.points(2)
 @examples(40)
 @given(
     lead=LEADING,
@@ -1043,7 +1041,7 @@ def test_gradients_equal_nn_multiheadattentions(causal):
 
 
 @pytest.mark.task("ch07.6")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 @pytest.mark.parametrize("E, H, T", [(12, 3, 3), (8, 2, 7)], ids=["T==H", "long"])
 def test_causal_outputs_ignore_any_future_change(E, H, T):
     """Changing only later positions leaves every earlier output of a causal model identical, bit for bit."""
@@ -1290,3 +1288,181 @@ def test_the_module_reads_a_batch_in_any_memory_layout():
             f"{first_difference(got['out'], base['out'], atol=1e-5)}): the values of a tensor do "
             "not depend on its strides; a reshape of memory (as_strided, view of .storage()) does"
         )
+
+
+# ------------------------------------------------ the whole int domain of n_heads
+
+HEAD_SWEEP = [(E, n) for E in (1, 4, 6, 12) for n in range(-E - 1, E + 2)]
+
+
+@probe
+def head_count_outcomes(cases):
+    """For each (E, n): split_heads(zeros[1, 2, E], n) and MultiHeadSelfAttention(E, n), each
+    as None if it returned, else the exception's type name and whether it is a ValueError."""
+
+    def outcome(call, *args):
+        try:
+            call(*args)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            return {"type": type(exc).__name__, "value_error": isinstance(exc, ValueError)}
+        return None
+
+    return [
+        {
+            "split_heads": outcome(at.split_heads, torch.zeros(1, 2, E), n),
+            "MultiHeadSelfAttention": outcome(at.MultiHeadSelfAttention, E, n),
+        }
+        for E, n in cases
+    ]
+
+
+@pytest.mark.task("ch07.1")
+def test_split_accepts_exactly_the_positive_divisors():
+    """split_heads raises ValueError for every n_heads that is not a positive divisor of E
+    (zero and negative counts included) and accepts every positive divisor."""
+    seen = head_count_outcomes(HEAD_SWEEP)
+    wrong = []
+    for (E, n), got in zip(HEAD_SWEEP, seen):
+        got = got["split_heads"]
+        divisor = n >= 1 and E % n == 0
+        if (got is None) != divisor or (got is not None and not got["value_error"]):
+            wrong.append(f"n_heads={n} with E={E}: {'returned' if got is None else got['type']}")
+    assert not wrong, (
+        f"split_heads(x[1, 2, E], n_heads) over n_heads from -E-1 to E+1: {wrong[:4]}; expected "
+        "ValueError exactly when n_heads is not a positive divisor of E. A negative count "
+        "divides E too (E % -2 == 0), so test n_heads < 1 as well as the remainder, before "
+        "any view"
+    )
+
+
+@pytest.mark.task("ch07.6")
+def test_the_module_accepts_exactly_the_positive_divisors():
+    """MultiHeadSelfAttention(E, n) raises ValueError at construction for every n that is not
+    a positive divisor of E (zero and negative counts included) and builds for every one that is."""
+    seen = head_count_outcomes(HEAD_SWEEP)
+    wrong = []
+    for (E, n), got in zip(HEAD_SWEEP, seen):
+        got = got["MultiHeadSelfAttention"]
+        divisor = n >= 1 and E % n == 0
+        if (got is None) != divisor or (got is not None and not got["value_error"]):
+            wrong.append(f"({E}, {n}): {'built' if got is None else 'raised ' + got['type']}")
+    assert not wrong, (
+        f"MultiHeadSelfAttention(E, n_heads) over n_heads from -E-1 to E+1: {wrong[:4]}; "
+        "expected ValueError in __init__ exactly when n_heads is not a positive divisor of "
+        "embed_dim. A negative count divides embed_dim too (8 % -2 == 0): check n_heads < 1 "
+        "as well as the remainder, when the module is built rather than at the first forward"
+    )
+
+
+# ------------------------------------------------ another device: results stay on it
+
+DEVICE_DTYPES = ["float32", "float16", "bfloat16", "float64"]
+DEVICE_MASKS = ["none", "full", "per-example", "keys"]
+
+
+@probe
+def on_meta(dtypes, masks):
+    """Every function of the chapter on meta tensors (a device other than the CPU that holds
+    no values, like a GPU you don't have): for each case the result's device, dtype and
+    shape, or the exception's type and text."""
+
+    def seen(call, *args):
+        try:
+            out = call(*args)
+        except NotImplementedError as exc:
+            if "meta" not in str(exc):  # a stub's task left to do, not a meta limitation
+                raise
+            return {"raised": f"{type(exc).__name__}: {str(exc)[:120]}"}
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            return {"raised": f"{type(exc).__name__}: {str(exc)[:120]}"}
+        if not isinstance(out, torch.Tensor):
+            return {"raised": f"returned {type(out).__name__}"}
+        return {"device": str(out.device), "dtype": out.dtype, "shape": tuple(out.shape)}
+
+    meta = torch.device("meta")
+    shapes = {"full": (3, 5), "per-example": (2, 1, 5), "keys": (5,)}
+    cases = {}
+    for dtype in dtypes:
+        dt = getattr(torch, dtype)
+        q, k, v = (torch.zeros(2, t, d, dtype=dt, device=meta) for t, d in ((3, 4), (5, 4), (5, 6)))
+        for kind in masks:
+            mask = (
+                None if kind == "none" else torch.ones(shapes[kind], dtype=torch.bool, device=meta)
+            )
+            cases[f"attention_weights({dtype}, mask={kind})"] = seen(
+                at.attention_weights, q, k, mask
+            )
+            cases[f"attention({dtype}, mask={kind})"] = seen(at.attention, q, k, v, mask)
+    x = torch.zeros(2, 3, 6, device=meta)
+    cases["split_heads"] = seen(at.split_heads, x, 2)
+    cases["merge_heads"] = seen(at.merge_heads, torch.zeros(2, 2, 3, 3, device=meta))
+    for causal in (True, False):
+        model = at.MultiHeadSelfAttention(6, 2, causal).to(meta)
+        cases[f"MultiHeadSelfAttention(causal={causal})"] = seen(model, x)
+        cases[f"last_weights(causal={causal})"] = seen(getattr, model, "last_weights")
+    return cases
+
+
+def expected_on_meta(dtypes, masks):
+    """What on_meta must observe: every result on meta, in the inputs' dtype, of the contract's shape."""
+    want = {}
+    for dtype in dtypes:
+        dt = getattr(torch, dtype)
+        for kind in masks:
+            want[f"attention_weights({dtype}, mask={kind})"] = ("meta", dt, (2, 3, 5))
+            want[f"attention({dtype}, mask={kind})"] = ("meta", dt, (2, 3, 6))
+    want["split_heads"] = ("meta", torch.float32, (2, 2, 3, 3))
+    want["merge_heads"] = ("meta", torch.float32, (2, 3, 6))
+    for causal in (True, False):
+        want[f"MultiHeadSelfAttention(causal={causal})"] = ("meta", torch.float32, (2, 3, 6))
+        want[f"last_weights(causal={causal})"] = ("meta", torch.float32, (2, 2, 3, 3))
+    return want
+
+
+@pytest.mark.task("ch07.4")
+def test_weights_stay_on_the_inputs_device():
+    """attention_weights on q, k and a mask of another device (meta) returns its weights
+    there, in q's dtype and of shape [..., Tq, Tk], for every mask shape and float dtype."""
+    _device_check(["attention_weights"], "ch07.4")
+
+
+@pytest.mark.task("ch07.5")
+def test_attention_stays_on_the_inputs_device():
+    """attention on q, k, v and a mask of another device (meta) returns there, in q's dtype
+    and of shape [..., Tq, Dv], for every mask shape and float dtype."""
+    _device_check(["attention("], "ch07.5")
+
+
+@pytest.mark.task("ch07.6")
+def test_the_module_runs_on_another_device():
+    """MultiHeadSelfAttention moved to another device (meta) returns its output and
+    last_weights [B, H, T, T] there, causal or not; split and merge stay there too."""
+    _device_check(
+        ["MultiHeadSelfAttention", "last_weights", "split_heads", "merge_heads"], "ch07.6"
+    )
+
+
+def _device_check(prefixes, task):
+    got = on_meta(DEVICE_DTYPES, DEVICE_MASKS)
+    want = expected_on_meta(DEVICE_DTYPES, DEVICE_MASKS)
+    wrong = []
+    for name, (device, dtype, shape) in want.items():
+        if not any(name.startswith(p) for p in prefixes):
+            continue
+        seen = got.get(name) or {"raised": "nothing observed"}
+        if "raised" in seen:
+            wrong.append(f"{name} raised {seen['raised']}")
+        elif (seen["device"], seen["dtype"], seen["shape"]) != (device, dtype, shape):
+            wrong.append(
+                f"{name} gave {seen['dtype']} {list(seen['shape'])} on {seen['device']}, "
+                f"expected {dtype} {list(shape)} on {device}"
+            )
+    assert not wrong, (
+        f"{task} on inputs (and a model) on the meta device, which stands for a GPU here: "
+        f"{wrong[:3]}. Every tensor made along the way (a mask, an additive bias, a fill, "
+        "the saved weights) must be created on the inputs' device (masked_fill, "
+        "torch.zeros(..., device=x.device), x.new_zeros), never on the default CPU: a CUDA "
+        "batch would fail or come back on the CPU"
+    )
