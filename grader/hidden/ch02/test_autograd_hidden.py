@@ -137,7 +137,9 @@ def nonscalar_leaf_graph():
 def random_graph(seed: int):
     """A random graph over five small tensors (some frozen): products, sums, tanh, shared
     nodes, detach, .data, no_grad, in-place writes and .item(); the loss is any node,
-    possibly a parameter itself, possibly one that does not require grad."""
+    possibly a parameter itself, possibly one that does not require grad. About half the
+    graphs also name one tensor twice or three times (tied weights: "dec.w" is "enc.w"),
+    the extra names anywhere in the order."""
     rng = random.Random(seed)
     g = torch.Generator().manual_seed(seed)
     pairs, pool = [], []
@@ -173,7 +175,12 @@ def random_graph(seed: int):
     loss = rng.choice(pool)
     if rng.random() < 0.5:
         loss = loss.sum()
-    return loss, pairs, rng.choice(["pairs", "dict", "generator"])
+    form = rng.choice(["pairs", "dict", "generator"])
+    if rng.random() < 0.5:  # drawn after the rest, so the graphs above stay as they were
+        for k in range(rng.randint(1, 2)):
+            _, tied = rng.choice(pairs)
+            pairs.insert(rng.randint(0, len(pairs)), (f"tied{k}", tied))
+    return loss, pairs, form
 
 
 def shared_memory_graph():
@@ -210,6 +217,17 @@ def random_reachability(seeds):
     return [observe_reachability(lambda s=s: random_graph(s)) for s in seeds]
 
 
+def tied_names(seed: int) -> str:
+    """Which names of random_graph(seed) are one tensor given again, for a message."""
+    pairs = random_graph(seed)[1]
+    ties = [
+        f"{name} is {next(other for other, q in pairs if q is p and other != name)}"
+        for name, p in pairs
+        if name.startswith("tied")
+    ]
+    return f"; {', '.join(ties)}, the same tensor object" if ties else ""
+
+
 def reference_reachability(build):
     loss, pairs, _ = build()
     return ref.reachable_params(loss, pairs)
@@ -228,27 +246,33 @@ def check_hidden(graph, why: str):
 @pytest.mark.task("ch02.1")
 @pytest.mark.points(1)  # one of its two points went to the Mapping-forms test
 def test_reachable_params_on_random_graphs():
-    """reachable_params agrees with the reference on random graphs with shared nodes, cuts and leaf losses."""
+    """reachable_params agrees with the reference on random graphs with shared nodes, cuts, leaf losses and tensors named twice (tied weights)."""
     seeds = list(range(60))
     with because("reachable_params raised on a random graph"):
         seen = random_reachability(seeds)
+    tied_reached = 0
     for seed, obs in zip(seeds, seen):
         want = reference_reachability(lambda s=seed: random_graph(s))
+        tied_reached += any(v for name, v in want.items() if name.startswith("tied"))
         assert want == backward_truth(lambda s=seed: random_graph(s)), (
             f"course bug: the reference disagrees with a real backward pass on seed {seed}"
         )
         judge_reachability(
-            f"random (seed {seed})",
+            f"random (seed {seed}{tied_names(seed)})",
             obs,
             want,
             "a parameter is reachable exactly when a chain of next_functions leads from the "
             "loss's grad_fn to its AccumulateGrad node (or when the loss is that parameter); "
-            "detach, .data, no_grad and .item() break the chain",
+            "detach, .data, no_grad and .item() break the chain; one tensor given under "
+            "several names (tied weights) is reached under every one of them",
         )
         ran = earlier_backward(obs, lambda s=seed: random_graph(s))
         assert not obs["touched"] and not ran and obs["backward_error"] is None, (
             "reachable_params must not run a backward pass, touch .grad or spend the graph"
         )
+    assert tied_reached >= 10, (  # a check on the test's own generator
+        f"only {tied_reached} random graphs reach a tensor that is named twice"
+    )
 
 
 @pytest.mark.task("ch02.1")
