@@ -42,7 +42,7 @@ ref = reference_module("ch04", "modules")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Private Rows Scratch Tied "
     "blocks_run_by build_entry build_tree deep_paths fit_steps frozen_but_held "
-    "groups_shared_frozen model_state moved_to_float64 registered_twice shared_storage"
+    "groups_shared_frozen model_state moved_to_float64 registered_twice shared_storage stray"
 )
 
 
@@ -370,7 +370,11 @@ def test_unregistered_modules_are_reported_once_and_copies_by_identity():
 #           (rows: a list subclass, odict: an OrderedDict); entries are ("tensor",),
 #           ("module",), ("parameter",) (an nn.Parameter no module registered), ("value", v),
 #           ("alias",) (the node's latest registered object, when it has one) or containers
+#   ("tensor", v), ("module", v) and ("hidden", v) name one of stray()'s kinds as v
+#   (a tensor of any shape and dtype; a module with parameters, buffers only or nothing)
 KINDS_OF_CONTAINER = ["list", "tuple", "dict", "rows", "odict"]
+TENSOR_KINDS = ["scalar", "empty", "int", "bool"]
+MODULE_KINDS = ["relu", "bare", "buffers"]
 LEAVES = st.sampled_from(
     [
         ("tensor",),
@@ -380,6 +384,8 @@ LEAVES = st.sampled_from(
         ("value", None),
         ("alias",),
         ("parameter",),
+        *((("tensor", kind)) for kind in TENSOR_KINDS),
+        *((("module", kind)) for kind in MODULE_KINDS),
     ]
 )
 CONTAINERS = st.recursive(
@@ -389,6 +395,9 @@ CONTAINERS = st.recursive(
 )
 ATTRIBUTES = st.one_of(
     st.sampled_from([("param",), ("buffer", True), ("buffer", False), ("tensor",), ("hidden",)]),
+    st.sampled_from(
+        [("tensor", kind) for kind in TENSOR_KINDS] + [("hidden", kind) for kind in MODULE_KINDS]
+    ),
     st.just(("value", 1.5)),
     st.tuples(st.sampled_from(KINDS_OF_CONTAINER), st.lists(CONTAINERS, max_size=3)),
 )
@@ -407,12 +416,27 @@ TREES = st.recursive(
 )
 
 
+def stray(kind):
+    """A fresh object of one of the kinds an attribute may hold unregistered: every one of
+    them is reported, whatever its shape, dtype or contents (None: the plain ones)."""
+    makers = {
+        "scalar": lambda: torch.tensor(0.0),  # 0-d, and falsy
+        "empty": lambda: torch.empty(0),
+        "int": lambda: torch.arange(3),
+        "bool": lambda: torch.zeros(2, dtype=torch.bool),
+        "relu": nn.ReLU,  # no parameters, no buffers
+        "bare": nn.Module,
+        "buffers": lambda: nn.BatchNorm1d(1, affine=False),  # buffers only
+    }
+    return makers[kind]()
+
+
 def build_entry(entry, latest):
     kind = entry[0]
     if kind == "tensor":
-        return torch.zeros(2)
+        return stray(entry[1]) if len(entry) > 1 else torch.zeros(2)
     if kind == "module":
-        return nn.Linear(1, 1)
+        return stray(entry[1]) if len(entry) > 1 else nn.Linear(1, 1)
     if kind == "value":
         return entry[1]
     if kind == "alias":
@@ -450,7 +474,7 @@ def build_tree(node, built=None):
             module.register_buffer(name, torch.zeros(2), persistent=item[1])
             latest.append(getattr(module, name))
         elif kind == "hidden":
-            object.__setattr__(module, name, nn.Linear(1, 1))
+            object.__setattr__(module, name, stray(item[1]) if len(item) > 1 else nn.Linear(1, 1))
         elif kind == "shared":  # one module under two paths: named_modules() yields it once
             setattr(module, name, built[-1] if built else nn.Module())
         else:
@@ -471,15 +495,25 @@ def unregistered_in_tree(tree):
 @example(tree=[("rows", [("tensor",), ("parameter",)]), ("odict", [("module",), ("tensor",)])])
 @example(tree=[("sub", [("tensor",), ("param",)]), ("sub", [("shared",)])])
 @example(tree=[("sub", [("sub", [("list", [("tensor",)])]), ("tensor",)]), ("sub", [("shared",)])])
+# every stray kind, every run: modules without parameters, tensors of any shape and dtype
+@example(
+    tree=[
+        ("list", [("module", "relu"), ("module", "bare"), ("module", "buffers")]),
+        ("sub", [("hidden", "relu"), ("tensor", "scalar"), ("dict", [("tensor", "empty")])]),
+        ("tuple", [("tensor", "int"), ("tensor", "bool")]),
+    ]
+)
 @given(tree=TREES)
 def test_unregistered_state_agrees_with_the_reference_on_generated_models(tree):
-    """On generated module trees (containers and their subclasses at any depth, aliases, buffers, stray Parameters, a submodule registered under two parents) the reported paths are the reference's."""
+    """On generated module trees (containers and their subclasses at any depth, aliases, buffers, stray Parameters, modules without parameters, tensors of any shape and dtype, a submodule registered under two parents) the reported paths are the reference's."""
     got = unquote(unregistered_in_tree(tree))
     want = unquote(ref.unregistered_state(build_tree(tree)))
     assert got == want, (
         f"on the generated model {tree} unregistered_state returned {got} (quotes removed), "
         f"expected {want}: search every registered module's plain attributes, inside lists, "
         "tuples and dicts at any depth; skip objects registered anywhere in the model; report "
+        "every unregistered module and tensor, whatever it holds (a ReLU with no parameters, "
+        "a 0-d, empty, int or bool tensor: test with isinstance, not truthiness or size); report "
         "an unregistered object once, also when the module holding it is registered under two "
         "parents (model.named_modules() yields each module once, by its first path; a "
         "recursion over named_children() visits a shared one again)"
