@@ -38,7 +38,8 @@ except ImportError:  # (probes never use them)
 dl = chapter_module("ch05", "dataloading")
 ref = reference_module("ch05", "dataloading")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "CTX DATASETS GlobalNumpyDataset PyRandomDataset SeedRecorder epoch started_as_configured"
+    "CTX DATASETS GlobalNumpyDataset ODD_LOADERS PyRandomDataset SeedRecorder epoch "
+    "started_as_configured"
 )
 
 
@@ -78,7 +79,6 @@ def test_short_loaders_and_no_limit():
 
 
 @pytest.mark.task("ch05.1")
-@pytest.mark.points(2)
 def test_wait_and_compute_are_separated_when_both_are_present():
     """Fetch and consume times are summed separately, in seconds, over every batch."""
     got = best_of(
@@ -148,7 +148,6 @@ def test_compute_is_only_the_time_inside_consume():
 
 
 @pytest.mark.task("ch05.1")
-@pytest.mark.points(2)
 @pytest.mark.timeout(60)
 @too_many_workers
 def test_sleep_bound_loading_with_six_workers():
@@ -197,7 +196,6 @@ def reference(seqs):
 
 
 @pytest.mark.task("ch05.2")
-@pytest.mark.points(2)
 def test_pad_collate_with_feature_vectors_and_square_sizes():
     """Feature sequences (L, F) pad to (B, T, F) in batch order, even when B == T == F."""
     g = torch.Generator().manual_seed(5)
@@ -688,4 +686,149 @@ def test_many_sub_millisecond_batches_add_up():
             "(time.perf_counter made to tick for the test); add every perf_counter difference "
             "as it is: rounding or truncating each batch's time to the millisecond makes every "
             "sub-millisecond batch count 0"
+        )
+
+
+# ---------------------------------------------------- any batch, and consume as the caller's
+
+ODD_LOADERS = {  # name: (the batches, max_batches)
+    "[None, 1]": ([None, 1], None),
+    "[1, None]": ([1, None], None),
+    "[None, None, None]": ([None] * 3, None),
+    "falsy batches": ([0, False, [], "", (), {}, 0.0], None),
+    "[None] * 5 with max_batches=3": ([None] * 5, 3),
+    "[0, None, 2, None] with max_batches=4": ([0, None, 2, None], 4),
+}
+
+
+@probe
+def odd_batches_timing(names):
+    """time_loader over each named loader of ODD_LOADERS (a one-shot generator that counts
+    what it gives out) and a consumer that keeps what it receives: batches reported, batches
+    given out, and for each batch consumed whether it is the very object the loader gave."""
+    seen = {}
+    for name in names:
+        batches, limit = ODD_LOADERS[name]
+        given, received = [], []
+
+        def batches_of(items=batches, given=given):
+            for b in items:
+                given.append(b)
+                yield b
+
+        timing = dl.time_loader(batches_of(), received.append, limit)
+        seen[name] = {
+            "batches": timing.batches,
+            "pulled": len(given),
+            "same": [r is g for r, g in zip(received, given)]
+            + [False] * (len(received) - len(given)),
+            "consumed": len(received),
+        }
+    return seen
+
+
+@pytest.mark.task("ch05.1")
+def test_a_batch_may_be_none_or_falsy():
+    """A batch is whatever the loader yields, None, 0, False and empty containers included:
+    each is consumed and counted, and only the loader's end (StopIteration) stops the loop."""
+    seen = odd_batches_timing(list(ODD_LOADERS))
+    wrong = []
+    for name, (batches, limit) in ODD_LOADERS.items():
+        want = len(batches) if limit is None else min(limit, len(batches))
+        got = seen[name]
+        ok = got["batches"] == got["consumed"] == got["pulled"] == want and all(got["same"])
+        if not ok:
+            wrong.append(
+                f"{name}: batches={got['batches']}, consume called {got['consumed']} times, "
+                f"{got['pulled']} pulled (expected {want} each, every batch passed as it came)"
+            )
+    assert not wrong, (
+        f"time_loader over loaders whose batches are None or falsy: {wrong[:3]}. None, 0 or "
+        "an empty list is a batch like any other: detect the end of the data by StopIteration "
+        "(or next(it, sentinel) with a private sentinel = object()), never by `batch is None` "
+        "or `not batch`"
+    )
+
+
+@probe
+def consume_grad_modes(caller_mode):
+    """time_loader over three float batches, called under ``caller_mode`` ("default",
+    "no_grad" or "inference_mode"), with a consume that records torch.is_grad_enabled() and
+    torch.is_inference_mode_enabled() and, where grad is enabled, runs a training step's
+    backward on a leaf w = ones(1): the modes consume saw, w.grad, the batches counted, and
+    the grad mode after time_loader returned."""
+    w = torch.ones(1, requires_grad=True)
+    modes = []
+
+    def step(batch):
+        modes.append((torch.is_grad_enabled(), torch.is_inference_mode_enabled()))
+        if torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
+            (w * batch).sum().backward()
+
+    contexts = {
+        "default": torch.enable_grad,
+        "no_grad": torch.no_grad,
+        "inference_mode": torch.inference_mode,
+    }
+    with contexts[caller_mode]():
+        timing = dl.time_loader([1.0, 2.0, 3.0], step, None)
+        after = (torch.is_grad_enabled(), torch.is_inference_mode_enabled())
+    grad = None if w.grad is None else float(w.grad)
+    return {"modes": modes, "grad": grad, "batches": timing.batches, "after": after}
+
+
+@pytest.mark.task("ch05.1")
+def test_consume_runs_in_the_callers_grad_mode():
+    """consume is the caller's training step: it runs in the grad mode time_loader was called
+    in (a backward inside it works, and a caller's no_grad or inference_mode reaches it too),
+    and time_loader leaves that mode as it found it."""
+    for mode, want_grad in (("default", 6.0), ("no_grad", None), ("inference_mode", None)):
+        got = consume_grad_modes(mode)
+        expected = {
+            "default": (True, False),
+            "no_grad": (False, False),
+            "inference_mode": (False, True),
+        }[mode]
+        assert got["batches"] == 3 and got["modes"] == [expected] * 3, (
+            f"time_loader([1.0, 2.0, 3.0], step) called in {mode} mode: step saw (grad enabled, "
+            f"inference mode) = {got['modes']} over {got['batches']} batches, expected "
+            f"{[expected] * 3}. consume is the training step (it may call backward): call it "
+            "as it is, without torch.no_grad(), inference_mode or enable_grad around it"
+        )
+        assert got["grad"] == want_grad and got["after"] == expected, (
+            f"time_loader called in {mode} mode with a step that runs backward on w where grad "
+            f"is on: w.grad = {got['grad']} (expected {want_grad}), and the mode afterwards was "
+            f"{got['after']} (expected {expected}): leave the caller's grad mode alone"
+        )
+
+
+@probe
+def collated_on(device, lengths, trailing, dtype):
+    """pad_collate on sequences of ``lengths`` (values 1, 2, ...) built on ``device``, int
+    targets: padded's device, dtype and shape, and its values on the CPU (None on meta)."""
+    dt = getattr(torch, dtype)
+    seqs = [
+        torch.arange(1, n * max(1, int(np.prod(trailing))) + 1).reshape(n, *trailing).to(dt)
+        for n in lengths
+    ]
+    padded, _, _ = dl.pad_collate([(s.to(device), k) for k, s in enumerate(seqs)])
+    values = None if padded.is_meta else padded.cpu()
+    return str(padded.device), padded.dtype, tuple(padded.shape), values
+
+
+@pytest.mark.task("ch05.2")
+@pytest.mark.cuda
+def test_pad_collate_keeps_the_sequences_device():
+    """On CUDA, pad_collate's padded batch stays on the sequences' device, for every dtype."""
+    for dtype in ("float32", "int64", "float16", "bool"):
+        where, got_dtype, shape, values = collated_on("cuda", [2, 3, 1], [2], dtype)
+        seqs = [
+            torch.arange(1, 2 * n + 1).reshape(n, 2).to(getattr(torch, dtype)) for n in (2, 3, 1)
+        ]
+        want = reference(seqs)
+        ok = where.startswith("cuda") and got_dtype == want.dtype and shape == tuple(want.shape)
+        assert ok and judge.is_equal(values, want), (
+            f"pad_collate on three {dtype} sequences (L, 2) on cuda returned {got_dtype} "
+            f"{list(shape)} on {where}: build the padded batch from the sequences "
+            "(pad_sequence, seqs[0].new_zeros(...)), not with torch.zeros on the default CPU"
         )
