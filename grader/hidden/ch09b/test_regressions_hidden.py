@@ -1,6 +1,7 @@
 """Hidden tests for ch09b: other objects, configurations, seeds and noise levels than the
 public ones. Messages state the violated property, not the test."""
 
+import itertools
 import math
 import random
 from collections import OrderedDict
@@ -100,7 +101,9 @@ def test_fingerprint_ignores_layout_and_autograd_flags():
 @pytest.mark.task("ch09b.1")
 def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     """Renamed keys (1 versus '1' too), values moved between keys, list order, 0-d versus
-    1-element, and same-byte tensors of other dtypes or shapes all change the fingerprint."""
+    1-element, and same-byte tensors of other dtypes or shapes all change the fingerprint,
+    shapes whose sizes run together read alike ((1, 11) and (11, 1)) and lists grouping the
+    same tensors otherwise included."""
     sd = {"a.weight": torch.ones(2, 2), "b.weight": torch.ones(2, 2)}
     renamed = {"a.weight": torch.ones(2, 2), "c.weight": torch.ones(2, 2)}
     assert rg.fingerprint(sd) != rg.fingerprint(renamed), (
@@ -156,6 +159,7 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     assert rg.fingerprint(big) != rg.fingerprint(changed), (
         "a small change of one value in a large tensor must change the fingerprint"
     )
+    assert_framed()
 
 
 DTYPES = [
@@ -388,6 +392,69 @@ def test_fingerprint_of_nested_containers_at_any_depth():
             "dtype, shape or key) left the fingerprint unchanged: walk lists, tuples and dicts "
             "at any depth, hashing keys, dtypes, shapes and bytes (never a printed form)"
         )
+
+
+@probe
+def fingerprints_of(objects):
+    """fingerprint of each object, in order."""
+    return [rg.fingerprint(obj) for obj in objects]
+
+
+def shapes_of_numel(numel, dims, most):
+    """Every shape of up to ``most`` dimensions drawn from ``dims`` holding ``numel``
+    elements."""
+    shapes = []
+    for k in range(1, most + 1):
+        shapes += [s for s in itertools.product(dims, repeat=k) if math.prod(s) == numel]
+    return shapes
+
+
+# shapes of one element count whose sizes written one after another read alike ((1, 11) and
+# (11, 1) both "111", (0, 10) and (0, 1, 0) both "010"), and the 0-d shape
+FRAMED_SHAPES = (
+    [()]
+    + shapes_of_numel(1, (1,), 4)
+    + shapes_of_numel(11, (1, 11), 4)
+    + shapes_of_numel(12, (1, 2, 6, 12), 3)
+    + shapes_of_numel(110, (1, 10, 11, 110), 3)
+    + shapes_of_numel(0, (0, 1, 10, 11), 3)
+)
+
+
+def nestings(a, b, c):
+    """The same three tensors, in order, grouped by lists in different ways."""
+    return {
+        "[a, b, c]": [a, b, c],
+        "[[a, b], c]": [[a, b], c],
+        "[a, [b, c]]": [a, [b, c]],
+        "[[a], [b, c]]": [[a], [b, c]],
+        "[[a, b, c]]": [[a, b, c]],
+        "[[[a]], b, c]": [[[a]], b, c],
+        "{'a': [a, b], 'b': [c]}": {"a": [a, b], "b": [c]},
+        "{'a': [a], 'b': [b, c]}": {"a": [a], "b": [b, c]},
+    }
+
+
+def assert_framed():
+    """Tensors of one element count (zeros, equal bytes) in every shape whose sizes written
+    without a separator read alike, in two dtypes, and the same tensors grouped by nested lists
+    in other ways, all get different fingerprints: the encoding is unambiguous."""
+    tensors = [
+        torch.zeros(s, dtype=dt) for dt in (torch.float32, torch.uint8) for s in FRAMED_SHAPES
+    ]
+    groups = nestings(torch.zeros(2), torch.ones(2), torch.zeros(2))
+    with because("fingerprint raised on a zeros tensor of a shape with 0 or 1 sizes, or on lists"):
+        digests = fingerprints_of([*tensors, *groups.values()])
+    names = [f"zeros{tuple(t.shape)} {t.dtype}" for t in tensors] + list(groups)
+    first = {}
+    for name, digest in zip(names, digests):
+        assert isinstance(digest, str) and digest not in first, (
+            f"fingerprint gave {name} and {first.get(digest)} the same digest {digest!r}: "
+            "they differ in shape, dtype or grouping. Write every part so it can be read back "
+            "one way only: the shape as a delimited tuple (not its sizes run together, "
+            "'111' is (1, 11) and (11, 1)), each container with its kind and length"
+        )
+        first[digest] = name
 
 
 # ---------------------------------------------------------------- ch09b.2
@@ -850,7 +917,6 @@ def test_few_seeds_cannot_resolve_a_shift_the_spread_explains():
 
 
 @pytest.mark.task("ch09b.4")
-@pytest.mark.points(2)
 def test_both_sides_noise_counts():
     """The noise of the candidate's runs counts as much as the baseline's: a shift that a noisy
     side explains is not a regression, whichever side is noisy."""
@@ -866,6 +932,53 @@ def test_both_sides_noise_counts():
     assert not verdict(noisy_base, quiet_cand), (
         "a quiet candidate 0.05 worse than a baseline whose runs vary by 0.2 is within the "
         "baseline's noise — use both sides' variance"
+    )
+
+
+@pytest.mark.task("ch09b.4")
+@examples(12)
+@given(
+    n_quiet=st.integers(12, 40),
+    n_noisy=st.integers(2, 4),
+    quiet_sd=st.sampled_from([0.0, 1e-3, 1e-2]),
+    t=st.sampled_from([0.5, 1.0, 1.5]),
+    noisy_side=st.sampled_from(["candidate", "baseline"]),
+    scale=st.sampled_from([1e-3, 1.0, 60.0]),
+    seed=st.integers(0, 10_000),
+)
+def test_many_quiet_runs_do_not_hide_few_noisy_ones(
+    n_quiet, n_noisy, quiet_sd, t, noisy_side, scale, seed
+):
+    """Many quiet runs on one side and a few noisy ones on the other: a worsening of at most
+    1.5 standard errors of the difference (each side's variance over its own count) is no
+    regression, whichever side is the noisy one. One variance pooled over both sides, weighted
+    by their run counts, lets the quiet side swamp the noisy side's noise."""
+    se = scale * math.sqrt(quiet_sd**2 / n_quiet + 1 / n_noisy)
+    noisy = sample(n_noisy, 0.0, scale, seed)
+    quiet = sample(n_quiet, 0.0, scale * quiet_sd, seed + 1) if quiet_sd else [0.0] * n_quiet
+    if noisy_side == "candidate":
+        base, cand = quiet, [v + t * se for v in noisy]
+    else:
+        base, cand = noisy, [v + t * se for v in quiet]
+    got = verdict(runs(base), runs(cand, 1000))
+    assert not got, (
+        f"is_regression(baseline of {len(base)} runs, candidate of {len(cand)} runs): the "
+        f"{noisy_side}'s {n_noisy} runs vary with sd {scale}, the other side's {n_quiet} with sd "
+        f"{scale * quiet_sd}, and the candidate is worse by {t} standard errors "
+        f"(sqrt(var_b/n_b + var_c/n_c) = {se:.4g}); it said True. Count each side's noise over "
+        "its own number of runs (Welch): a variance pooled over both sides and weighted by run "
+        "counts is dominated by the many quiet runs and hides the few noisy ones"
+    )
+    noisy, n_noisy = sample(8, 0.0, scale, seed), 8  # the same sides, 8 noisy runs, 12 se worse
+    se = scale * math.sqrt(quiet_sd**2 / n_quiet + 1 / n_noisy)
+    if noisy_side == "candidate":
+        base, cand = quiet, [v + 12 * se for v in noisy]
+    else:
+        base, cand = noisy, [v + 12 * se for v in quiet]
+    assert verdict(runs(base), runs(cand, 1000)), (
+        f"is_regression said False for a candidate 12 standard errors worse (the {noisy_side} "
+        f"has 8 runs of sd {scale}, the other side {n_quiet} of sd {scale * quiet_sd}): far "
+        "beyond what the noise of both sides explains"
     )
 
 
