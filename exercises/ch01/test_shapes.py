@@ -199,7 +199,7 @@ def dists_problem(x, y, got):
 
 
 @pytest.mark.task("ch01.2")
-@pytest.mark.points(3)
+@pytest.mark.points(2)  # its third point went to the hidden stays-on-the-device test
 def test_pairwise_sq_dists_with_n_equal_m_equal_d():
     x = torch.randn(5, 5, generator=gen(1))
     y = torch.randn(5, 5, generator=gen(2))
@@ -224,7 +224,7 @@ def test_pairwise_sq_dists_rectangular():
 
 
 @pytest.mark.task("ch01.3")
-@pytest.mark.points(3)
+@pytest.mark.points(2)  # its third point went to the hidden stays-on-the-device test
 def test_batch_linear_square_sizes_match_f_linear():
     x = torch.randn(4, 4, generator=gen(5))
     W = torch.randn(4, 4, generator=gen(6))

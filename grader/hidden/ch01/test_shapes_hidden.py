@@ -620,6 +620,93 @@ def test_batch_linear_leaves_its_inputs_unchanged():
     )
 
 
+# ---- pairwise_sq_dists and batch_linear on another device ----------------------------
+
+
+@probe
+def on_meta(dtype):
+    """pairwise_sq_dists and batch_linear on tensors of the meta device (a device other than
+    the CPU that holds no values, like a GPU you don't have): each result's device, dtype
+    and shape, or what was raised."""
+    meta, dt = torch.device("meta"), getattr(torch, dtype)
+
+    def seen(call, *args):
+        try:
+            out = call(*args)
+        except NotImplementedError as exc:
+            if "meta" not in str(exc):  # a stub's task left to do, not a meta limitation
+                raise
+            return {"raised": f"{type(exc).__name__}: {str(exc)[:120]}"}
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            return {"raised": f"{type(exc).__name__}: {str(exc)[:120]}"}
+        if not isinstance(out, torch.Tensor):
+            return {"raised": f"returned {type(out).__name__}"}
+        return {"device": str(out.device), "dtype": str(out.dtype), "shape": tuple(out.shape)}
+
+    x, y = torch.zeros(4, 3, dtype=dt, device=meta), torch.zeros(5, 3, dtype=dt, device=meta)
+    W, b = torch.zeros(2, 3, dtype=dt, device=meta), torch.zeros(2, dtype=dt, device=meta)
+    return {
+        "pairwise_sq_dists": seen(sh.pairwise_sq_dists, x, y),
+        "batch_linear": seen(sh.batch_linear, x, W, b),
+    }
+
+
+def check_on_meta(name, call, want_shape):
+    """``name`` on meta tensors of both float dtypes returns there, in their dtype."""
+    for dtype in ("float32", "float64"):
+        seen = on_meta(dtype)[name]
+        got = (
+            "raised " + seen["raised"]
+            if "raised" in seen
+            else (f"gave {seen['dtype']} {list(seen['shape'])} on {seen['device']}")
+        )
+        assert "raised" not in seen and (seen["device"], seen["dtype"], seen["shape"]) == (
+            "meta",
+            f"torch.{dtype}",
+            want_shape,
+        ), (
+            f"{call} on {dtype} tensors of the meta device (which stands for a GPU here) {got}, "
+            f"expected torch.{dtype} {list(want_shape)} on meta: a result preallocated with "
+            "torch.zeros/torch.empty on the default CPU and filled, or any helper tensor made "
+            "without device=x.device, fails on a CUDA batch or brings it back to the CPU; "
+            "build it from the inputs (x.new_zeros, torch.zeros(..., device=x.device, "
+            "dtype=x.dtype)) or let the ops make it"
+        )
+
+
+@pytest.mark.task("ch01.2")
+def test_pairwise_sq_dists_stays_on_the_inputs_device():
+    """pairwise_sq_dists of points on another device (meta) returns its [N, M] distances there, in their dtype; on the CPU they are right."""
+    x = torch.randn(3, 2, generator=gen(71), dtype=torch.float64)
+    y = torch.randn(4, 2, generator=gen(72), dtype=torch.float64)
+    with because("pairwise_sq_dists(x[3, 2], y[4, 2]) raised on float64 CPU tensors"):
+        got = sh.pairwise_sq_dists(x, y)
+    judge.close(
+        got,
+        ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1),
+        "pairwise_sq_dists(x[3, 2], y[4, 2]) in float64 must be the squared distances",
+        **kept_precision("float64"),
+    )
+    check_on_meta("pairwise_sq_dists", "pairwise_sq_dists(x[4, 3], y[5, 3])", (4, 5))
+
+
+@pytest.mark.task("ch01.3")
+def test_batch_linear_stays_on_the_inputs_device():
+    """batch_linear of inputs on another device (meta) returns its [B, O] output there, in their dtype; on the CPU it is F.linear's."""
+    x, W, b = (
+        torch.randn(*s, generator=gen(73), dtype=torch.float64) for s in ((3, 2), (4, 2), (4,))
+    )
+    with because("batch_linear(x[3, 2], W[4, 2], b[4]) raised on float64 CPU tensors"):
+        got = sh.batch_linear(x, W, b)
+    judge.close(
+        got,
+        F.linear(x, W, b),
+        "batch_linear(x[3, 2], W[4, 2], b[4]) in float64 must equal F.linear",
+        **kept_precision("float64"),
+    )
+    check_on_meta("batch_linear", "batch_linear(x[4, 3], W[2, 3], b[2])", (4, 2))
+
+
 # ---- ch01.4 trace_shapes -----------------------------------------------------------
 
 
