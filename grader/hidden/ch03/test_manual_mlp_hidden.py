@@ -322,8 +322,7 @@ def test_forward_agrees_with_the_formula(n, d_in, hidden, n_classes, seed):
 # ---------------------------------------------------------------- ch03.4
 
 
-@pytest.mark.task("ch03.4")
-@pytest.mark.points(2)
+@pytest.mark.task("ch03.4")  # its second point went to the stays-on-the-device test
 def test_cross_entropy_extreme_and_mixed_logits():
     """cross_entropy and its gradient stay finite and equal PyTorch's at logits of size 1e4."""
     g = torch.Generator().manual_seed(21)
@@ -451,6 +450,103 @@ def test_cross_entropy_and_its_gradient_on_generated_logits(n, c, scale, double,
         f"the gradient of cross_entropy on logits ({n}, {c}) differs from F.cross_entropy's "
         "(softmax - one_hot) / N"
     )
+
+
+# ---------------------------------------------------------------- on another device
+
+
+@probe
+def on_meta(dtype):
+    """mlp_forward and cross_entropy on tensors of the meta device (a device other than the
+    CPU that holds no values, like a GPU you don't have): each result's device, dtype and
+    shape, or what was raised."""
+    meta, dt = torch.device("meta"), getattr(torch, dtype)
+
+    def seen(call, *args):
+        try:
+            out = call(*args)
+        except NotImplementedError as exc:
+            if "meta" not in str(exc):  # a stub's task left to do, not a meta limitation
+                raise
+            return {"raised": f"{type(exc).__name__}: {str(exc)[:120]}"}
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            return {"raised": f"{type(exc).__name__}: {str(exc)[:120]}"}
+        if not isinstance(out, torch.Tensor):
+            return {"raised": f"returned {type(out).__name__}"}
+        return {"device": str(out.device), "dtype": str(out.dtype), "shape": tuple(out.shape)}
+
+    shapes = {"W1": (2, 4), "b1": (4,), "W2": (4, 3), "b2": (3,)}
+    params = {k: torch.zeros(s, dtype=dt, device=meta).requires_grad_() for k, s in shapes.items()}
+    X = torch.zeros(5, 2, dtype=dt, device=meta)
+    logits = torch.zeros(5, 3, dtype=dt, device=meta).requires_grad_()
+    targets = torch.zeros(5, dtype=torch.long, device=meta)
+    return {
+        "mlp_forward": seen(mm.mlp_forward, params, X),
+        "cross_entropy": seen(mm.cross_entropy, logits, targets),
+    }
+
+
+def check_on_meta(name, call, want_shape):
+    """``name`` on meta tensors of both float dtypes returns there, in their dtype."""
+    for dtype in ("float32", "float64"):
+        seen = on_meta(dtype)[name]
+        got = (
+            "raised " + seen["raised"]
+            if "raised" in seen
+            else (f"gave {seen['dtype']} {list(seen['shape'])} on {seen['device']}")
+        )
+        assert "raised" not in seen and (seen["device"], seen["dtype"], seen["shape"]) == (
+            "meta",
+            f"torch.{dtype}",
+            want_shape,
+        ), (
+            f"{call} on {dtype} tensors of the meta device (which stands for a GPU here) {got}, "
+            f"expected torch.{dtype} {list(want_shape)} on meta: a helper tensor made without "
+            "device= (torch.zeros(...) for a ReLU or a one-hot, torch.tensor(...) of more than "
+            "one number) lives on the default CPU and fails on a CUDA batch; build it from the "
+            "inputs (torch.zeros_like, x.new_zeros, device=x.device) or use ops that need none "
+            "(clamp, gather, logsumexp)"
+        )
+
+
+@pytest.mark.task("ch03.3")
+def test_forward_stays_on_the_inputs_device():
+    """mlp_forward of parameters and X on another device (meta) returns its (N, n_classes) logits there, in their dtype; on the CPU they are right."""
+    g = torch.Generator().manual_seed(41)
+    params = {
+        k: torch.randn(*s, generator=g, dtype=torch.float64)
+        for k, s in (("W1", (2, 4)), ("b1", (4,)), ("W2", (4, 3)), ("b2", (3,)))
+    }
+    X = torch.randn(5, 2, generator=g, dtype=torch.float64)
+    with because("mlp_forward raised on float64 CPU parameters and X[5, 2]"):
+        got = mm.mlp_forward(params, X)
+    want = torch.relu(X @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
+    judge.close(
+        got,
+        want,
+        "mlp_forward on float64 X[5, 2] must be relu(X W1 + b1) W2 + b2",
+        atol=1e-9,
+        rtol=1e-9,
+    )
+    check_on_meta("mlp_forward", "mlp_forward(params, X[5, 2])", (5, 3))
+
+
+@pytest.mark.task("ch03.4")
+def test_cross_entropy_stays_on_the_inputs_device():
+    """cross_entropy of logits and targets on another device (meta) returns its 0-d loss there, in the logits' dtype; on the CPU it is F.cross_entropy's."""
+    g = torch.Generator().manual_seed(42)
+    logits = torch.randn(5, 3, generator=g, dtype=torch.float64)
+    targets = torch.tensor([2, 0, 1, 1, 2])
+    with because("cross_entropy raised on float64 CPU logits[5, 3]"):
+        got = mm.cross_entropy(logits, targets)
+    judge.close(
+        got,
+        F.cross_entropy(logits, targets),
+        "cross_entropy on float64 logits[5, 3] must equal F.cross_entropy",
+        atol=1e-9,
+        rtol=1e-9,
+    )
+    check_on_meta("cross_entropy", "cross_entropy(logits[5, 3], targets[5])", ())
 
 
 # ---------------------------------------------------------------- ch03.5
