@@ -516,8 +516,7 @@ def batchnorm_trace(num_features, momentum, sizes, seed, eps=1e-5, to64=False):
     return trace_norm(ref, num_features, sizes, seed, dtype)
 
 
-@pytest.mark.task("ch04.4")
-@pytest.mark.points(2)
+@pytest.mark.task("ch04.4")  # its second point went to the hidden runs-on-another-device test
 def test_running_norm_statistics_are_buffers():
     seen = running_norm_registry(4, 5)
     assert seen["parameters"] == [], (

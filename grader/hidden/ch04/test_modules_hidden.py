@@ -862,6 +862,60 @@ def test_running_norm_float64_and_state_round_trip():
     )
 
 
+@probe
+def running_norm_on_meta(dtype):
+    """A RunningNorm(3) moved to the meta device (a device other than the CPU that holds no
+    values, like a GPU you don't have) in ``dtype``, run on x[5, 3] there in training mode,
+    then in eval mode: each output's and buffer's device, dtype and shape, or what was raised."""
+    meta, dt = torch.device("meta"), getattr(torch, dtype)
+
+    def seen(call, *args):
+        try:
+            out = call(*args)
+        except NotImplementedError as exc:
+            if "meta" not in str(exc):  # a stub's task left to do, not a meta limitation
+                raise
+            return {"raised": f"{type(exc).__name__}: {str(exc)[:120]}"}
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            return {"raised": f"{type(exc).__name__}: {str(exc)[:120]}"}
+        if not isinstance(out, torch.Tensor):
+            return {"raised": f"returned {type(out).__name__}"}
+        return {"device": str(out.device), "dtype": str(out.dtype), "shape": tuple(out.shape)}
+
+    norm = md.RunningNorm(3, momentum=0.2).to(meta, dt)
+    x = torch.zeros(5, 3, dtype=dt, device=meta)
+    cases = {"training output": seen(norm, x)}
+    for name in ("running_mean", "running_var"):
+        cases[f"{name} after training"] = seen(getattr, norm, name)
+    cases["eval output"] = seen(norm.eval(), x)
+    return cases
+
+
+@pytest.mark.task("ch04.4")
+def test_running_norm_runs_on_another_device():
+    """A RunningNorm moved to another device (meta) by .to() normalises there in training and eval mode, its buffers stay there, in the dtype moved to; on the CPU it follows BatchNorm."""
+    args = (3, 0.2, [5, 4], 17)
+    assert_trace_matches(running_norm_trace(*args), batchnorm_trace(*args), "momentum 0.2", 1e-5)
+    for dtype in ("float32", "float64"):
+        for case, seen in running_norm_on_meta(dtype).items():
+            want = ("meta", f"torch.{dtype}", (3,) if "running" in case else (5, 3))
+            got = (
+                "raised " + seen["raised"]
+                if "raised" in seen
+                else (f"is {seen['dtype']} {list(seen['shape'])} on {seen['device']}")
+            )
+            assert (
+                "raised" not in seen and (seen["device"], seen["dtype"], seen["shape"]) == want
+            ), (
+                f"RunningNorm(3, momentum=0.2).to('meta', torch.{dtype}) on x[5, 3] (the meta "
+                f"device stands for a GPU here): the {case} {got}, expected torch.{dtype} "
+                f"{list(want[2])} on meta. The statistics must be registered buffers from "
+                "__init__ on (.to() moves only what is registered), and anything forward makes "
+                "(an eps tensor, a count, new statistics) must come from x or the buffers, not "
+                "from torch.zeros/torch.tensor on the default CPU"
+            )
+
+
 @pytest.mark.task("ch04.4")
 def test_running_norm_defaults_are_batchnorms():
     """With default momentum and eps RunningNorm matches BatchNorm1d's defaults (0.1, 1e-5)."""
