@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch._dynamo
 from torch import nn
+from torch._dynamo.testing import CompileCounterWithBackend
 from torch._dynamo.utils import counters
 
 from exercises.ch09a.test_compilation import (  # helpers shared with the public twin
@@ -29,7 +30,8 @@ from harness.target import chapter_module
 
 comp = chapter_module("ch09a", "compilation")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "Args GraphLog HIDDEN_FUNCTIONS PairArgs Smoother SpyBackend book_requests "
+    "Args CompileCounterWithBackend GraphLog HIDDEN_FUNCTIONS PairArgs Smoother SpyBackend "
+    "book_requests "
     "break_then_branch break_then_return "
     "by_mode column_sums cosine_plus_one doubled fresh_dynamo ignores_z mix product reason_triples "
     "running_mean scaled times_n uses_flag"
@@ -217,7 +219,6 @@ def test_compile_stats_a_new_branch_is_not_a_recompile():
 
 
 @pytest.mark.task("ch09a.1")
-@pytest.mark.points(2)
 def test_counts_ignore_what_was_compiled_before():
     """Counts, recompiles and reasons cover only this call's run, whatever was compiled earlier
     in the process."""
@@ -322,6 +323,40 @@ def test_compile_stats_forwards_the_backend_and_python_scalars():
     )
 
 
+@probe
+def stats_through_a_used_counter(name, calls, kwargs):
+    """compile_stats(fn, calls, backend=a CompileCounterWithBackend the caller already used on
+    another function): (CompileStats, the counter's frame_count before and after)."""
+    fresh_dynamo()
+    counter = CompileCounterWithBackend("eager")
+    torch.compile(cosine_plus_one, backend=counter, dynamic=False)(torch.ones(3))
+    before = counter.frame_count
+    stats = comp.compile_stats(HIDDEN_FUNCTIONS[name], calls, backend=counter, **dict(kwargs))
+    return stats, before, counter.frame_count
+
+
+@pytest.mark.task("ch09a.1")
+def test_a_counting_backend_of_the_callers_counts_only_this_run():
+    """A backend that is itself a counter (CompileCounterWithBackend) and has already counted
+    graphs of other functions: compile_stats reports this run's graphs and breaks only, and the
+    backend is handed every graph of the run."""
+    calls = [(torch.ones(3), 2), (torch.ones(3), 3)]
+    with because("compile_stats raised with a CompileCounterWithBackend as its backend"):
+        stats, before, after = stats_through_a_used_counter("times_n", calls, {"dynamic": False})
+    assert (stats.frames, stats.graphs, stats.graph_breaks, stats.recompiles) == (2, 2, 0, 1), (
+        f"compile_stats(x * n, n = 2, 3, dynamic=False, backend=a CompileCounterWithBackend "
+        f"that had already counted {before} graphs of other functions) gave (frames, graphs, "
+        f"graph_breaks, recompiles) = {tuple(stats)[:4]}; expected (2, 2, 0, 1). The counts are "
+        "this run's only: wrap the given backend in a counter of your own (or count the "
+        "difference), never read a count the caller's object carried in"
+    )
+    assert after - before == stats.graphs, (
+        f"the caller's counting backend counted {after - before} new graph(s) (frame_count "
+        f"{before} -> {after}) while compile_stats reports {stats.graphs}: hand every graph to "
+        "the backend given, and leave its own count alone (no reset)"
+    )
+
+
 # ---------------------------------------------------------------- ch09a.2 serve (repair)
 
 
@@ -369,7 +404,7 @@ def served_smoother(lengths, batch, seed):
 
 
 @pytest.mark.task("ch09a.2")
-@pytest.mark.points(4)
+@pytest.mark.points(3)
 def test_serve_other_lengths_and_batch():
     """serve returns one output per request, in order, equal to eager, after at most two
     compilations through the given backend, for another model, batch size and lengths."""
@@ -377,6 +412,59 @@ def test_serve_other_lengths_and_batch():
     with because("serve(another causal model, 20 batched requests) raised"):
         seen = served_smoother(lengths, 3, 11)
     check_served(seen, smoother_reference, "a Smoother model, 20 requests of batch 3, 17 lengths")
+
+
+@probe
+def served_in_turn(lengths, seeds):
+    """serve called in turn, without a reset in between, on Smoother(seed) in eval mode for
+    each seed (a seed repeated is the same model again), each call with a GraphLog of its own:
+    per call (requests, weights, outputs, (graph calls, tokens))."""
+    fresh_dynamo()
+    models = {}
+    out = []
+    for seed in seeds:
+        if seed not in models:
+            torch.manual_seed(seed)
+            models[seed] = Smoother().eval()
+        model = models[seed]
+        requests = book_requests(batch=2, vocab=model.vocab, seed=seed, lengths=lengths)
+        log = GraphLog()
+        outputs = comp.serve(model, requests, backend=log)
+        weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        out.append((requests, weights, outputs, (list(log.calls), sum(log.tokens))))
+    return out
+
+
+@pytest.mark.task("ch09a.2")
+def test_each_serve_call_compiles_through_its_own_backend():
+    """serve called again on the same model with another backend, then on another model: each
+    call runs every request through graphs its own backend compiled, and returns its own
+    model's outputs (nothing cached from an earlier call by model identity)."""
+    seeds = (21, 21, 22)
+    with because("serve raised when called a second time (same model, another backend)"):
+        seen = served_in_turn([5, 9, 13], seeds)
+    for k, (requests, weights, outputs, (calls, tokens)) in enumerate(seen):
+        what = ("first call", "the same model again, another backend", "another model")[k]
+        asked = sum(idx.numel() for idx in requests)
+        assert 1 <= len(calls) <= 2 and tokens >= asked, (
+            f"serve call {k + 1} ({what}), requests of lengths 5, 9, 13: the backend given to "
+            f"this call compiled {len(calls)} graph(s) that saw {tokens} of the {asked} token "
+            "ids asked; expected 1 or 2 graphs that see every request. Every call compiles "
+            "through the backend it is given (torch.compile(model, backend=backend) per call, "
+            "not a compiled model kept from an earlier call), with the length dynamic"
+        )
+        assert len(outputs) == len(requests), (
+            f"serve call {k + 1} ({what}) returned {len(outputs)} outputs for {len(requests)}"
+        )
+        for j, (idx, got) in enumerate(zip(requests, outputs)):
+            judge.close(
+                got,
+                smoother_reference(weights, idx),
+                f"serve call {k + 1} ({what}), output {j}: not the eager output of the model "
+                "given to this call",
+                atol=1e-5,
+                rtol=1e-5,
+            )
 
 
 # ---------------------------------------------------------------- ch09a.3 NormalizedGate (repair)
