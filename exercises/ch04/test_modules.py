@@ -400,8 +400,7 @@ def coverage_of(setup):
     return md.optimizer_coverage(model, opt)
 
 
-@pytest.mark.task("ch04.3")
-@pytest.mark.points(2)
+@pytest.mark.task("ch04.3")  # its second point went to the hidden edited-between-calls test
 def test_coverage_after_replacing_the_head():
     coverage = coverage_of("replaced head")
     missing, foreign = coverage.missing, coverage.foreign
