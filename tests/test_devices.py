@@ -1,0 +1,54 @@
+"""``harness.devices.on_meta`` tells a function that ignores its inputs' device from one
+that only reads values (right on a GPU, impossible on meta) and from one that is right."""
+
+from __future__ import annotations
+
+import torch
+
+from harness.devices import MIXED, NEEDS_VALUES, on_meta
+
+META = torch.device("meta")
+
+
+def preallocated(x):  # the result made on the default device and filled: device ignored
+    out = torch.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = x[i].sum()
+    return out
+
+
+def helper_on_cpu(x):  # a helper tensor made without device=x.device
+    return x * torch.arange(x.shape[-1], dtype=x.dtype)
+
+
+def reads_values(x):  # right on a GPU: .item() moves one number to the host
+    return x * x.abs().max().item()
+
+
+def indexed_from_the_cpu(x):  # CPU indices and a copy onto the device are fine on a GPU
+    out = torch.empty_like(x)
+    out[:] = torch.ones(x.shape, dtype=x.dtype)
+    return out[torch.arange(x.shape[0])] + x * torch.tensor(2.0)
+
+
+def test_a_function_that_ignores_the_device_is_named_with_the_op():
+    x = torch.zeros(3, 4, device=META)
+    for fn in (preallocated, helper_on_cpu):
+        outcome, seen = on_meta(fn, x)
+        assert outcome == MIXED, (fn.__name__, outcome, seen)
+        assert "two devices" in seen and "cpu" in seen and "meta" in seen
+
+
+def test_reading_values_is_no_verdict_and_a_right_function_returns_on_meta():
+    x = torch.zeros(3, 4, device=META)
+    assert on_meta(reads_values, x)[0] == NEEDS_VALUES
+    outcome, out = on_meta(indexed_from_the_cpu, x)
+    assert outcome == "returned" and out.is_meta and out.shape == (3, 4)
+
+
+def test_an_error_of_another_kind_is_reported_as_raised():
+    def wrong_shape(x):
+        return x @ x
+
+    outcome, seen = on_meta(wrong_shape, torch.zeros(3, 4, device=META))
+    assert outcome == "raised" and seen.startswith("RuntimeError")
