@@ -61,17 +61,22 @@ def _compared(func, args, kwargs) -> list[torch.Tensor]:
 def on_meta(call, *args, **kwargs) -> tuple[str, object]:
     """``call(*args, **kwargs)`` watched (see module doc): ("returned", its result), or
     ("mixed", the op that met a CPU tensor and a meta one), or ("needs values", the error
-    of an op that reads values), or ("raised", the error's type and text)."""
+    of an op that reads values), or ("raised", the error's type and text). A stub's
+    NotImplementedError and a broken invariant propagate: they are their own reports."""
     watch = _DeviceWatch()
     try:
         with watch:
             out = call(*args, **kwargs)
+    except AssertionError:
+        raise  # a broken invariant is the harness's report, not an observation
     except Exception as exc:  # noqa: BLE001 - what was raised is the observation
         text = f"{type(exc).__name__}: {str(exc)[:200]}"
         if watch.mixed:
             return MIXED, watch.mixed
         if _reads_values(exc):
             return NEEDS_VALUES, text
+        if isinstance(exc, NotImplementedError):
+            raise  # a stub's task left to do: its own report
         return "raised", text
     if watch.mixed:
         return MIXED, watch.mixed

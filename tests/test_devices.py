@@ -52,3 +52,18 @@ def test_an_error_of_another_kind_is_reported_as_raised():
 
     outcome, seen = on_meta(wrong_shape, torch.zeros(3, 4, device=META))
     assert outcome == "raised" and seen.startswith("RuntimeError")
+
+
+def test_a_stubs_todo_and_a_broken_invariant_are_not_observations():
+    import pytest
+
+    def stub(x):
+        raise NotImplementedError("TODO: implement ch01.2")
+
+    def broken(x):
+        raise AssertionError("(invariant: arguments unchanged)")
+
+    x = torch.zeros(2, device=META)
+    for fn, kind in ((stub, NotImplementedError), (broken, AssertionError)):
+        with pytest.raises(kind):
+            on_meta(fn, x)
