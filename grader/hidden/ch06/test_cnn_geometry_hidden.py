@@ -187,7 +187,7 @@ def same_values(out: torch.Tensor, want: torch.Tensor) -> bool:
 
 
 @pytest.mark.task("ch06.1")
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 @examples(4)
 @given(
     cases=st.lists(
@@ -571,7 +571,6 @@ CONV_FIELDS = ("in_channels", "out_channels", "kernel_size", "stride", "padding"
 
 
 @pytest.mark.task("ch06.3")
-@pytest.mark.points(2)
 @pytest.mark.parametrize("c, n, hw", [(3, 10, (28, 28)), (5, 2, (20, 32))], ids=str)
 def test_model_follows_the_documented_architecture(c, n, hw):
     """features is conv5(8) -> ReLU -> maxpool2 -> conv3(16, padding 1) -> ReLU -> maxpool2; head a Linear."""
@@ -1055,3 +1054,100 @@ def test_nhwc_conv_reads_a_batch_in_any_memory_layout():
                 "with permute(0, 3, 1, 2), which follows the strides, never by relabelling "
                 "memory (view, as_strided)"
             )
+
+
+# ------------------------------------------------ another device: results stay on it
+
+
+@probe
+def run_on_meta(which, cases):
+    """to_channels_first on meta batches [B, H, W, C] of ``cases`` (B, H, W, C, dtype name), or
+    SmallCNN(C, n, (H, W)) moved to meta run on a meta batch [B, C, H, W] for ``cases``
+    (B, C, n, H, W): the meta device holds no values, like a GPU you don't have. Per case the
+    result's device, dtype and shape, or what was raised."""
+    meta = torch.device("meta")
+    seen = []
+    for case in cases:
+        try:
+            if which == "to_channels_first":
+                b, h, w, c, dtype = case
+                out = cg.to_channels_first(
+                    torch.zeros(b, h, w, c, dtype=getattr(torch, dtype), device=meta)
+                )
+            else:
+                b, c, n, h, w = case
+                out = cg.SmallCNN(c, n, (h, w)).to(meta)(torch.zeros(b, c, h, w, device=meta))
+        except NotImplementedError as exc:
+            if "meta" not in str(exc):  # a stub's task left to do, not a meta limitation
+                raise
+            seen.append({"raised": f"{type(exc).__name__}: {str(exc)[:120]}"})
+            continue
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            seen.append({"raised": f"{type(exc).__name__}: {str(exc)[:120]}"})
+            continue
+        if not isinstance(out, torch.Tensor):
+            seen.append({"raised": f"returned {type(out).__name__}"})
+        else:
+            seen.append({"device": str(out.device), "dtype": out.dtype, "shape": tuple(out.shape)})
+    return seen
+
+
+def meta_problems(what, cases, seen, wants):
+    """'call: observed, expected' for each case whose result is not (meta, dtype, shape)."""
+    wrong = []
+    for case, got, (dtype, shape) in zip(cases, seen, wants):
+        if "raised" in got:
+            wrong.append(f"{what}{case} raised {got['raised']}")
+        elif (got["device"], got["dtype"], got["shape"]) != ("meta", dtype, shape):
+            wrong.append(
+                f"{what}{case} gave {got['dtype']} {list(got['shape'])} on {got['device']}, "
+                f"expected {dtype} {list(shape)} on meta"
+            )
+    return wrong
+
+
+@pytest.mark.task("ch06.1")
+def test_channels_first_stays_on_the_batchs_device():
+    """to_channels_first of a batch on another device (meta) returns there, same dtype, [B, C, H, W]."""
+    cases = [(2, 5, 6, 3, "float32"), (1, 3, 3, 1, "uint8"), (0, 2, 4, 3, "float16")]
+    seen = run_on_meta("to_channels_first", cases)
+    wants = [(getattr(torch, d), (b, c, h, w)) for b, h, w, c, d in cases]
+    wrong = meta_problems("to_channels_first on meta (B, H, W, C, dtype) = ", cases, seen, wants)
+    x = torch.arange(2 * 5 * 6 * 3).reshape(2, 5, 6, 3)  # the same batch on the CPU, with values
+    got = cg.to_channels_first(x)
+    if not judge.is_equal(got, x.permute(0, 3, 1, 2)):
+        wrong.append(
+            f"to_channels_first(arange batch [2, 5, 6, 3]) on the CPU is not out[b, c, h, w] == "
+            f"x[b, h, w, c] ({brief(got)})"
+        )
+    assert not wrong, (
+        f"{wrong[:3]}: a batch on a GPU (meta stands for one here) must come back on it: "
+        "permute or movedim the axes of the batch itself; a result built with torch.empty or "
+        "torch.zeros without device= lands on the CPU"
+    )
+
+
+@pytest.mark.task("ch06.3")
+@pytest.mark.points(2)
+def test_the_model_runs_on_another_device():
+    """SmallCNN moved with .to(device) to another device (meta) returns its logits
+    [B, n_classes] there, for other channel counts, classes and image sizes."""
+    cases = [(2, 3, 10, 28, 28), (1, 1, 2, 12, 16), (3, 5, 4, 20, 13)]
+    seen = run_on_meta("SmallCNN", cases)
+    wants = [(torch.float32, (b, n)) for b, c, n, h, w in cases]
+    wrong = meta_problems("SmallCNN on meta (B, C, n, H, W) = ", cases, seen, wants)
+    cpu = cnn_forward(
+        1, 2, (12, 16), 2
+    )  # on the CPU, with values: forward is the head of the features
+    flat = cpu["features"].flatten(1) @ cpu["head_weight"].T + cpu["head_bias"]
+    if not judge.is_close(cpu["out"], flat, atol=1e-5, rtol=1e-5):
+        wrong.append(
+            "SmallCNN(1, 2, (12, 16)) on the CPU: forward(x) is not head(features(x).flatten(1)) "
+            f"({first_difference(cpu['out'], flat)})"
+        )
+    assert not wrong, (
+        f"{wrong[:3]}: a model moved to a GPU (meta stands for one here) computes there: "
+        "every layer must be a registered submodule (nn.Sequential, attributes) so .to() moves "
+        "it, and forward must not build tensors on the CPU (torch.zeros without device=) or "
+        "size the head from a probe run at the first forward"
+    )
