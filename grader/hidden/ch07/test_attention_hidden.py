@@ -1448,10 +1448,28 @@ def test_the_module_runs_on_another_device():
     )
 
 
+def cpu_value_problem(part):
+    """The same call on CPU values, judged against PyTorch: None, or what differs."""
+    q, k, v = (torch.randn(2, t, d, generator=gen(190 + t)) for t, d in ((3, 4), (5, 4), (5, 6)))
+    mask = random_mask(3, 5, 193)
+    if part == "attention_weights":
+        got, want = at.attention_weights(q, k, mask), sdpa_weights(q, k, mask)
+    elif part == "attention":
+        got = at.attention(q, k, v, mask)
+        want = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    else:
+        params, x = make_params(6, 194), torch.randn(2, 3, 6, generator=gen(195))
+        got = mhsa_forwards(6, 2, True, [x], params)["outs"][0]
+        want = reference_forward(params, x, 2, True)[0]
+    if judge.is_close(got, want, atol=1e-5, rtol=1e-4):
+        return None
+    return f"on the CPU the same call differs from PyTorch's ({first_difference(got, want, atol=1e-5)})"
+
+
 def _device_check(part, prefixes, task):
     got = on_meta(DEVICE_DTYPES, DEVICE_MASKS, [part])
     want = expected_on_meta(DEVICE_DTYPES, DEVICE_MASKS)
-    wrong = []
+    wrong = [p for p in [cpu_value_problem(part)] if p]
     for name, (device, dtype, shape) in want.items():
         if not any(name.startswith(p) for p in prefixes):
             continue
