@@ -155,6 +155,66 @@ def test_unknown_characters_raise_wherever_they_would_sort():
 # ---------------------------------------------------------------- ch10.2
 
 
+@probe
+def on_meta(part):
+    """``part`` run entirely on the "meta" device (shapes and dtypes, no data: what a CUDA
+    run would place, without a GPU): (device, shape, dtype) of each tensor it returns, or
+    what it raised."""
+    meta = torch.device("meta")
+    ids = torch.zeros(2, 5, dtype=torch.long, device=meta)
+    runs = {
+        "get_batch": lambda: gpt.get_batch(
+            torch.zeros(50, dtype=torch.long, device=meta), 6, 3, torch.Generator().manual_seed(0)
+        ),
+        "attention": lambda: (
+            gpt.CausalSelfAttention(8, 2, 6).to(meta)(torch.empty(2, 5, 8, device=meta)),
+        ),
+        "block": lambda: (gpt.Block(8, 2, 6).to(meta)(torch.empty(2, 5, 8, device=meta)),),
+        "gpt": lambda: gpt.GPT(11, 8, 2, 2, 6).to(meta)(ids, ids),
+    }
+    try:
+        out = runs[part]()
+    except NotImplementedError as exc:
+        if "TODO" in str(exc):
+            raise
+        return f"raised NotImplementedError: {str(exc)[:160]}"
+    except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+        return f"raised {type(exc).__name__}: {str(exc)[:160]}"
+    return [
+        (str(t.device), tuple(t.shape), str(t.dtype)) if isinstance(t, torch.Tensor) else repr(t)
+        for t in out
+    ]
+
+
+META_CALLS = {
+    "get_batch": (
+        "get_batch(int64 data of 50 tokens on 'meta', 6, 3)",
+        [("meta", (3, 6), "torch.int64")] * 2,
+    ),
+    "attention": (
+        "CausalSelfAttention(8, 2, 6).to('meta') on (2, 5, 8)",
+        [("meta", (2, 5, 8), "torch.float32")],
+    ),
+    "block": ("Block(8, 2, 6).to('meta') on (2, 5, 8)", [("meta", (2, 5, 8), "torch.float32")]),
+    "gpt": (
+        "GPT(11, 8, 2, 2, 6).to('meta') on idx = targets of shape (2, 5)",
+        [("meta", (2, 5, 11), "torch.float32"), ("meta", (), "torch.float32")],
+    ),
+}
+
+
+def assert_stays_on_the_device(part):
+    """``part`` on the "meta" device returns tensors there, of the right shape and dtype."""
+    call, want = META_CALLS[part]
+    seen = on_meta(part)
+    assert seen == want, (
+        f"{call} gave {seen}; expected {want}. Whatever device the data or the module's "
+        "parameters live on (here 'meta', as on a GPU), every tensor made along the way must "
+        "be made there too: a mask or position index built in forward takes x.device (or is a "
+        "registered buffer, which .to() moves), and nothing is copied to the CPU"
+    )
+
+
 @pytest.mark.task("ch10.2")
 def test_targets_follow_inputs_in_arbitrary_data():
     """On data in no particular order, every target is the token that follows its input in the data."""
@@ -167,6 +227,7 @@ def test_targets_follow_inputs_in_arbitrary_data():
     assert ok, (
         "some target is not the token that follows its input in the data: y must be x shifted by one"
     )
+    assert_stays_on_the_device("get_batch")
 
 
 @pytest.mark.task("ch10.2")
@@ -544,6 +605,7 @@ def test_attention_keeps_batch_rows_apart():
     )
     x = torch.randn(2, 6, 12, generator=torch.Generator().manual_seed(3))
     check_layouts("attention", (12, 3, 8), [x], "CausalSelfAttention(12, 3, 8) on (2, 6, 12)")
+    assert_stays_on_the_device("attention")
 
 
 @pytest.mark.task("ch10.4")
@@ -627,6 +689,7 @@ def test_block_reads_its_input_in_any_memory_layout():
     """A Block gives the same output for the same input values whatever their memory layout (transposed, strided, offset)."""
     x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(4))
     check_layouts("block", (8, 2, 8), [x], "Block(8, 2, 8) on (2, 5, 8)")
+    assert_stays_on_the_device("block")
 
 
 @pytest.mark.task("ch10.5")
@@ -832,6 +895,7 @@ def test_every_layer_is_registered_and_trained():
         "are not registered as submodules"
     )
     assert not three["unreached"], f"parameters the loss never reaches: {three['unreached'][:4]}"
+    assert_stays_on_the_device("gpt")
 
 
 @pytest.mark.task("ch10.6")
