@@ -45,14 +45,19 @@ class _DeviceWatch(TorchDispatchMode):
 
 
 _INDEXING = {"index", "index_put", "index_put_", "_index_put_impl_"}
+# ops whose tensor arguments after the first are sizes that live on the CPU by contract
+# (pack_padded_sequence's lengths, tensor_split's indices)
+_CPU_SIZES = {"_pack_padded_sequence", "_pad_packed_sequence", "tensor_split"}
 
 
 def _compared(func, args, kwargs) -> list[torch.Tensor]:
-    """The tensors of an op that a GPU needs on one device: indices may stay on the CPU,
-    and a copy from the CPU onto the device is how values get there."""
+    """The tensors of an op that a GPU needs on one device: indices and sizes may stay on
+    the CPU, and a copy from the CPU onto the device is how values get there."""
     packet = func.overloadpacket.__name__
     if packet in _INDEXING:
         args = (args[0], *args[2:])
+    elif packet in _CPU_SIZES:
+        return [args[0]] if isinstance(args[0], torch.Tensor) else []
     elif packet == "copy_" and isinstance(args[0], torch.Tensor) and args[0].is_meta:
         return []
     return [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]

@@ -31,6 +31,11 @@ def indexed_from_the_cpu(x):  # CPU indices and a copy onto the device are fine 
     return out[torch.arange(x.shape[0])] + x * torch.tensor(2.0)
 
 
+def packed(x):  # pack_padded_sequence wants its lengths on the CPU, whatever x's device
+    lengths = torch.full((x.shape[0],), x.shape[1])
+    return torch.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True).data
+
+
 def test_a_function_that_ignores_the_device_is_named_with_the_op():
     x = torch.zeros(3, 4, device=META)
     for fn in (preallocated, helper_on_cpu):
@@ -44,6 +49,7 @@ def test_reading_values_is_no_verdict_and_a_right_function_returns_on_meta():
     assert on_meta(reads_values, x)[0] == NEEDS_VALUES
     outcome, out = on_meta(indexed_from_the_cpu, x)
     assert outcome == "returned" and out.is_meta and out.shape == (3, 4)
+    assert on_meta(packed, x)[0] != MIXED
 
 
 def test_an_error_of_another_kind_is_reported_as_raised():
