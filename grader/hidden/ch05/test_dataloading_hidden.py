@@ -25,7 +25,7 @@ from exercises.ch05.test_dataloading import (  # helpers shared with the public 
     stopped_early,
     too_many_workers,
 )
-from harness import judge
+from harness import devices, judge
 from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
@@ -249,8 +249,7 @@ DTYPES = [
 ]
 
 
-@pytest.mark.task("ch05.2")
-@pytest.mark.points(2)
+@pytest.mark.task("ch05.2")  # its second point went to the stays-on-the-device test
 @examples(40)
 @example(lengths=[1, 3], trailing=[2], dtype=torch.float32, target_kind="int", seed=1)
 @example(lengths=[4], trailing=[], dtype=torch.int64, target_kind="float", seed=2)
@@ -814,6 +813,41 @@ def collated_on(device, lengths, trailing, dtype):
     padded, _, _ = dl.pad_collate([(s.to(device), k) for k, s in enumerate(seqs)])
     values = None if padded.is_meta else padded.cpu()
     return str(padded.device), padded.dtype, tuple(padded.shape), values
+
+
+@probe
+def collated_on_meta(lengths, trailing, dtype):
+    """pad_collate on sequences of the meta device (a GPU's stand-in that holds no values),
+    watched by harness.devices: its outcome, and padded's device, dtype and shape."""
+    dt = getattr(torch, dtype)
+    batch = [(torch.zeros(n, *trailing, dtype=dt, device="meta"), k) for k, n in enumerate(lengths)]
+    outcome, seen = devices.on_meta(dl.pad_collate, batch)
+    if outcome != "returned":
+        return outcome, seen
+    padded = seen[0] if isinstance(seen, tuple | list) and seen else seen
+    if not isinstance(padded, torch.Tensor):
+        return "returned", f"a {type(padded).__name__} first, not a tensor"
+    return outcome, (str(padded.device), str(padded.dtype), tuple(padded.shape))
+
+
+@pytest.mark.task("ch05.2")
+def test_pad_collate_keeps_a_batch_on_its_device():
+    """pad_collate of sequences on another device (meta stands for a GPU here) builds the
+    padded batch there, in their dtype; code that must read values (right on a GPU, not
+    possible on meta) gets no verdict from this test."""
+    for dtype in ("float32", "int64", "bool"):
+        outcome, seen = collated_on_meta([2, 3, 1], [2], dtype)
+        if outcome == devices.NEEDS_VALUES:
+            continue
+        want = ("meta", f"torch.{dtype}", (3, 3, 2))
+        got = f"{outcome}: {seen}" if outcome != "returned" else f"padded {seen}"
+        assert outcome == "returned" and seen == want, (
+            f"pad_collate on three {dtype} sequences (L, 2) on the meta device (a GPU's "
+            f"stand-in) -> {got}; expected padded on meta, {want[1]}, {list(want[2])}. A "
+            "padded batch made with torch.zeros on the default CPU and filled row by row "
+            "brings a GPU batch back to the CPU: build it from the sequences "
+            "(pad_sequence, seqs[0].new_zeros(...))"
+        )
 
 
 @pytest.mark.task("ch05.2")
