@@ -1309,10 +1309,22 @@ def head_count_outcomes(cases):
             return {"type": type(exc).__name__, "value_error": isinstance(exc, ValueError)}
         return None
 
+    def built(E, n):  # a module that builds must also work: its output on x[1, 2, E]
+        got = outcome(at.MultiHeadSelfAttention, E, n)
+        if got is not None:
+            return got
+        try:
+            out = at.MultiHeadSelfAttention(E, n)(torch.ones(1, 2, E))
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - what was raised is the observation
+            return {"built": f"its forward raised {type(exc).__name__}"}
+        return {"built": out.detach() if isinstance(out, torch.Tensor) else repr(out)[:80]}
+
     return [
         {
             "split_heads": outcome(at.split_heads, torch.zeros(1, 2, E), n),
-            "MultiHeadSelfAttention": outcome(at.MultiHeadSelfAttention, E, n),
+            "MultiHeadSelfAttention": built(E, n),
         }
         for E, n in cases
     ]
@@ -1346,8 +1358,21 @@ def test_the_module_accepts_exactly_the_positive_divisors():
     for (E, n), got in zip(HEAD_SWEEP, seen):
         got = got["MultiHeadSelfAttention"]
         divisor = n >= 1 and E % n == 0
-        if (got is None) != divisor or (got is not None and not got["value_error"]):
-            wrong.append(f"({E}, {n}): {'built' if got is None else 'raised ' + got['type']}")
+        if "built" not in got:
+            if divisor or not got["value_error"]:
+                wrong.append(f"({E}, {n}): raised {got['type']}")
+        elif not divisor:
+            wrong.append(f"({E}, {n}): built")
+        else:
+            out = got["built"]
+            works = isinstance(out, torch.Tensor) and out.shape == (1, 2, E)
+            try:
+                judge.all_finite(out)
+            except AssertionError:
+                works = False
+            if not works:
+                seen_out = brief(out) if isinstance(out, torch.Tensor) else out
+                wrong.append(f"({E}, {n}): built, but on x[1, 2, {E}] gave {seen_out}")
     assert not wrong, (
         f"MultiHeadSelfAttention(E, n_heads) over n_heads from -E-1 to E+1: {wrong[:4]}; "
         "expected ValueError in __init__ exactly when n_heads is not a positive divisor of "
