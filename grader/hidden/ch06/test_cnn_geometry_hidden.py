@@ -1074,8 +1074,8 @@ def run_on_meta(which, cases):
             outcome, out = devices.on_meta(cg.to_channels_first, x)
         else:
             b, c, n, h, w = case
-            x = torch.zeros(b, c, h, w, device=meta)
-            outcome, out = devices.on_meta(lambda: cg.SmallCNN(c, n, (h, w)).to(meta)(x))  # noqa: B023 - called at once
+            model = cg.SmallCNN(c, n, (h, w)).to(meta)  # built on the CPU, moved, then watched
+            outcome, out = devices.on_meta(model, torch.zeros(b, c, h, w, device=meta))
         if outcome == devices.NEEDS_VALUES:  # it reads values: right on a GPU, not on meta
             seen.append({"cannot tell": out})
             continue

@@ -162,17 +162,24 @@ def on_meta(part):
     what it raised."""
     meta = torch.device("meta")
     ids = torch.zeros(2, 5, dtype=torch.long, device=meta)
-    runs = {
-        "get_batch": lambda: gpt.get_batch(
-            torch.zeros(50, dtype=torch.long, device=meta), 6, 3, torch.Generator().manual_seed(0)
+    x = torch.empty(2, 5, 8, device=meta)
+    calls = {  # modules are built on the CPU and moved; only the call itself is watched
+        "get_batch": lambda: (
+            gpt.get_batch,
+            (
+                torch.zeros(50, dtype=torch.long, device=meta),
+                6,
+                3,
+                torch.Generator().manual_seed(0),
+            ),
         ),
-        "attention": lambda: (
-            gpt.CausalSelfAttention(8, 2, 6).to(meta)(torch.empty(2, 5, 8, device=meta)),
-        ),
-        "block": lambda: (gpt.Block(8, 2, 6).to(meta)(torch.empty(2, 5, 8, device=meta)),),
-        "gpt": lambda: gpt.GPT(11, 8, 2, 2, 6).to(meta)(ids, ids),
+        "attention": lambda: (gpt.CausalSelfAttention(8, 2, 6).to(meta), (x,)),
+        "block": lambda: (gpt.Block(8, 2, 6).to(meta), (x,)),
+        "gpt": lambda: (gpt.GPT(11, 8, 2, 2, 6).to(meta), (ids, ids)),
     }
-    outcome, out = devices.on_meta(runs[part])
+    call, args = calls[part]()
+    outcome, out = devices.on_meta(call, *args)
+    out = (out,) if isinstance(out, torch.Tensor) else out
     if outcome == devices.NEEDS_VALUES:
         return CANNOT_TELL  # it reads values: right on a GPU, impossible on meta
     if outcome != "returned":
