@@ -88,6 +88,20 @@ def on_meta(call, *args, **kwargs) -> tuple[str, object]:
     return "returned", out
 
 
+def described_on_meta(call, *args, **kwargs) -> dict:
+    """``on_meta`` as a probe returns it, in plain data: {"cannot tell": the error} where the
+    call reads values, {"raised": what happened} where it raised or mixed devices, else its
+    tensor result's {"device", "dtype", "shape"} (device and dtype as text)."""
+    outcome, out = on_meta(call, *args, **kwargs)
+    if outcome == NEEDS_VALUES:
+        return {"cannot tell": out}  # right on a GPU, impossible on meta: no verdict
+    if outcome != "returned":
+        return {"raised": out if outcome == "raised" else f"mixed devices: {out}"}
+    if not isinstance(out, torch.Tensor):
+        return {"raised": f"returned {type(out).__name__}"}
+    return {"device": str(out.device), "dtype": str(out.dtype), "shape": tuple(out.shape)}
+
+
 def _reads_values(exc: Exception) -> bool:
     text = str(exc)
     return any(

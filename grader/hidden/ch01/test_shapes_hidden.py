@@ -630,15 +630,7 @@ def on_meta(dtype):
     and shape, or what was raised."""
     meta, dt = torch.device("meta"), getattr(torch, dtype)
 
-    def seen(call, *args):
-        outcome, out = devices.on_meta(call, *args)
-        if outcome == devices.NEEDS_VALUES:
-            return {"cannot tell": out}  # it reads values: right on a GPU, impossible on meta
-        if outcome != "returned":
-            return {"raised": out if outcome == "raised" else f"mixed devices: {out}"}
-        if not isinstance(out, torch.Tensor):
-            return {"raised": f"returned {type(out).__name__}"}
-        return {"device": str(out.device), "dtype": str(out.dtype), "shape": tuple(out.shape)}
+    seen = devices.described_on_meta
 
     x, y = torch.zeros(4, 3, dtype=dt, device=meta), torch.zeros(5, 3, dtype=dt, device=meta)
     W, b = torch.zeros(2, 3, dtype=dt, device=meta), torch.zeros(2, dtype=dt, device=meta)

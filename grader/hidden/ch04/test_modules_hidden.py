@@ -869,15 +869,7 @@ def running_norm_on_meta(dtype):
     then in eval mode: each output's and buffer's device, dtype and shape, or what was raised."""
     meta, dt = torch.device("meta"), getattr(torch, dtype)
 
-    def seen(call, *args):
-        outcome, out = devices.on_meta(call, *args)
-        if outcome == devices.NEEDS_VALUES:
-            return {"cannot tell": out}  # it reads values: right on a GPU, impossible on meta
-        if outcome != "returned":
-            return {"raised": out if outcome == "raised" else f"mixed devices: {out}"}
-        if not isinstance(out, torch.Tensor):
-            return {"raised": f"returned {type(out).__name__}"}
-        return {"device": str(out.device), "dtype": str(out.dtype), "shape": tuple(out.shape)}
+    seen = devices.described_on_meta
 
     norm = md.RunningNorm(3, momentum=0.2).to(meta, dt)
     x = torch.zeros(5, 3, dtype=dt, device=meta)

@@ -1393,15 +1393,7 @@ def on_meta(dtypes, masks, parts):
     no values, like a GPU you don't have): for each case the result's device, dtype and
     shape, or the exception's type and text."""
 
-    def seen(call, *args):
-        outcome, out = devices.on_meta(call, *args)
-        if outcome == devices.NEEDS_VALUES:
-            return {"cannot tell": out}  # it reads values: right on a GPU, impossible on meta
-        if outcome != "returned":
-            return {"raised": out if outcome == "raised" else f"mixed devices: {out}"}
-        if not isinstance(out, torch.Tensor):
-            return {"raised": f"returned {type(out).__name__}"}
-        return {"device": str(out.device), "dtype": out.dtype, "shape": tuple(out.shape)}
+    seen = devices.described_on_meta
 
     meta = torch.device("meta")
     shapes = {"full": (3, 5), "per-example": (2, 1, 5), "keys": (5,)}
@@ -1500,7 +1492,7 @@ def _device_check(part, prefixes, task):
             continue
         if "raised" in seen:
             wrong.append(f"{name} raised {seen['raised']}")
-        elif (seen["device"], seen["dtype"], seen["shape"]) != (device, dtype, shape):
+        elif (seen["device"], seen["dtype"], seen["shape"]) != (device, str(dtype), shape):
             wrong.append(
                 f"{name} gave {seen['dtype']} {list(seen['shape'])} on {seen['device']}, "
                 f"expected {dtype} {list(shape)} on {device}"
