@@ -1,5 +1,6 @@
 """What the stubs declare, which the harness checks on every call: result types
-(harness/returns.py) and parameters (harness/signatures.py).
+(harness/returns.py), parameters (harness/signatures.py) and parameters' types
+(harness/retyped.py).
 
 Written by `python -m harness.returns --write`; tests/test_structure.py keeps it equal
 to the stubs."""
@@ -538,5 +539,281 @@ PARAMETERS = {
             ["seed", "positional", "0"],
             ["batch_fn", "positional", "None"],
         ],
+    },
+}
+
+ANNOTATIONS = {
+    "ch00": {
+        "gradient_at": {"w": "float", "x": "float", "target": "float"},
+        "train_scalar": {
+            "xs": "list[float]",
+            "targets": "list[float]",
+            "w0": "float",
+            "lr": "float",
+            "steps": "int",
+        },
+        "classify_curve": {"losses": "list[float]"},
+        "plot_losses": {"losses": "list[float]", "path": "str | Path"},
+    },
+    "ch01": {
+        "broadcast_shape": {"a": "Sequence[int]", "b": "Sequence[int]"},
+        "pairwise_sq_dists": {"x": "torch.Tensor", "y": "torch.Tensor"},
+        "batch_linear": {"x": "torch.Tensor", "W": "torch.Tensor", "b": "torch.Tensor"},
+        "trace_shapes": {"fn": "Callable"},
+        "first_divergence": {
+            "trace": "Sequence[tuple[str, Sequence[int]]]",
+            "expected": "Sequence",
+        },
+        "is_view_of": {"a": "torch.Tensor", "b": "torch.Tensor"},
+        "standardize_channels_": {"x": "torch.Tensor", "eps": "float"},
+    },
+    "ch02": {
+        "reachable_params": {
+            "loss": "Tensor",
+            "named_params": "Mapping[str, Tensor] | Iterable[tuple[str, Tensor]]",
+        },
+        "find_graph_cuts": {"fn": "Callable[..., Any]"},
+        "first_stage": {"w1": "Tensor", "x": "Tensor", "log": "list[Tensor]"},
+        "run_two_stage": {
+            "stage": "Callable[[Tensor, Tensor, list[Tensor]], Tensor]",
+            "steps": "int",
+            "lr": "float",
+        },
+        "two_stage_train": {"steps": "int", "lr": "float"},
+        "accumulated_grad": {
+            "model": "nn.Module",
+            "loss_fn": "Callable[[Tensor, Tensor], Tensor]",
+            "batch": "tuple[Tensor, Tensor]",
+            "n_micro": "int",
+        },
+    },
+    "ch03": {
+        "make_xor_data": {"n": "int", "seed": "int"},
+        "init_mlp": {
+            "d_in": "int",
+            "hidden": "int",
+            "n_classes": "int",
+            "generator": "torch.Generator",
+        },
+        "mlp_forward": {"params": "Params", "X": "Tensor"},
+        "cross_entropy": {"logits": "Tensor", "targets": "Tensor"},
+        "sgd_step": {"params": "Params", "lr": "float"},
+        "step_report": {"before": "Params", "params": "Params"},
+        "accuracy": {
+            "params": "Params",
+            "X": "Tensor",
+            "y": "Tensor",
+            "forward": "Callable[[Params, Tensor], Tensor] | None",
+        },
+        "train_mlp": {
+            "data": "XorData",
+            "hidden": "int",
+            "lr": "float",
+            "steps": "int",
+            "seed": "int",
+            "forward": "Callable[[Params, Tensor], Tensor] | None",
+        },
+    },
+    "ch04": {
+        "xor_data": {"n": "int", "seed": "int"},
+        "Block.forward": {"x": "Tensor"},
+        "Encoder.forward": {"x": "Tensor"},
+        "Classifier.forward": {"x": "Tensor"},
+        "unregistered_state": {"model": "nn.Module"},
+        "optimizer_coverage": {"model": "nn.Module", "optimizer": "torch.optim.Optimizer"},
+        "RunningNorm.forward": {"x": "Tensor"},
+        "save_checkpoint": {
+            "path": "str | Path",
+            "model": "nn.Module",
+            "optimizer": "torch.optim.Optimizer | None",
+        },
+        "load_checkpoint": {
+            "path": "str | Path",
+            "model": "nn.Module",
+            "optimizer": "torch.optim.Optimizer | None",
+        },
+    },
+    "ch05": {
+        "AugmentedDataset.reseed": {"seed": "int"},
+        "time_loader": {
+            "loader": "Iterable",
+            "consume": "Callable[[Any], Any]",
+            "max_batches": "int | None",
+        },
+        "pad_collate": {"batch": "list[tuple[torch.Tensor, Any]]"},
+        "seed_worker": {"worker_id": "int"},
+        "make_loader": {
+            "dataset": "Dataset",
+            "batch_size": "int",
+            "num_workers": "int",
+            "seed": "int",
+        },
+    },
+    "ch05a": {
+        "Normalizer.apply": {"x": "torch.Tensor"},
+        "make_stripe_task": {"seed": "int"},
+        "fit_normalizer": {"train_x": "torch.Tensor"},
+        "check_contract": {"batch": "torch.Tensor", "contract": "Contract"},
+        "flip_with_label": {"image": "torch.Tensor", "label": "int | torch.Tensor"},
+        "train_with_pipeline": {"scale": "bool", "seed": "int", "epochs": "int"},
+    },
+    "ch06": {
+        "to_channels_first": {"x": "torch.Tensor"},
+        "conv2d_output_hw": {
+            "h": "int",
+            "w": "int",
+            "kernel": "int | tuple[int, int]",
+            "stride": "int | tuple[int, int]",
+            "padding": "int | tuple[int, int]",
+            "dilation": "int | tuple[int, int]",
+        },
+        "receptive_field": {"layers": "Iterable[nn.Module]"},
+        "SmallCNN.forward": {"x": "torch.Tensor"},
+        "ChannelsLastConv.forward": {"images": "torch.Tensor"},
+    },
+    "ch06a": {
+        "masked_mean": {"x": "torch.Tensor", "mask": "torch.Tensor", "dim": "int"},
+        "sequence_scores": {
+            "x": "torch.Tensor",
+            "mask": "torch.Tensor",
+            "head": "Callable[[torch.Tensor], torch.Tensor] | None",
+        },
+        "hinge_loss": {"scores": "torch.Tensor", "y": "torch.Tensor", "reduction": "str"},
+        "train_linear_svm": {
+            "X": "torch.Tensor",
+            "y": "torch.Tensor",
+            "C": "float",
+            "steps": "int",
+            "lr": "float",
+        },
+        "distance_concentration": {
+            "dims": "Sequence[int]",
+            "n": "int",
+            "generator": "torch.Generator | None",
+        },
+    },
+    "ch07": {
+        "split_heads": {"x": "torch.Tensor", "n_heads": "int"},
+        "merge_heads": {"x": "torch.Tensor"},
+        "causal_mask": {"T": "int", "device": "torch.device | str | None"},
+        "attention_weights": {
+            "q": "torch.Tensor",
+            "k": "torch.Tensor",
+            "mask": "torch.Tensor | None",
+        },
+        "attention": {
+            "q": "torch.Tensor",
+            "k": "torch.Tensor",
+            "v": "torch.Tensor",
+            "mask": "torch.Tensor | None",
+        },
+        "MultiHeadSelfAttention.forward": {"x": "torch.Tensor"},
+    },
+    "ch08": {
+        "TransferNet.forward": {"x": "Tensor"},
+        "make_task": {
+            "n": "int",
+            "seed": "int",
+            "d_in": "int",
+            "n_classes": "int",
+            "shuffle_labels": "bool",
+        },
+        "train_steps": {
+            "model": "nn.Module",
+            "optimizer": "torch.optim.Optimizer",
+            "loss_fn": "LossFn",
+            "batch": "tuple[Tensor, Tensor]",
+            "steps": "int",
+        },
+        "build_transfer_setup": {"model": "TransferNet"},
+        "diagnose": {
+            "model": "nn.Module",
+            "optimizer": "torch.optim.Optimizer",
+            "loss_fn": "LossFn",
+            "batch": "tuple[Tensor, Tensor]",
+            "steps": "int",
+        },
+        "overfit_one_batch": {
+            "model": "nn.Module",
+            "batch": "tuple[Tensor, Tensor]",
+            "steps": "int",
+        },
+    },
+    "ch09": {
+        "time_fn": {
+            "fn": "Callable[[], Any]",
+            "warmup": "int",
+            "iters": "int",
+            "device": "str | torch.device",
+            "sync": "Callable[[], Any] | None",
+            "clock": "Callable[[], float] | None",
+        },
+        "ms_per_step": {
+            "step": "Callable[[], Any]",
+            "steps": "int",
+            "device": "str | torch.device",
+            "sync": "Callable[[], Any] | None",
+            "clock": "Callable[[], float] | None",
+        },
+        "profile_top_ops": {"fn": "Callable[[], Any]", "n": "int"},
+        "estimate_activation_mb": {
+            "batch": "int",
+            "widths": "Sequence[int]",
+            "dtype": "torch.dtype",
+        },
+        "peak_memory_mb": {
+            "fn": "Callable[[], Any]",
+            "device": "str | torch.device",
+            "memory": "Any",
+        },
+    },
+    "ch09a": {
+        "CausalTagger.forward": {"idx": "torch.Tensor"},
+        "compile_stats": {"fn": "Callable", "inputs": "Iterable[Any]"},
+        "serve": {"model": "nn.Module", "requests": "Sequence[torch.Tensor]", "backend": "Any"},
+        "NormalizedGate.forward": {"x": "torch.Tensor"},
+        "guard_reasons": {"fn": "Callable", "first": "Any", "second": "Any"},
+    },
+    "ch09b": {
+        "make_data": {"config": "RunConfig"},
+        "build_model": {"config": "RunConfig"},
+        "make_run": {"config": "RunConfig", "seed": "int"},
+        "compare_runs": {"a": "RunResult", "b": "RunResult"},
+        "is_regression": {
+            "baseline_by_seed": "Mapping[int, float]",
+            "candidate_by_seed": "Mapping[int, float]",
+        },
+    },
+    "ch10": {
+        "CharTokenizer.encode": {"text": "str"},
+        "get_batch": {
+            "data": "torch.Tensor",
+            "block_size": "int",
+            "batch_size": "int",
+            "generator": "torch.Generator | None",
+        },
+        "check_targets": {"x": "torch.Tensor", "y": "torch.Tensor"},
+        "CausalSelfAttention.forward": {"x": "torch.Tensor"},
+        "Block.forward": {"x": "torch.Tensor"},
+        "GPT.forward": {"idx": "torch.Tensor", "targets": "torch.Tensor | None"},
+        "generate": {
+            "model": "nn.Module",
+            "idx": "torch.Tensor",
+            "max_new_tokens": "int",
+            "temperature": "float",
+            "generator": "torch.Generator | None",
+        },
+        "train_gpt": {
+            "text": "str",
+            "steps": "int",
+            "block_size": "int",
+            "batch_size": "int",
+            "n_layer": "int",
+            "n_head": "int",
+            "n_embd": "int",
+            "lr": "float",
+            "seed": "int",
+            "batch_fn": "Callable | None",
+        },
     },
 }

@@ -35,6 +35,11 @@ which holds the call to what any contract says unless it says otherwise:
   parameters (``harness.contracts``), that first call is also made with only the last
   example of the batch, and must give the last row of the batch's result
   (``harness.batches``);
+- **every value of a declared type is accepted**: that first call is also made with one
+  argument at a time given as another member of the type its stub declares (a whole
+  float as an int, a tuple for a list, a read-only mapping for a dict, an iterator for a
+  list: ``harness.retyped``), wherever the call is plain data, and must give the same
+  result;
 - **the same call gives the same result**: that second call (a plain repeat where no
   tensor can be laid out otherwise) differs, and so does a third with the very same
   arguments: the first call left something behind (a global counter, a mutable default
@@ -63,7 +68,7 @@ import weakref
 
 import torch
 
-from harness import batches, contracts, layouts, returns, signatures
+from harness import batches, contracts, layouts, returns, retyped, signatures
 from harness.globalstate import global_state, state_changes, watched_folders, written
 from harness.ownership import HANDOUTS, Owned, shared_with
 
@@ -306,9 +311,10 @@ def _input_key(x, depth: int = 0):
 
 
 def _layout_plan(key, allow, states, named, args, kwargs):
-    """What the layout invariant will call again after this call (see module doc): the
-    arguments re-laid out, and the method's object as it was; None when nothing."""
-    if not allow.layouts or allow.changes or _in_worker():
+    """What the layout, batch and declared-type invariants will call again after this
+    call (see module doc): the arguments re-laid out, the last example alone, the
+    arguments retyped, and the method's object as it was; None when nothing."""
+    if allow.changes or _in_worker():
         return None
     owner = dict(named).get("self")
     module = isinstance(owner, torch.nn.Module)
@@ -322,12 +328,15 @@ def _layout_plan(key, allow, states, named, args, kwargs):
         return None
     _LAYOUT_SIGNATURES.add(signature)
     names = [n for n, _ in named if n != "self"]
-    plan = layouts.relaid_all(plain, kwargs, names)
-    alone = None
-    if allow.batch and layouts.relaid(plain, kwargs, names) is not None:  # plain data only
-        alone = batches.last_alone(plain, kwargs, names, allow.batch, allow.batch_from)
-    if not plan and alone is None:
+    plan = layouts.relaid_all(plain, kwargs, names) if allow.layouts else []
+    alone, other_types = None, []
+    if layouts.relaid(plain, kwargs, names) is not None:  # plain data only
+        if allow.batch:
+            alone = batches.last_alone(plain, kwargs, names, allow.batch, allow.batch_from)
+        other_types = retyped.variants(key, plain, kwargs, names)
+    if not plan and alone is None and not other_types:
         return None
+    plan = (plan, other_types)
     if owner is None:
         return plan, alone, None, None
     if module:  # its parameters, buffers and modes, and every submodule's plain attributes
@@ -367,7 +376,7 @@ def _unwatched(model: torch.nn.Module, chapter: str) -> bool:
 
 
 def _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, result) -> None:
-    plans, alone, owner, generator = again
+    (plans, other_types), alone, owner, generator = again
     if any(isinstance(v, str) and os.path.exists(v) for _, v in named):
         return  # it was given a file: calling it again could find its own output there
     if owner is not None:
@@ -382,6 +391,8 @@ def _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, res
             _same_in_layout(fn, name, named, states, state, plan, (args, kwargs, result))
         if alone is not None:
             _same_row_alone(fn, name, named, states, state, alone, (args, kwargs, result))
+        for other in other_types:
+            _same_when_retyped(fn, name, named, states, state, other, (args, kwargs, result))
     finally:  # what the first call left in its object is what the caller sees
         for obj, attributes in kept:
             vars(obj).clear()
@@ -477,6 +488,37 @@ def _same_row_alone(fn, name, named, states, state, alone, call) -> None:
         f"{_call_text(name, named)} on a batch of {alone.size} and on its last example alone "
         f"(only the last row of {alone.where}, a batch of one) disagree: {differs}: "
         f"{_BATCH_LESSON}"
+    )
+
+
+_RETYPED_LESSON = (
+    "a parameter takes every value of the type its stub declares, not only the kind the "
+    "examples pass: a `float` takes an int (1 as well as 1.0), a `Sequence` a tuple as well "
+    "as a list, a `Mapping` any mapping (not only a dict), an `Iterable` an iterator that "
+    "can be walked only once; convert what you rely on (float(x), list(xs), dict(m)) "
+    "(invariant: every value of the declared type is accepted)"
+)
+
+
+def _same_when_retyped(fn, name, named, states, state, other, call) -> None:
+    args, kwargs, result = call
+    given = (args[0], *other.args) if dict(named).get("self") is not None else other.args
+
+    def same(first, then):
+        differs = layouts.difference(first, then, numbers=True)
+        return f"it gave another result ({differs})" if differs else None
+
+    differs = _call_again(fn, given, other.kwargs, state, states, result, same)
+    if differs is None:
+        return
+    if _call_again(fn, args, kwargs, state, states, result):
+        raise _fail(
+            f"{_call_text(name, named)}, called again with the same arguments: it gave "
+            f"another result: {_REPEAT_LESSON}"
+        )
+    raise _fail(
+        f"{_call_text(name, named)} works as called, but with {other.where} {differs}: "
+        f"{_RETYPED_LESSON}"
     )
 
 

@@ -147,10 +147,15 @@ _TOLERANCE = {
 }
 
 
-def difference(a, b, where: str = "the result", depth: int = 0) -> str | None:
+def difference(
+    a, b, where: str = "the result", depth: int = 0, numbers: bool = False
+) -> str | None:
     """Where two results of the same call on the same values differ beyond a reduction's
     rounding (None if nowhere): tensors by shape, dtype and value, containers by their
-    items, numbers within rounding; what cannot be compared (a figure, an object) is not."""
+    items, numbers within rounding; what cannot be compared (a figure, an object) is not.
+    With ``numbers``, an int and a float of the same value are the same."""
+    if numbers and type(a) in (int, float) and type(b) in (int, float) and type(a) is not type(b):
+        a, b = float(a), float(b)
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         if a.shape != b.shape or a.dtype != b.dtype:
             return f"{where}: shape {tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}"
@@ -183,7 +188,7 @@ def difference(a, b, where: str = "the result", depth: int = 0) -> str | None:
         fields = getattr(a, "_fields", None) or range(len(a))
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             name = f"{where}.{fields[i]}" if isinstance(fields, tuple) else f"{where}[{i}]"
-            found = difference(x, y, name, depth + 1)
+            found = difference(x, y, name, depth + 1, numbers)
             if found:
                 return found
         return None
@@ -191,14 +196,18 @@ def difference(a, b, where: str = "the result", depth: int = 0) -> str | None:
         if list(a) != list(b):
             return f"{where}: keys {list(a)} vs {list(b)}"
         for k in a:
-            found = difference(a[k], b[k], f"{where}[{k!r}]", depth + 1)
+            found = difference(a[k], b[k], f"{where}[{k!r}]", depth + 1, numbers)
             if found:
                 return found
         return None
     if dataclasses.is_dataclass(a) and not isinstance(a, type):
         for f in dataclasses.fields(a):
             found = difference(
-                getattr(a, f.name, None), getattr(b, f.name, None), f"{where}.{f.name}", depth + 1
+                getattr(a, f.name, None),
+                getattr(b, f.name, None),
+                f"{where}.{f.name}",
+                depth + 1,
+                numbers,
             )
             if found:
                 return found

@@ -37,14 +37,16 @@ _ANY = object()  # what an annotation the checker does not read accepts
 # ---- the table ------------------------------------------------------------------------------
 
 
-def _declared(stub: str) -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, list]]:
+def _declared(stub: str) -> tuple[dict, dict, dict, dict]:
     """``({function or Class.method: return annotation}, {Class: {field: annotation}},
-    {function or Class.method: parameters})`` of a stub's public definitions (fields:
-    named tuples and dataclasses; parameters: ``harness.signatures``' form)."""
-    returns, fields, parameters = {}, {}, {}
+    {function or Class.method: parameters}, {function or Class.method: {parameter:
+    annotation}})`` of a stub's public definitions (fields: named tuples and dataclasses;
+    parameters: ``harness.signatures``' form; annotations: ``harness.retyped``'s)."""
+    returns, fields, parameters, annotations = {}, {}, {}, {}
     for node in ast.parse(stub).body:
         if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
             parameters[node.name] = _parameters(node.args)
+            annotations[node.name] = _annotations(node.args)
             if node.returns:
                 returns[node.name] = ast.unparse(node.returns)
         if not isinstance(node, ast.ClassDef) or node.name.startswith("_"):
@@ -53,6 +55,7 @@ def _declared(stub: str) -> tuple[dict[str, str], dict[str, dict[str, str]], dic
             public = isinstance(item, ast.FunctionDef) and not item.name.startswith("_")
             if public or getattr(item, "name", "") == "forward":
                 parameters[f"{node.name}.{item.name}"] = _parameters(item.args)
+                annotations[f"{node.name}.{item.name}"] = _annotations(item.args)
                 if item.returns:
                     returns[f"{node.name}.{item.name}"] = ast.unparse(item.returns)
         record = {
@@ -62,7 +65,7 @@ def _declared(stub: str) -> tuple[dict[str, str], dict[str, dict[str, str]], dic
         }
         if record and _is_record(node):
             fields[node.name] = record
-    return returns, fields, parameters
+    return returns, fields, parameters, {k: v for k, v in annotations.items() if v}
 
 
 def _parameters(args: ast.arguments) -> list[list]:
@@ -83,6 +86,12 @@ def _parameters(args: ast.arguments) -> list[list]:
     return found
 
 
+def _annotations(args: ast.arguments) -> dict[str, str]:
+    """``{parameter: annotation}`` of the parameters that have one."""
+    every = args.posonlyargs + args.args + args.kwonlyargs
+    return {a.arg: ast.unparse(a.annotation) for a in every if a.annotation is not None}
+
+
 def _is_record(node: ast.ClassDef) -> bool:
     bases = {ast.unparse(b) for b in node.bases}
     decorators = {ast.unparse(d).split("(")[0] for d in node.decorator_list}
@@ -93,21 +102,23 @@ def _is_record(node: ast.ClassDef) -> bool:
 
 def table_from_stubs() -> dict:
     """What ``harness/declared.py`` must say for the stubs as they are now."""
-    found: dict = {"returns": {}, "fields": {}, "parameters": {}}
+    found: dict = {"returns": {}, "fields": {}, "parameters": {}, "annotations": {}}
     for chapter in chapters().values():
         stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text(
             encoding="utf-8"
         )
-        returns, fields, parameters = _declared(stub)
+        returns, fields, parameters, annotations = _declared(stub)
         found["returns"][chapter.id] = returns
         found["fields"][chapter.id] = fields
         found["parameters"][chapter.id] = parameters
+        found["annotations"][chapter.id] = annotations
     return found
 
 
 def table() -> dict:
     """``{"returns": {chapter: {name: annotation}}, "fields": {chapter: {Class: {field:
-    annotation}}}, "parameters": {chapter: {name: parameters}}}``, as
+    annotation}}}, "parameters": {chapter: {name: parameters}}, "annotations": {chapter:
+    {name: {parameter: annotation}}}}``, as
     ``harness/declared.py`` holds it."""
     from harness import declared
 
@@ -115,6 +126,7 @@ def table() -> dict:
         "returns": declared.RETURNS,
         "fields": declared.FIELDS,
         "parameters": declared.PARAMETERS,
+        "annotations": declared.ANNOTATIONS,
     }
 
 
@@ -134,11 +146,13 @@ def result_mismatch(key: str, value, namespace: dict) -> tuple[str, str] | None:
 def _to_python(found: dict) -> str:
     return (
         '"""What the stubs declare, which the harness checks on every call: result types\n'
-        "(harness/returns.py) and parameters (harness/signatures.py).\n\n"
+        "(harness/returns.py), parameters (harness/signatures.py) and parameters' types\n"
+        "(harness/retyped.py).\n\n"
         "Written by `python -m harness.returns --write`; tests/test_structure.py keeps it equal\n"
         'to the stubs."""\n\n'
         f"RETURNS = {found['returns']!r}\n\nFIELDS = {found['fields']!r}\n\n"
-        f"PARAMETERS = {found['parameters']!r}\n"
+        f"PARAMETERS = {found['parameters']!r}\n\n"
+        f"ANNOTATIONS = {found['annotations']!r}\n"
     )
 
 

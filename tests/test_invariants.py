@@ -1066,3 +1066,111 @@ def test_the_table_cannot_be_loosened_from_the_students_process():
     with pytest.raises(dataclasses.FrozenInstanceError):
         contracts.NOTHING.changes = frozenset({"x"})  # type: ignore[misc]
     assert re.fullmatch(r"[\w.]+", invariants.BROKEN_TYPE) and inspect.isclass(Allow)
+
+
+# ---- every value of a declared type is accepted ------------------------------------------
+
+
+@pytest.fixture
+def declared_types(monkeypatch):
+    """Declare parameter types for the ``test.*`` functions these tests call."""
+    from harness import declared
+
+    table = {"test": {}}
+    monkeypatch.setattr(declared, "ANNOTATIONS", {**declared.ANNOTATIONS, **table})
+    return table["test"]
+
+
+def _pad_to_three(a):  # list arithmetic: a tuple cannot be added to a list
+    return tuple([1] * (3 - len(a)) + a)
+
+
+def _leaf(lr):  # only a float tensor can require a gradient
+    return float(torch.tensor(lr, requires_grad=True) * 2)
+
+
+def _mean(xs):  # an int64 tensor has no mean
+    return torch.tensor(xs).mean().item()
+
+
+def _total(m):  # other mappings are taken for empty
+    return float(sum(m.values())) if isinstance(m, dict) else 0.0
+
+
+def _walked_twice(xs):  # an iterator is empty the second time
+    return len(list(xs)) + sum(xs)
+
+
+def _doubled(k):  # a tuple doubles into four items
+    return k * 2
+
+
+def _is_image(path):  # a Path has no endswith
+    return path.endswith(".png")
+
+
+@pytest.mark.parametrize(
+    ("fn", "annotation", "value", "seen"),
+    [
+        (_pad_to_three, "Sequence[int]", [4, 5], "`a` given as a tuple instead of a list"),
+        (_leaf, "float", 1.0, "`lr` given as 1 instead of 1.0"),
+        (_mean, "list[float]", [1.0, 2.0], "`xs` given with item 0 as 1 instead of 1.0"),
+        (_total, "Mapping[int, float]", {0: 1.5}, "`m` given as a read-only mapping"),
+        (_walked_twice, "Iterable[int]", [1, 2], "`xs` given as an iterator"),
+        (_doubled, "int | tuple[int, int]", 3, "`k` given as (3, 3) instead of 3"),
+        (_is_image, "str | Path", "a.png", "`path` given as a Path instead of a str"),
+    ],
+    ids=[
+        "tuple for list",
+        "int for float",
+        "ints in a list",
+        "mapping",
+        "iterator",
+        "pair",
+        "path",
+    ],
+)
+def test_a_function_that_takes_only_the_examples_kind_of_its_declared_type_is_caught(
+    declared_types, fn, annotation, value, seen
+):
+    name = inspect.signature(fn).parameters.__iter__().__next__()
+    declared_types[fn.__name__] = {name: annotation}
+    text = broken(fn, value)
+    assert seen in text and f"(its declared type is `{annotation}`)" in text, text
+    assert "(invariant: every value of the declared type is accepted)" in text
+
+
+def test_each_other_member_is_tried_once_per_signature_and_equal_numbers_are_the_same(
+    declared_types,
+):
+    seen = []
+
+    def scaled(xs, lr, shape):
+        seen.append((type(xs[0]).__name__, type(lr).__name__, type(shape).__name__))
+        return [x * lr for x in xs], tuple(shape)  # ints in, ints out: still the same values
+
+    declared_types["scaled"] = {"xs": "list[float]", "lr": "float", "shape": "Sequence[int]"}
+    assert run(scaled, [1.0, 2.0], 2.0, [3, 4]) == ([2.0, 4.0], (3, 4))
+    assert seen == [
+        ("float", "float", "list"),
+        ("float", "float", "list"),  # the same call again (nothing to lay out otherwise)
+        ("int", "float", "list"),  # the whole floats of xs as ints
+        ("float", "int", "list"),  # lr as an int
+        ("float", "float", "tuple"),  # shape as a tuple
+    ]
+    run(scaled, [5.0, 6.0], 3.0, [3, 4])  # the same kinds of input: not tried again
+    assert len(seen) == 6
+    run(scaled, [0.5], 0.25, [1])  # nothing whole to give as an int: shape alone
+    assert seen[6:] == [("float", "float", "list")] * 2 + [("float", "float", "tuple")]
+
+
+def test_a_call_that_is_not_plain_data_is_not_retyped(declared_types):
+    calls = []
+
+    def fit(model, lr):
+        calls.append(lr)
+        return lr
+
+    declared_types["fit"] = {"model": "nn.Module", "lr": "float"}
+    run(fit, nn.Linear(1, 1), 1.0)  # a module among the arguments: not called again unseen
+    assert calls == [1.0]
