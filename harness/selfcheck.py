@@ -18,7 +18,9 @@ failure message must match (case-insensitive), and may declare ``SELECT``, a pyt
 ``TASK``, the task whose tests must catch it (so blame lands where the mistake is).
 
 An alternative is built the same way (appended, ``EDITS`` allowed) and declares nothing
-else: its docstring says what it does differently and why that is still right.
+else: its docstring says what it does differently and why that is still right. It runs
+the tests of the tasks whose code it changes, and of the tasks whose code reaches what it
+changes (``tasks_reached``): the rest of the module is the solution's, proven already.
 
 A mistake inside a long function is written as ``EDITS = [(old, new), ...]``: each
 ``old`` text must occur exactly once in the solution and is replaced by ``new`` before
@@ -84,6 +86,79 @@ def build_variant(chapter, variant: Path, workdir: Path) -> Path:
     return root
 
 
+def tasks_reached(chapter, variant: Path) -> list[str] | None:
+    """The tasks whose tests can see what ``variant`` changes in the solution, or None for
+    every task: the definitions it replaces or edits, every top-level definition whose code
+    names one of those (and so on), and every task that relies on such a task (``uses``).
+    A change that module-level code reads, or a public name that is no task's, counts as
+    reaching every task."""
+    from harness import index
+    from harness.target import NAMED_TARGETS
+
+    solution = (NAMED_TARGETS["solutions"] / chapter.id / f"{chapter.module}.py").read_text(
+        encoding="utf-8"
+    )
+    settings, text = variant_settings(variant), variant.read_text(encoding="utf-8")
+    imported = {b for node in ast.parse(solution).body for b in _imports(node)}
+    changed = set()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            changed.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):  # the same import changes nothing
+            changed |= {name for name, source in _imports(node) - imported}
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            changed |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            return None  # code that runs at import: anything may see it
+    top = ast.parse(solution).body
+    for old, _ in settings["EDITS"]:
+        at = solution.index(old)
+        line = solution.count("\n", 0, at) + 1
+        node = next((n for n in top if n.lineno <= line <= n.end_lineno), None)
+        if not isinstance(node, ast.FunctionDef | ast.ClassDef):
+            return None
+        changed.add(node.name)
+    module = ast.parse(apply_edits(solution, settings["EDITS"], variant.name) + "\n" + text)
+    names_in = {}  # top-level definition -> the names its code uses
+    for node in module.body:
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and type(n.ctx) is ast.Load}
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names_in.setdefault(node.name, set()).update(used)
+        elif not isinstance(node, ast.Import | ast.ImportFrom) and used & changed:
+            return None  # module-level code reads something changed
+    reached, grew = set(changed), True
+    while grew:
+        more = {name for name, used in names_in.items() if used & reached} - reached
+        reached |= more
+        grew = bool(more)
+    by_name = {t.name: t.id for t in chapter.tasks}
+    bound = {
+        n.id if isinstance(n, ast.Name) else n.name
+        for node in ast.parse(solution).body
+        for n in ([node] if isinstance(node, ast.FunctionDef | ast.ClassDef) else [])
+    }
+    if any(n in bound and not n.startswith("_") and n not in by_name for n in reached):
+        return None  # a public name the tests may call is no task's
+    tasks = {by_name[n] for n in reached if n in by_name}
+    tasks |= {t.id for t in chapter.tasks if set(index.relies_on(t.id)) & tasks}
+    if len(tasks) == len(chapter.tasks):
+        return None
+    return sorted(tasks, key=index.task_key)
+
+
+def _imports(node) -> set[tuple[str, str]]:
+    """``{(name bound, what it is bound to)}`` of an import statement."""
+    if isinstance(node, ast.Import):
+        return {
+            ((a.asname or a.name).split(".")[0], a.asname and a.name or a.name.split(".")[0])
+            for a in node.names
+        }
+    if isinstance(node, ast.ImportFrom):
+        return {(a.asname or a.name, f"{node.module}.{a.name}") for a in node.names}
+    return set()
+
+
 def rejects(settings: dict):
     """Whether an outcome proves the variant rejected: a failure whose message matches
     EXPECT, of a test of TASK (when given). The variant's run stops at the first such one
@@ -129,7 +204,8 @@ def check_chapter(chapter_id: str) -> dict:
             }
         for alternative in sorted(chapter.alternatives.glob("*.py")):
             impl = build_variant(chapter, alternative, Path(tmp) / "alternatives")
-            outcomes = run_tests(paths, impl)
+            tasks = tasks_reached(chapter, alternative)
+            outcomes = run_tests(paths, impl, ["--task", ",".join(tasks)] if tasks else [])
             report["alternatives"][alternative.stem] = [o.to_dict() for o in outcomes]
     return report
 
