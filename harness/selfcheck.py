@@ -15,12 +15,13 @@ A variant is a small Python file appended to the solution module, so it override
 the definitions it gets wrong. It declares ``EXPECT``, a regular expression that a
 failure message must match (case-insensitive), and may declare ``SELECT``, a pytest
 ``-k`` expression narrowing the run to the tests that should catch it (for speed), and
-``TASK``, the task whose tests must catch it (so blame lands where the mistake is).
+``TASK``, the task whose tests must catch it (so blame lands where the mistake is; only
+they run).
 
 An alternative is built the same way (appended, ``EDITS`` allowed) and declares nothing
 else: its docstring says what it does differently and why that is still right. It runs
-the tests of the tasks whose code it changes, and of the tasks whose code reaches what it
-changes (``tasks_reached``): the rest of the module is the solution's, proven already.
+the tests that read, on the solutions, a name of the module whose behaviour it can change
+(``names_reached``, ``tests_reaching``): the rest is the solution's, proven already.
 
 A mistake inside a long function is written as ``EDITS = [(old, new), ...]``: each
 ``old`` text must occur exactly once in the solution and is replaced by ``new`` before
@@ -86,13 +87,11 @@ def build_variant(chapter, variant: Path, workdir: Path) -> Path:
     return root
 
 
-def tasks_reached(chapter, variant: Path) -> list[str] | None:
-    """The tasks whose tests can see what ``variant`` changes in the solution, or None for
-    every task: the definitions it replaces or edits, every top-level definition whose code
-    names one of those (and so on), and every task that relies on such a task (``uses``).
-    A change that module-level code reads, or a public name that is no task's, counts as
-    reaching every task."""
-    from harness import index
+def names_reached(chapter, variant: Path) -> set[str] | None:
+    """The top-level names of the module whose behaviour ``variant`` can change, or None
+    for the whole module: the definitions it replaces, adds or edits, and every top-level
+    definition whose code names one of those (and so on). A change that module-level
+    code reads, or an edit outside a definition, reaches the whole module."""
     from harness.target import NAMED_TARGETS
 
     solution = (NAMED_TARGETS["solutions"] / chapter.id / f"{chapter.module}.py").read_text(
@@ -105,7 +104,7 @@ def tasks_reached(chapter, variant: Path) -> list[str] | None:
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
             changed.add(node.name)
         elif isinstance(node, ast.Import | ast.ImportFrom):  # the same import changes nothing
-            changed |= {name for name, source in _imports(node) - imported}
+            changed |= {name for name, _ in _imports(node) - imported}
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             changed |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
@@ -113,38 +112,34 @@ def tasks_reached(chapter, variant: Path) -> list[str] | None:
             return None  # code that runs at import: anything may see it
     top = ast.parse(solution).body
     for old, _ in settings["EDITS"]:
-        at = solution.index(old)
-        line = solution.count("\n", 0, at) + 1
+        line = solution.count("\n", 0, solution.index(old)) + 1
         node = next((n for n in top if n.lineno <= line <= n.end_lineno), None)
         if not isinstance(node, ast.FunctionDef | ast.ClassDef):
             return None
         changed.add(node.name)
     module = ast.parse(apply_edits(solution, settings["EDITS"], variant.name) + "\n" + text)
-    names_in = {}  # top-level definition -> the names its code uses
+    names_in: dict[str, set[str]] = {}  # top-level definition -> the names its code reads
     for node in module.body:
-        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and type(n.ctx) is ast.Load}
+        read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and type(n.ctx) is ast.Load}
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
-            names_in.setdefault(node.name, set()).update(used)
-        elif not isinstance(node, ast.Import | ast.ImportFrom) and used & changed:
+            names_in.setdefault(node.name, set()).update(read)
+        elif not isinstance(node, ast.Import | ast.ImportFrom) and read & changed:
             return None  # module-level code reads something changed
     reached, grew = set(changed), True
     while grew:
-        more = {name for name, used in names_in.items() if used & reached} - reached
+        more = {name for name, read in names_in.items() if read & reached} - reached
         reached |= more
         grew = bool(more)
-    by_name = {t.name: t.id for t in chapter.tasks}
-    bound = {
-        n.id if isinstance(n, ast.Name) else n.name
-        for node in ast.parse(solution).body
-        for n in ([node] if isinstance(node, ast.FunctionDef | ast.ClassDef) else [])
-    }
-    if any(n in bound and not n.startswith("_") and n not in by_name for n in reached):
-        return None  # a public name the tests may call is no task's
-    tasks = {by_name[n] for n in reached if n in by_name}
-    tasks |= {t.id for t in chapter.tasks if set(index.relies_on(t.id)) & tasks}
-    if len(tasks) == len(chapter.tasks):
+    return reached
+
+
+def tests_reaching(touched: dict[str, set[str]], names: set[str] | None) -> list[str] | None:
+    """The node ids of the tests that read one of ``names`` from the module, or read
+    nothing from it (a check of its source); None for every test."""
+    if names is None:
         return None
-    return sorted(tasks, key=index.task_key)
+    chosen = [nodeid for nodeid, read in touched.items() if not read or read & names]
+    return chosen or None
 
 
 def _imports(node) -> set[tuple[str, str]]:
@@ -180,14 +175,16 @@ def check_chapter(chapter_id: str) -> dict:
 
     from harness import index
     from harness.runner import run_tests
+    from harness.target import REPO
 
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     chapter = index.chapter(chapter_id)
     paths = [p for p in (chapter.public_tests, chapter.hidden_tests) if p.exists()]
+    touched: dict[str, set[str]] = {}  # test -> the names it reads (on the solutions)
     report = {
         "chapter": chapter_id,
         "stubs": [o.to_dict() for o in run_tests(paths, "exercises")],
-        "solutions": [o.to_dict() for o in run_tests(paths, "solutions")],
+        "solutions": [o.to_dict() for o in run_tests(paths, "solutions", record=touched)],
         "variants": {},
         "alternatives": {},
     }
@@ -196,6 +193,7 @@ def check_chapter(chapter_id: str) -> dict:
             settings = variant_settings(variant)
             impl = build_variant(chapter, variant, Path(tmp))
             extra = ["-k", settings["SELECT"]] if settings["SELECT"] else []
+            extra += ["--task", settings["TASK"]] if settings["TASK"] else []  # must catch it
             outcomes = run_tests(paths, impl, extra, enough=rejects(settings))
             report["variants"][variant.stem] = {
                 "expect": settings["EXPECT"],
@@ -204,8 +202,8 @@ def check_chapter(chapter_id: str) -> dict:
             }
         for alternative in sorted(chapter.alternatives.glob("*.py")):
             impl = build_variant(chapter, alternative, Path(tmp) / "alternatives")
-            tasks = tasks_reached(chapter, alternative)
-            outcomes = run_tests(paths, impl, ["--task", ",".join(tasks)] if tasks else [])
+            chosen = tests_reaching(touched, names_reached(chapter, alternative))
+            outcomes = run_tests([f"{REPO}/{n}" for n in chosen] if chosen else paths, impl)
             report["alternatives"][alternative.stem] = [o.to_dict() for o in outcomes]
     return report
 

@@ -30,6 +30,9 @@ ROOT_ENV = "COURSE_IMPL"
 _root: Path = Path(os.environ.get(ROOT_ENV) or NAMED_TARGETS["exercises"])
 _on_path: set[str] = set()
 _course: Path = REPO / "course"
+# While the selfcheck maps which tests reach which names (``harness.runner``): every name
+# read from a module under test, in order; None otherwise.
+TOUCHES: list[str] | None = None
 _cache: dict[tuple[Path, float], ModuleType] = {}
 _forbidden: str | None = None
 
@@ -152,6 +155,8 @@ class ChapterModule:
     def __getattr__(self, attr: str):
         from harness import probe
 
+        if TOUCHES is not None:
+            TOUCHES.append(attr)
         return probe.current().attr(self._chapter, self._module, attr, lambda: self._live(attr))
 
     def _live(self, attr: str):

@@ -232,3 +232,47 @@ def test_a_variants_run_stops_at_the_first_outcome_that_proves_enough():
     assert len(everything) > 1
     assert first_failure == everything[:1]
     assert never == everything
+
+
+CHOSEN = """
+import json
+from pathlib import Path
+from harness import index, selfcheck
+from harness.runner import run_tests
+
+chapter = index.chapter("ch05a")
+paths = [p for p in (chapter.public_tests, chapter.hidden_tests) if p.exists()]
+touched = {}
+run_tests(paths, "solutions", ["-k", "scaling_step or fits_on_training or flip"], record=touched)
+flip = Path("{tmp}") / "flip.py"
+flip.write_text('def flip_with_label(image, label):\\n    return image, label\\n')
+edit = Path("{tmp}") / "edit.py"
+edit.write_text('EDITS = [("def make_stripe_task", "def make_stripe_task")]\\n')
+chosen = {
+    name: selfcheck.tests_reaching(touched, selfcheck.names_reached(chapter, path))
+    for name, path in (("flip", flip), ("edit", edit))
+}
+print(json.dumps({"touched": {k: sorted(v) for k, v in touched.items()}, "chosen": chosen}))
+"""
+
+
+def test_an_alternative_runs_every_test_that_reads_what_it_changes(tmp_path):
+    """An alternative's run is cut to the tests that read, on the solutions, a name it can
+    change: directly, through a definition that names it (train_with_pipeline calls
+    make_stripe_task), or through a test helper's cache, answered in a later test from a
+    run computed in an earlier one (ch05a's ``pipeline``)."""
+    code = CHOSEN.replace("{tmp}", str(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = json.loads(proc.stdout.splitlines()[-1])
+    touched, chosen = found["touched"], found["chosen"]
+    cached = next(n for n in touched if "fits_on_training_images_only" in n)
+    assert "train_with_pipeline" in touched[cached], touched[cached]  # answered by the cache
+    flips = {n for n, names in touched.items() if "flip_with_label" in names}
+    assert flips and set(chosen["flip"]) == flips, chosen["flip"]
+    scaling = next(n for n in touched if "scaling_step" in n)
+    assert "make_stripe_task" not in touched[scaling]  # it reaches it through the pipeline
+    assert {cached, scaling} <= set(chosen["edit"]), chosen["edit"]
+    assert not flips & set(chosen["edit"]), chosen["edit"]
