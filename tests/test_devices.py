@@ -52,6 +52,17 @@ def test_reading_values_is_no_verdict_and_a_right_function_returns_on_meta():
     assert on_meta(packed, x)[0] != MIXED
 
 
+def test_an_op_that_has_no_meta_version_is_no_verdict():
+    """Nested tensors pad sequences right on a GPU, but their storage cannot live on meta."""
+
+    def padded(seqs):
+        return torch.nested.as_nested_tensor(seqs).to_padded_tensor(0.0)
+
+    seqs = [torch.ones(2, 2, device=META), torch.ones(3, 2, device=META)]
+    outcome, seen = on_meta(padded, seqs)
+    assert outcome == NEEDS_VALUES, (outcome, seen)
+
+
 def test_an_error_of_another_kind_is_reported_as_raised():
     def wrong_shape(x):
         return x @ x
