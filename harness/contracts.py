@@ -21,7 +21,10 @@ objects of its own. A contract that says otherwise is written here, once, keyed 
 - ``batch``: parameters whose first dimension is a batch of independent examples, in
   order (``"q k v mask?"``: a name ending in ``?`` may also be broadcast over the batch),
   with ``batch_from`` the dims the first needs for its first to be a batch: the last
-  example alone must give the last row of the batch's result (``harness.batches``).
+  example alone must give the last row of the batch's result (``harness.batches``);
+- ``modes=True``: a module's ``forward`` may compute another function in training mode
+  than in eval mode (batch statistics); by default it computes the same in both, and
+  draws no random numbers (no dropout: no contract here asks for one).
 
 The table is immutable: the student's process holds a copy of it (the harness runs
 there too), and nothing there may loosen what the tests demand.
@@ -46,6 +49,7 @@ class Allow:
     layouts: bool = True  # the result may not depend on the arguments' memory layout
     batch: tuple[str, ...] = ()  # parameters batched along their first dim (see module doc)
     batch_from: int = 1  # the dims the first batched parameter needs to hold a batch
+    modes: bool = False  # a module's forward may depend on train/eval mode
     why: str = ""
 
 
@@ -63,6 +67,7 @@ def _allow(
     layouts=True,
     batch="",
     batch_from=1,
+    modes=False,
     why="",
 ) -> Allow:
     return Allow(
@@ -75,6 +80,7 @@ def _allow(
         layouts,
         tuple(batch.split()),
         batch_from,
+        modes,
         why,
     )
 
@@ -117,7 +123,9 @@ ALLOWED = MappingProxyType(
         "ch04.RunningNorm.forward": _allow(
             batch="x",
             batch_from=2,
-            why="in eval mode each example uses the stored statistics "
+            modes=True,
+            why="normalizes by the batch's statistics in training and by the stored ones in "
+            "eval mode, as BatchNorm does; in eval mode each example uses the stored statistics "
             "(in training the call changes the buffers and is not repeated)",
         ),
         # ch05

@@ -334,9 +334,10 @@ def _layout_plan(key, allow, states, named, args, kwargs):
         if allow.batch:
             alone = batches.last_alone(plain, kwargs, names, allow.batch, allow.batch_from)
         other_types = retyped.variants(key, plain, kwargs, names)
-    if not plan and alone is None and not other_types:
+    modes = module and key.endswith(".forward") and not allow.modes
+    if not plan and alone is None and not other_types and not modes:
         return None
-    plan = (plan, other_types)
+    plan = (plan, other_types, modes)
     if owner is None:
         return plan, alone, None, None
     if module:  # its parameters, buffers and modes, and every submodule's plain attributes
@@ -376,7 +377,7 @@ def _unwatched(model: torch.nn.Module, chapter: str) -> bool:
 
 
 def _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, result) -> None:
-    (plans, other_types), alone, owner, generator = again
+    (plans, other_types, modes), alone, owner, generator = again
     if any(isinstance(v, str) and os.path.exists(v) for _, v in named):
         return  # it was given a file: calling it again could find its own output there
     if owner is not None:
@@ -384,9 +385,17 @@ def _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, res
             if owner.changes(frozenset()):
                 return  # the method changed its object: a second call is not the same call
             if generator is not None and not torch.equal(generator, torch.get_rng_state()):
-                return  # it drew random numbers (dropout): a second call draws others
+                if modes:
+                    mode = "training" if args[0].training else "eval"
+                    raise _fail(
+                        f"{_call_text(name, named)} drew random numbers in {mode} mode (a "
+                        f"dropout?): {_MODES_LESSON}"
+                    )
+                return  # it drew random numbers: a second call draws others
     kept = _attributes(args[0]) if owner is not None else []
     try:
+        if modes:
+            _same_in_either_mode(fn, name, named, states, state, (args, kwargs, result))
         for plan in plans:
             _same_in_layout(fn, name, named, states, state, plan, (args, kwargs, result))
         if alone is not None:
@@ -488,6 +497,41 @@ def _same_row_alone(fn, name, named, states, state, alone, call) -> None:
         f"{_call_text(name, named)} on a batch of {alone.size} and on its last example alone "
         f"(only the last row of {alone.where}, a batch of one) disagree: {differs}: "
         f"{_BATCH_LESSON}"
+    )
+
+
+_MODES_LESSON = (
+    "a module whose contract has no dropout and no batch statistics computes the same "
+    "function in training and in eval mode: model.eval() must not change its output, and "
+    "nothing in its forward may depend on self.training or draw random numbers "
+    "(invariant: the same result in train and eval mode)"
+)
+
+
+def _same_in_either_mode(fn, name, named, states, state, call) -> None:
+    """A module's forward called again with every submodule in the other mode."""
+    args, kwargs, result = call
+    model = args[0]
+    modes = [(m, m.training) for m in model.modules()]
+    before = "training" if model.training else "eval"
+    try:
+        with _unseen():
+            model.train(not model.training)
+        differs = _call_again(fn, args, kwargs, state, states, result)
+    finally:
+        for m, training in modes:
+            m.training = training
+    if differs is None:
+        return
+    if _call_again(fn, args, kwargs, state, states, result):
+        raise _fail(
+            f"{_call_text(name, named)}, called again with the same arguments: it gave "
+            f"another result: {_REPEAT_LESSON}"
+        )
+    other = "eval" if before == "training" else "training"
+    raise _fail(
+        f"{_call_text(name, named)} in {before} mode and in {other} mode disagree: in {other} "
+        f"mode {differs}: {_MODES_LESSON}"
     )
 
 

@@ -750,9 +750,8 @@ def test_a_forward_that_is_watched_draws_or_changes_its_state_is_called_once():
     hooked = Net(nn.Identity())
     hooked.inner.register_forward_hook(lambda *_: None)
     cases = {
-        "plain": (Net(nn.Identity()), ["net", "net"]),
+        "plain": (Net(nn.Identity()), ["net", "net", "net"]),  # another layout, the other mode
         "a probe's hook": (hooked, ["net"]),
-        "dropout in training": (Net(nn.Dropout(0.5)), ["net"]),
         "batch norm in training": (Net(nn.BatchNorm1d(3)), ["net"]),
         "a test's module inside": (Net(Counted()), ["net", "counted"]),
     }
@@ -1174,3 +1173,54 @@ def test_a_call_that_is_not_plain_data_is_not_retyped(declared_types):
     declared_types["fit"] = {"model": "nn.Module", "lr": "float"}
     run(fit, nn.Linear(1, 1), 1.0)  # a module among the arguments: not called again unseen
     assert calls == [1.0]
+
+
+# ---- the same result in train and eval mode ----------------------------------------------
+
+
+def _module_class(forward, name: str):
+    """A student module class ``name`` of chapter chzz whose forward is ``forward``."""
+
+    class Student(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.drop = nn.Dropout(0.5)
+
+    Student.forward = forward
+    Student.__name__ = Student.__qualname__ = name
+    Student.__module__ = "chzz.modes"
+    invariants.checked(Student, "chzz", name)
+    return Student
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["called in training", "called in eval"])
+@pytest.mark.parametrize(
+    ("forward", "seen"),
+    [
+        (lambda self, x: self.lin(x) * (2.0 if self.training else 1.0), "disagree"),
+        (lambda self, x: self.drop(self.lin(x)), "dropout"),
+    ],
+    ids=["reads self.training", "dropout"],
+)
+def test_a_forward_that_depends_on_the_mode_is_caught(forward, seen, train):
+    model = _module_class(forward, "Moody")().train(train)
+    with pytest.raises(invariants.Broken) as caught:
+        model(torch.ones(2, 3))
+    invariants.take_pending()
+    text = str(caught.value)
+    assert "(invariant: the same result in train and eval mode)" in text, text
+    assert seen in text or "disagree" in text, text
+    assert model.training is train and model.lin.training is train  # the caller's modes
+
+
+def test_a_forward_the_same_in_both_modes_passes_and_keeps_mixed_modes(monkeypatch):
+    model = _module_class(lambda self, x: self.lin(x), "Steady")()
+    model.drop.eval()  # mixed modes: the check puts back each submodule's own
+    assert model(torch.ones(2, 3)).shape == (2, 3)
+    assert model.training and model.lin.training and not model.drop.training
+
+    table = {**contracts.ALLOWED, "chzz.Declared.forward": Allow(modes=True)}
+    monkeypatch.setattr(contracts, "ALLOWED", table)
+    moody = _module_class(lambda self, x: self.lin(x) * (2.0 if self.training else 1.0), "Declared")
+    moody()(torch.ones(2, 3))  # declared: batch statistics, as RunningNorm's
