@@ -22,6 +22,10 @@ objects of its own. A contract that says otherwise is written here, once, keyed 
   order (``"q k v mask?"``: a name ending in ``?`` may also be broadcast over the batch),
   with ``batch_from`` the dims the first needs for its first to be a batch: the last
   example alone must give the last row of the batch's result (``harness.batches``);
+- ``callbacks=False``: the functions the caller passes in are handed over as they are; by
+  default each is wrapped to check it runs in the caller's grad mode (not under a
+  ``no_grad`` the call set up), which a task that compiles or inspects the frames of the
+  function it is given must not see;
 - ``modes=True``: a module's ``forward`` may compute another function in training mode
   than in eval mode (batch statistics); by default it computes the same in both, and
   draws no random numbers (no dropout: no contract here asks for one).
@@ -50,6 +54,7 @@ class Allow:
     batch: tuple[str, ...] = ()  # parameters batched along their first dim (see module doc)
     batch_from: int = 1  # the dims the first batched parameter needs to hold a batch
     modes: bool = False  # a module's forward may depend on train/eval mode
+    callbacks: bool = True  # the caller's functions are watched (see module doc)
     why: str = ""
 
 
@@ -68,6 +73,7 @@ def _allow(
     batch="",
     batch_from=1,
     modes=False,
+    callbacks=True,
     why="",
 ) -> Allow:
     return Allow(
@@ -81,6 +87,7 @@ def _allow(
         tuple(batch.split()),
         batch_from,
         modes,
+        callbacks,
         why,
     )
 
@@ -187,6 +194,15 @@ ALLOWED = MappingProxyType(
         # ch09b
         "ch09b.make_run": _allow(
             state="random", why="seeds torch's global state with seed before building the model"
+        ),
+        "ch09a.compile_stats": _allow(
+            callbacks=False, why="compiles fn: Dynamo reads the very function it is given"
+        ),
+        "ch09a.guard_reasons": _allow(
+            callbacks=False, why="compiles fn and reads its guards, named after fn's own arguments"
+        ),
+        "ch09a.serve": _allow(
+            callbacks=False, why="compiles through the backend it is given, as given"
         ),
         # ch10
         "ch10.get_batch": _allow(

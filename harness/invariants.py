@@ -40,6 +40,12 @@ which holds the call to what any contract says unless it says otherwise:
   float as an int, a tuple for a list, a read-only mapping for a dict, an iterator for a
   list: ``harness.retyped``), wherever the call is plain data, and must give the same
   result;
+- **the same result in train and eval mode**: a module's ``forward`` is also called with
+  every submodule in the other mode and must agree, and draws no random numbers (no
+  dropout), unless its contract declares batch statistics;
+- **the caller's functions run in the caller's grad mode**: a function passed in (not a
+  module, not the student's own) that the call runs only under ``no_grad`` while the
+  caller had gradients on breaks the call (a training loop may still evaluate with it);
 - **the same call gives the same result**: that second call (a plain repeat where no
   tensor can be laid out otherwise) differs, and so does a third with the very same
   arguments: the first call left something behind (a global counter, a mutable default
@@ -268,8 +274,12 @@ def _checked_call(fn, key, name, allow, args, kwargs):
         states = states - {"random"}  # given a generator, it draws from that one only
     with _unseen():
         again = _layout_plan(key, allow, states, named, args, kwargs)
+    modes: dict[str, set[bool]] = {}  # the caller's functions -> the grad modes they ran in
+    given, given_kw = (
+        _watched_all(named, args, kwargs, modes) if allow.callbacks else (args, kwargs)
+    )
     try:
-        result = fn(*args, **kwargs)
+        result = fn(*given, **given_kw)
     except (NotImplementedError, Broken):
         raise
     except BaseException:
@@ -277,7 +287,13 @@ def _checked_call(fn, key, name, allow, args, kwargs):
         # consequence: a figure it did not get to close); put back what it left.
         with _unseen():
             state_changes(state, states)
+        off = [where for where, seen in modes.items() if seen == {False}]
+        if off:  # the likelier cause of the error: say it
+            raise _grad_off(name, named, off) from None
         raise
+    off = [where for where, seen in modes.items() if seen == {False}]
+    if off:
+        raise _grad_off(name, named, off)
     with _unseen():
         _after(key, name, allow, states, named, owned, state, folders, result)
         declared = returns.result_mismatch(key, result, getattr(fn, "__globals__", {}))
@@ -293,6 +309,50 @@ def _checked_call(fn, key, name, allow, args, kwargs):
     if again is not None:
         _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, result)
     return result
+
+
+def _watched_all(named, args, kwargs, modes: dict[str, set[bool]]):
+    """``args`` and ``kwargs`` with each function the caller passed (not a module, not the
+    student's own) wrapped to note in ``modes`` whether gradients were on at each of its
+    calls. Only a function never run with them on, while the caller had them on, breaks
+    the invariant (a training loop may evaluate with the same function under no_grad)."""
+    if not torch.is_grad_enabled():
+        return args, kwargs
+    names = [n for n, _ in named if n not in kwargs]  # the positional ones, in order
+
+    def watch(value, where):
+        if isinstance(value, Checked) or not isinstance(
+            value, types.FunctionType | types.MethodType | functools.partial
+        ):
+            return value
+
+        @functools.wraps(value)
+        def watched(*a, **k):
+            modes.setdefault(where, set()).add(torch.is_grad_enabled())
+            return value(*a, **k)
+
+        return watched
+
+    new_args = tuple(
+        watch(v, names[i] if i < len(names) else f"argument {i + 1}") for i, v in enumerate(args)
+    )
+    return new_args, {k: watch(v, k) for k, v in kwargs.items()}
+
+
+_CALLBACK_LESSON = (
+    "a function the caller passes in runs as the caller would run it: under torch.no_grad() "
+    "(or inference_mode) its tensors record no graph, so a backward pass, a gradient or a "
+    "grad_fn it needs is gone; leave the grad mode to the caller (invariant: the caller's "
+    "functions run in the caller's grad mode)"
+)
+
+
+def _grad_off(name, named, off: list[str]) -> Broken:
+    which = ", ".join(f"`{w}`" for w in off)
+    return _fail(
+        f"{_call_text(name, named)} called {which} only with gradients off, while its caller "
+        f"had them on: {_CALLBACK_LESSON}"
+    )
 
 
 _LAYOUT_SIGNATURES: set = set()  # (task, input signature) already re-called in another layout

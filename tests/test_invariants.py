@@ -1224,3 +1224,52 @@ def test_a_forward_the_same_in_both_modes_passes_and_keeps_mixed_modes(monkeypat
     monkeypatch.setattr(contracts, "ALLOWED", table)
     moody = _module_class(lambda self, x: self.lin(x) * (2.0 if self.training else 1.0), "Declared")
     moody()(torch.ones(2, 3))  # declared: batch statistics, as RunningNorm's
+
+
+# ---- the caller's functions run in the caller's grad mode --------------------------------
+
+
+def _caller_fn(x):
+    return (x * 2).sum()
+
+
+def test_a_callers_function_run_only_under_no_grad_is_caught_even_when_that_makes_it_raise():
+    def quiet(fn, x):  # "no graph needed to look at it"
+        with torch.no_grad():
+            return float(fn(x))
+
+    def loud(fn, x):
+        with torch.no_grad():
+            fn(x).backward()  # raises: the graph it needs was not recorded
+        return 0.0
+
+    x = torch.ones(2, requires_grad=True)
+    for wrong in (quiet, loud):
+        text = broken(wrong, _caller_fn, x)
+        assert "called `fn` only with gradients off" in text, text
+        assert "(invariant: the caller's functions run in the caller's grad mode)" in text
+
+
+def test_a_function_also_run_with_gradients_and_what_is_not_the_callers_pass():
+    def train_then_evaluate(fn, x):  # a training loop that evaluates under no_grad
+        w = x.detach().clone().requires_grad_()
+        fn(w).backward()
+        with torch.no_grad():
+            return float(fn(w))
+
+    x = torch.ones(2)
+    assert run(train_then_evaluate, _caller_fn, x) == 4.0
+    given = []
+
+    def keeps(fn, model):
+        given.append((fn, model))
+        with torch.no_grad():
+            return model(torch.ones(1, 1)).shape[0]
+
+    model = nn.Linear(1, 1)
+    with torch.no_grad():  # a caller without gradients has no mode to keep
+        run(keeps, _caller_fn, model)
+    run(keeps, nn.Identity(), model)  # a module is the caller's model, not a function
+    run(keeps, _caller_fn, model, allow=Allow(callbacks=False))  # handed over as it is
+    assert [fn for fn, _ in given] == [_caller_fn, given[1][0], _caller_fn]
+    assert isinstance(given[1][0], nn.Identity)
