@@ -383,6 +383,7 @@ def _layout_plan(key, allow, states, named, args, kwargs):
     if "random" in states and not module:
         return None  # (a module's methods may draw: a call that did is not made again)
     plain = args[1:] if owner is not None else args
+    plain, kwargs = layouts.reseeded(plain, kwargs)  # a generator: as it was before the call
     signature = (key, _input_key(plain), _input_key(kwargs))
     if signature in _LAYOUT_SIGNATURES or len(_LAYOUT_SIGNATURES) > 10_000:
         return None
@@ -397,7 +398,7 @@ def _layout_plan(key, allow, states, named, args, kwargs):
     modes = module and key.endswith(".forward") and not allow.modes
     if not plan and alone is None and not other_types and not modes:
         return None
-    plan = (plan, other_types, modes)
+    plan = (plan, other_types, modes, ((owner, *plain) if owner is not None else plain, kwargs))
     if owner is None:
         return plan, alone, None, None
     if module:  # its parameters, buffers and modes, and every submodule's plain attributes
@@ -437,7 +438,7 @@ def _unwatched(model: torch.nn.Module, chapter: str) -> bool:
 
 
 def _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, result) -> None:
-    (plans, other_types, modes), alone, owner, generator = again
+    (plans, other_types, modes, (args, kwargs)), alone, owner, generator = again
     if any(isinstance(v, str) and os.path.exists(v) for _, v in named):
         return  # it was given a file: calling it again could find its own output there
     if owner is not None:
@@ -491,6 +492,7 @@ def _call_again(fn, args, kwargs, state, states, first, compare=None) -> str | N
     """What differs when ``fn`` is called again (None if nothing): its error or where its
     result differs from ``first`` (by ``compare``, else as the same values should not).
     Unseen by probes; global state is put back after."""
+    args, kwargs = layouts.fresh(args, kwargs)
     with _unseen():
         try:
             other = fn(*args, **kwargs)

@@ -52,8 +52,44 @@ _SEEN_AS = {
     "channels_last": "stored channels-last (as x.contiguous(memory_format=torch.channels_last) is)",
     "transposed": "stored transposed (as x.mT.contiguous().mT is)",
     "strided": "as every other element of a wider tensor (as base[..., ::2] is)",
+    "offset": "as a window starting three elements into a bigger tensor (as base[3:] is)",
 }
-_PLAIN = (*IMMUTABLE, torch.Size)  # values a re-call takes as they are
+
+
+class Reseeded:
+    """A generator argument as it was before the call: each re-call gets a fresh generator
+    in that state (``fresh``), so it draws what the first call drew."""
+
+    __slots__ = ("device", "state")
+
+    def __init__(self, generator: torch.Generator) -> None:
+        self.state, self.device = generator.get_state(), generator.device
+
+    def generator(self) -> torch.Generator:
+        g = torch.Generator(device=self.device)
+        g.set_state(self.state)
+        return g
+
+
+def reseeded(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``args`` and ``kwargs`` with each generator argument taken as it is now (``Reseeded``)."""
+
+    def keep(x):
+        return Reseeded(x) if isinstance(x, torch.Generator) else x
+
+    return tuple(map(keep, args)), {k: keep(v) for k, v in kwargs.items()}
+
+
+def fresh(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``args`` and ``kwargs`` with a fresh generator for each ``Reseeded`` one."""
+
+    def make(x):
+        return x.generator() if isinstance(x, Reseeded) else x
+
+    return tuple(map(make, args)), {k: make(v) for k, v in kwargs.items()}
+
+
+_PLAIN = (*IMMUTABLE, torch.Size, Reseeded)  # values a re-call takes as they are
 
 
 class Relaid(NamedTuple):
@@ -69,13 +105,18 @@ class Relaid(NamedTuple):
 
 def relaid_all(args: tuple, kwargs: dict, names=()) -> list[Relaid]:
     """The arguments in each other layout a re-call should see (``relaid``): transposed,
-    and channels-last too where an argument is a batch of images (a convolution hands a
-    channels-last batch on as channels-last, a transposed one as contiguous)."""
+    channels-last too where an argument is a batch of images (a convolution hands a
+    channels-last batch on as channels-last, a transposed one as contiguous), and a window
+    that starts inside its storage (code that reads memory from the storage's start)."""
     first = relaid(args, kwargs, names)
     if first is None or first.where is None:
         return [first] if first else []
-    second = relaid(args, kwargs, names, images="channels_last")
-    return [first] if second is None or second.where == first.where else [first, second]
+    found = [first]
+    for images in ("channels_last", "offset"):
+        other = relaid(args, kwargs, names, images=images)
+        if other is not None and other.where not in [f.where for f in found]:
+            found.append(other)
+    return found
 
 
 def relaid(
@@ -84,7 +125,7 @@ def relaid(
     """``args`` and ``kwargs`` with every tensor argument (also inside a list, tuple or
     dict argument; only the ``only``-th tensor met, where given) holding the same values
     in another layout ("transposed" from two dims on, ``images`` for four, "strided" for
-    one), or None when a re-call could not be compared: an argument that is not plain
+    one; every tensor "offset" where ``images`` says so), or None when a re-call could not be compared: an argument that is not plain
     data (a module, a function, a generator, an iterator, a path...), a text too long to
     be a name, or a tensor that needs its gradient or shares memory with another.
     Arguments are named by ``names`` where given, else by position."""
@@ -107,9 +148,12 @@ def relaid(
             met[0] += 1
             if only is not None and met[0] - 1 != only:
                 return x
-            layout = "strided" if x.dim() == 1 else images if x.dim() == 4 else "transposed"
+            if images == "offset":
+                layout = "offset"
+            else:
+                layout = "strided" if x.dim() == 1 else images if x.dim() == 4 else "transposed"
             y = laid_out(x, layout)
-            if y.is_contiguous():
+            if y.is_contiguous() and layout != "offset":
                 layout, y = "strided", laid_out(x, "strided")
             moved.append(f"{where} held the same values {_SEEN_AS[layout]}")
             return y

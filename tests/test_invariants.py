@@ -636,11 +636,11 @@ def test_a_layout_free_function_passes_and_is_called_again_once_per_input_signat
 
     x = torch.randn(4, 3, 5, generator=torch.Generator().manual_seed(0))
     assert torch.equal(run(flat_mean, x), x.reshape(4, -1).mean(1))
-    assert calls == [True, False]  # the call, then once more on a transposed copy
+    assert calls == [True, False, True]  # the call, then on a transposed copy, on a window
     run(flat_mean, x * 2)
-    assert calls == [True, False, True]  # same shapes and dtype: not again
+    assert calls == [True, False, True, True]  # same shapes and dtype: not again
     run(flat_mean, x.double())
-    assert calls[-2:] == [True, False]  # a new dtype is a new signature
+    assert calls[-3:] == [True, False, True]  # a new dtype is a new signature
 
 
 def test_what_cannot_be_repeated_unseen_is_called_once():
@@ -750,7 +750,7 @@ def test_a_forward_that_is_watched_draws_or_changes_its_state_is_called_once():
     hooked = Net(nn.Identity())
     hooked.inner.register_forward_hook(lambda *_: None)
     cases = {
-        "plain": (Net(nn.Identity()), ["net", "net", "net"]),  # another layout, the other mode
+        "plain": (Net(nn.Identity()), ["net"] * 4),  # two other layouts, the other mode
         "a probe's hook": (hooked, ["net"]),
         "batch norm in training": (Net(nn.BatchNorm1d(3)), ["net"]),
         "a test's module inside": (Net(Counted()), ["net", "counted"]),
@@ -1273,3 +1273,35 @@ def test_a_function_also_run_with_gradients_and_what_is_not_the_callers_pass():
     run(keeps, _caller_fn, model, allow=Allow(callbacks=False))  # handed over as it is
     assert [fn for fn, _ in given] == [_caller_fn, given[1][0], _caller_fn]
     assert isinstance(given[1][0], nn.Identity)
+
+
+def test_memory_read_from_the_storages_start_is_caught_on_a_window_inside_it():
+    def from_the_start(x):  # as_strided's offset counts from the storage, not from x
+        return x.as_strided(x.shape, x.stride(), 0) * 2
+
+    text = broken(from_the_start, torch.arange(6.0).reshape(2, 3))
+    assert "a window starting three elements into a bigger tensor" in text, text
+
+
+def test_a_function_given_a_generator_is_called_again_with_one_in_the_same_state():
+    drawn = []
+
+    def windows(data, n, generator):
+        starts = torch.randint(len(data) - 2, (n,), generator=generator)
+        drawn.append(starts.tolist())
+        return torch.stack([data[i : i + 2] for i in starts.tolist()])
+
+    g = torch.Generator().manual_seed(3)
+    state = g.get_state()
+    run(windows, torch.arange(10.0), 4, g)
+    assert len(drawn) > 1 and all(d == drawn[0] for d in drawn)  # the same draws each time
+    once = torch.Generator().set_state(state)
+    torch.randint(8, (4,), generator=once)
+    assert torch.equal(g.get_state(), once.get_state())  # the caller's generator moved, once
+
+    def flat_windows(data, n, generator):  # reads the storage from its start
+        starts = torch.randint(len(data) - 2, (n,), generator=generator)
+        return torch.stack([data.as_strided((2,), (1,), int(i)) for i in starts])
+
+    text = broken(flat_windows, torch.arange(10.0), 4, torch.Generator().manual_seed(3))
+    assert "(invariant: the same values in any memory layout give the same result)" in text
