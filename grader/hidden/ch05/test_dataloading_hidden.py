@@ -119,10 +119,10 @@ def test_durations_are_seconds_even_when_tiny():
 @pytest.mark.task("ch05.1")
 @pytest.mark.points(2)
 def test_compute_is_only_the_time_inside_consume():
-    """compute_s holds consume's time only: not a slow end-of-data fetch, not the shutdown after an early stop."""
+    """compute_s holds consume's time only, and neither duration holds the iterator's shutdown."""
     got = best_of(
         lambda: ending_timing(4, 2, end_s=0.0, close_s=0.08, consume_s=0.02),
-        lambda r: r["timing"].compute_s < 0.1,
+        lambda r: r["timing"].compute_s < 0.1 and r["timing"].wait_s < 0.04,
     )
     timing = got["timing"]
     assert timing.batches == 2 and got["calls"] == 2, (
@@ -134,6 +134,21 @@ def test_compute_is_only_the_time_inside_consume():
         f"{problem}: time_loader stopped after 2 batches and released an iterator that takes "
         "0.08 s to shut down (as a DataLoader joins its workers); compute_s is the sum of the "
         "consume(batch) calls only, not elapsed time minus wait_s"
+    )
+    assert timing.wait_s < 0.04, (
+        f"4 instant batches, max_batches=2, and an iterator that takes 0.08 s to shut down gave "
+        f"wait_s={timing.wait_s:.4f} s: shutting the iterator down (joining workers) is not "
+        "getting a batch — add up the time from asking for each batch until next() returns "
+        "(iter() included), not elapsed time minus compute_s"
+    )
+    got = best_of(
+        lambda: ending_timing(3, None, end_s=0.0, close_s=0.08),
+        lambda r: r["timing"].wait_s < 0.04,
+    )
+    assert got["timing"].batches == 3 and got["timing"].wait_s < 0.04, (
+        f"a 3-batch loader of instant batches whose iterator takes 0.08 s to shut down, run to its "
+        f"end, gave {got['timing'].batches} batches and wait_s={got['timing'].wait_s:.4f} s: the "
+        "shutdown after the data ended is not time spent getting batches"
     )
     got = best_of(
         lambda: ending_timing(1, None, end_s=0.08, close_s=0.0),
@@ -563,9 +578,18 @@ def test_make_loader_with_one_worker_and_a_short_last_batch():
 
 @pytest.mark.task("ch05.4")
 def test_make_loader_without_workers():
-    """num_workers=0 works too: the order follows the seed."""
-    runs = make_loader_epochs(10, 2, 5, 0, [3, 3, 4])
+    """num_workers=0 works too: the order follows the seed, and seed 0 is a seed like any other."""
+    runs = make_loader_epochs(10, 2, 5, 0, [0, 0, 3, 3, 4])
     orders = [torch.cat(batches)[:, 0].long().tolist() for (batches,) in runs]
+    zero, zero_again = orders[:2]
+    assert sorted(zero) == list(range(10)), "one epoch must visit every sample exactly once"
+    assert zero == zero_again, (
+        f"two make_loader(seed=0) loaders, both built before either was iterated, shuffled into "
+        f"{zero} and {zero_again}: 0 is a seed like any other — a test such as `if seed:` or "
+        "`seed or ...` treats it as absent and falls back to the global RNG; seed the "
+        "torch.Generator with `seed` whatever its value"
+    )
+    orders = orders[2:]
     assert sorted(orders[0]) == list(range(10)), "one epoch must visit every sample exactly once"
     assert orders[0] == orders[1] and orders[0] != orders[2], (
         f"make_loader(num_workers=0) with seeds 3, 3, 4 gave orders {orders}: the order must follow "
