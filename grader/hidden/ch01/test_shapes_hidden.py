@@ -33,7 +33,7 @@ sh = chapter_module("ch01", "shapes")
 ref = reference_module("ch01", "shapes")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "HIDDEN_PAIRS HIDDEN_PROGRAMS changes crashes_at_its_third_op factories_and_tuples "
-    "on_empty other_program raises_its_own_error rows_summed shapes_of single_sum snapshot "
+    "on_empty other_program raises_its_own_error reshapes_in_place rows_summed shapes_of single_sum snapshot "
     "WINDOWS WINDOW_LAYOUTS zeros_of"
 )
 
@@ -732,12 +732,26 @@ def single_sum(x):
     return x.sum()
 
 
+def reshapes_in_place(x):
+    h = x * 2  # (2, 3)
+    h.unsqueeze_(0)  # (1, 2, 3): the same tensor h, a new shape
+    h.squeeze_()  # (2, 3)
+    h.t_()  # (3, 2)
+    h.resize_(6)  # (6,)
+    buf = torch.empty(0)  # (0,)
+    torch.add(x, 1, out=buf)  # (2, 3): buf is resized to hold the sum
+    y = x.clone()  # (2, 3)
+    y.unsqueeze_(0).transpose_(0, 2)  # (1, 2, 3), (3, 2, 1)
+    return h, buf, y
+
+
 HIDDEN_PROGRAMS = {
     "other": other_program,
     "factories": factories_and_tuples,
     "crash3": crashes_at_its_third_op,
     "own-error": raises_its_own_error,
     "sum": single_sum,
+    "in-place-shapes": reshapes_in_place,
 }
 
 
@@ -770,7 +784,6 @@ def test_trace_shapes_on_another_program():
 
 
 @pytest.mark.task("ch01.4")
-@pytest.mark.points(2)
 def test_trace_shapes_sees_factories_and_multiple_outputs():
     """Tensors created inside fn and every tensor of a multi-output op are recorded."""
     shapes = shapes_of(traced_hidden("factories", torch.randn(4, 7, generator=gen(53))))
@@ -811,6 +824,20 @@ def test_trace_shapes_swallows_any_exception_fn_raises():
     assert shapes_of(trace) == [(2, 2)], (
         f"a program that raises its own KeyError after one op should give a trace of that op; "
         f"got {shapes_of(trace)}"
+    )
+
+
+@pytest.mark.task("ch01.4")
+def test_trace_shapes_records_each_shape_as_it_was_produced():
+    """Each entry holds the output's shape at the moment the op returned: a later in-place reshape of the same tensor (unsqueeze_, t_, resize_, out=) does not rewrite earlier entries."""
+    shapes = shapes_of(traced_hidden("in-place-shapes", torch.ones(2, 3)))
+    want = [(2, 3), (1, 2, 3), (2, 3), (3, 2), (6,), (0,), (2, 3), (2, 3), (1, 2, 3), (3, 2, 1)]
+    assert shapes == want, (
+        "trace_shapes of a program that reshapes one tensor in place (h = x * 2; "
+        "h.unsqueeze_(0); h.squeeze_(); h.t_(); h.resize_(6); torch.add(x, 1, out=buf), ...) "
+        f"recorded {shapes}, expected {want}: each entry is the shape the op produced, read when "
+        "the op returned. Keeping the output tensors and reading .shape later shows the shape "
+        "they have by then (it also keeps every output alive)"
     )
 
 
