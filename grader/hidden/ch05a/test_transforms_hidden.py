@@ -431,7 +431,7 @@ def test_contract_on_four_channel_images():
 
 
 @pytest.mark.task("ch05a.2")
-@pytest.mark.points(2)
+@pytest.mark.points(1)  # one of its two points went to the range-in-any-dtype test
 def test_contract_dtype_range_and_normalization_separately():
     """dtype, range and normalization violations are each recognised on their own."""
     mean, std = (0.6, 0.4, 0.2), (0.1, 0.1, 0.1)
@@ -542,7 +542,7 @@ def test_the_contracts_own_tol_is_used():
 
 
 @pytest.mark.task("ch05a.2")
-@pytest.mark.points(2)
+@pytest.mark.points(1)  # one of its two points went to the decades-of-std test
 def test_the_tolerance_boundary_on_both_sides():
     """Means and stds 0.24 expected std from the contract fit (tol 0.25); 0.26 std away do not."""
     wide = dict(SCALED_CONTRACT, value_range=(-10.0, 10.0))  # limit = 0.25 * 0.1 = 0.025
@@ -564,6 +564,88 @@ def test_the_tolerance_boundary_on_both_sides():
         assert kinds(found) == {"normalization"}, (
             f"a batch with {what} the contract (0.26 of the expected std 0.1; tol 0.25) gave "
             f"{found}: it lies outside the tolerance, a 'normalization:' violation"
+        )
+
+
+@pytest.mark.task("ch05a.2")
+def test_each_channel_has_its_own_tolerance_across_decades_of_std():
+    """Channels whose expected stds are 0.01, 1 and 100 apart: each fits within tol * its own std."""
+    means = (0.5, -2.0, 3.0)
+    for seed, stds in enumerate([(0.01, 1.0, 100.0), (100.0, 1.0, 0.01)]):
+        contract = dict(
+            dtype=torch.float32,
+            value_range=(-1e4, 1e4),
+            channel_mean=means,
+            channel_std=stds,
+            tol=0.25,
+        )
+        for c in range(3):
+            for stat in ("mean", "std"):
+                for share in (0.6, 1.6):  # of this channel's own limit, 0.25 * stds[c]
+                    off = share * 0.25 * stds[c]
+                    m, sd = list(means), list(stds)
+                    (m if stat == "mean" else sd)[c] += off
+                    found = violations(exact_statistics(8, 3, m, sd, seed=seed), **contract)
+                    want = set() if share < 1 else {"normalization"}
+                    assert kinds(found) == want, (
+                        f"check_contract against channel stds {stds} (tol 0.25), the batch's "
+                        f"channel {c} {stat} {off:.4g} off ({share} of 0.25 * {stds[c]}), every "
+                        f"other statistic exact, gave {found}, expected kinds {sorted(want)}: each "
+                        "channel's limit is tol * that channel's own expected std — not one "
+                        "tolerance shared by all channels (their mean, max or min std)"
+                    )
+
+
+# (batch dtype, values, contract dtype, value_range): each a case where comparing in the
+# batch's dtype, or casting the batch to the contract's dtype first, turns the verdict over
+RANGE_CASES = (
+    (torch.uint8, [0, 1], torch.uint8, (-1, 1)),  # -1 wraps to 255 in uint8
+    (torch.uint8, [0, 1], torch.float32, (0.25, 1)),
+    (torch.int64, [0, 1], torch.float32, (0.25, 1)),
+    (torch.bfloat16, [0, 1], torch.float32, (0, 0.999)),  # 0.999 rounds to 1 in bfloat16
+    (torch.bfloat16, [0, 1], torch.bfloat16, (0, 0.999)),
+    (torch.float16, [0, 1], torch.float32, (0, 0.9999)),  # and 0.9999 in float16
+    (torch.float32, [-1, 1], torch.uint8, (0, 255)),  # -1 cast to uint8 is 255
+    (torch.float32, [1, 300], torch.uint8, (0, 255)),  # 300 cast to uint8 is 44
+    (torch.float32, [0.5, 1], torch.int64, (0.25, 1)),  # 0.5 cast to int64 is 0
+    (torch.float64, [0, 1.001], torch.bfloat16, (0, 1)),  # 1.001 cast to bfloat16 is 1
+    (torch.int8, [-128, 127], torch.uint8, (-128, 127)),  # -128 cast to uint8 is 128
+    (torch.int32, [100, 300], torch.int8, (100, 300)),  # 300 cast to int8 is 44
+    (torch.float16, [-1, 1], torch.uint8, (-1, 1)),
+)
+
+
+@pytest.mark.task("ch05a.2")
+def test_the_range_is_judged_on_the_values_whatever_the_dtypes():
+    """The range clause holds on the batch's values exactly, in any batch or contract dtype."""
+    for batch_dtype, values, contract_dtype, (lo, hi) in RANGE_CASES:
+        exact = torch.tensor(values, dtype=torch.float64)
+        x = exact.to(batch_dtype).view(-1, 1, 1, 1)
+        contract = dict(
+            dtype=contract_dtype,
+            value_range=(lo, hi),
+            channel_mean=(float(exact.mean()),),
+            channel_std=(float(exact.std()),),
+        )
+        want = ref.check_contract(x, ref.Contract(**contract))
+        outside = any(not lo <= v <= hi for v in values)
+        call = (
+            f"check_contract on a {batch_dtype} batch holding {values} against a "
+            f"{contract_dtype} contract with value_range ({lo}, {hi})"
+        )
+        with because(f"{call} raised"):
+            found = violations(x, **contract)
+        assert ("range" in kinds(found)) == outside, (
+            f"{call} gave {found}: the values {'do not all' if outside else 'all'} lie "
+            "in the range — compare the batch's own values with the bounds in a float "
+            "dtype that holds both exactly (float64, or float32 for these), not in the "
+            "batch's dtype (an int bound wraps in uint8, 0.999 rounds to 1 in bfloat16) "
+            "nor after casting the batch to the contract's dtype (-1 wraps to 255)"
+        )
+        assert kinds(found) == kinds(want), (
+            f"{call} gave {found}, expected the kinds {sorted(kinds(want))}: every "
+            "clause is judged on the batch as given — its statistics too, not the "
+            "batch cast to the contract's dtype"
         )
 
 
