@@ -615,9 +615,22 @@ def test_model_follows_the_documented_architecture(c, n, hw):
     )
 
 
+@probe
+def cnn_on_another_size(in_channels, n_classes, hw, batch, other_hw, seed=6):
+    """SmallCNN(in_channels, n_classes, hw) run on ``batch`` images of size ``other_hw``:
+    the logits' shape, or the name of the exception forward raised."""
+    torch.manual_seed(seed)
+    model = cg.SmallCNN(in_channels, n_classes, hw)
+    x = torch.randn(batch, in_channels, *other_hw, generator=torch.Generator().manual_seed(seed))
+    try:
+        return {"shape": tuple(model(x).shape)}
+    except Exception as e:  # noqa: BLE001 - raising is the expected outcome here
+        return {"raised": type(e).__name__}
+
+
 @pytest.mark.task("ch06.3")
 def test_forward_is_the_head_of_the_flattened_features():
-    """forward(x) == head(features(x).flatten(1)): features, then one flat row per image, then the head."""
+    """forward(x) == head(features(x).flatten(1)): one flat row per image, never a row cut across images."""
     with because("SmallCNN(2, 3, (16, 20)) failed on a batch of 5"):
         seen = cnn_forward(2, 3, (16, 20), 5)
     feats = seen["features"]
@@ -630,6 +643,21 @@ def test_forward_is_the_head_of_the_flattened_features():
         atol=1e-5,
         rtol=1e-5,
     )
+    # 28x28 gives 16 x 6 x 6 = 576 features per image: these sizes give 2x, 1/2x and 3/2x that,
+    # so a flatten to rows of 576 (view or reshape(-1, K)) runs and regroups the numbers
+    for other_hw, batch, per_image in (
+        ((28, 52), 1, "1152"),
+        ((28, 16), 2, "288"),
+        ((28, 40), 2, "864"),
+    ):
+        seen = cnn_on_another_size(3, 10, (28, 28), batch, other_hw)
+        assert "raised" in seen, (
+            f"SmallCNN(3, 10, input_hw=(28, 28)) on {batch} image(s) of {other_hw} (each {per_image} "
+            f"features where the head takes 576) returned logits of shape {seen.get('shape')}: "
+            f"head(features(x).flatten(1)) cannot take those rows and raises; a flatten to rows "
+            "of in_features (view/reshape(-1, K)) cuts or joins images and changes the batch size "
+            "silently — flatten each image on its own (flatten(1))"
+        )
 
 
 @probe
