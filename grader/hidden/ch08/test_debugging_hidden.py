@@ -26,7 +26,7 @@ from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
     from harness.evidence import first_difference
-    from harness.generated import examples, given, st
+    from harness.generated import example, examples, given, st
 except ImportError:  # (probes never use them)
     pass
 
@@ -40,7 +40,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
     "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
     "left_with_gradients nonfinite_run used_by_the_caller typed_batch IDENTITY_CASES held_by_value "
-    "normed_caller"
+    "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run"
 )
 
 
@@ -461,6 +461,66 @@ def nonfinite_run(name):
     return model, RecordingSGD(model.parameters(), lr=0.1), loss_fn(), (x, y), steps
 
 
+class Weighted(nn.Module):
+    """sum(w * x) over one row x: the gradient of ``w`` is ``x`` itself."""
+
+    def __init__(self, values):
+        super().__init__()
+        self.w = nn.Parameter(torch.tensor(values))
+
+    def forward(self, x):
+        return (self.w * x).sum()
+
+
+class OutputIsLoss:
+    """The model's output is the loss (the targets are ignored)."""
+
+    def __call__(self, out, y):
+        return out
+
+
+REDUCTION_CASES = {  # name -> (w, x, lr): every entry finite, a reduction over them is not
+    "gradients +-1e20 (their norm overflows float32), lr 1e-30": (
+        [1.0, 1.0],
+        [1e20, -1e20],
+        1e-30,
+    ),
+    "gradients 3e38 (their sum overflows float32), lr 0": ([1.0, 1.0], [3e38, 3e38], 0.0),
+    "parameters 3e38 (their sum and norm overflow float32), lr 1e-45": (
+        [3e38, 3e38],
+        [1e-30, 1e-30],
+        1e-45,
+    ),
+    "parameters 1e-20 moved by 1e-25 (the change's norm underflows to 0)": (
+        [1e-20, 1e-20],
+        [1.0, 1.0],
+        1e-25,
+    ),
+}
+
+
+def reduction_run(name):
+    """REDUCTION_CASES[name] as diagnose's arguments for one SGD step."""
+    w, x, lr = REDUCTION_CASES[name]
+    model = Weighted(w)
+    return (
+        model,
+        torch.optim.SGD(model.parameters(), lr=lr),
+        OutputIsLoss(),
+        (
+            torch.tensor(x),
+            torch.zeros(()),
+        ),
+        1,
+    )
+
+
+@probe
+def reduction_diagnosed(name):
+    """diagnose on reduction_run(name)."""
+    return dbg.diagnose(*reduction_run(name))
+
+
 class Dead(nn.Module):
     """A linear layer plus ``0 * dead``: backward gives ``dead`` a gradient of exact zeros."""
 
@@ -778,11 +838,30 @@ def overfit_in_dtype(seed, dtype, labels, steps):
     return [float(v) for v in dbg.overfit_one_batch(model, (x, y), steps)]
 
 
+@probe
+def placed_setup(device, dtype):
+    """build_transfer_setup of pretrained(88, hidden=6, n_classes=3) moved to ``device`` in
+    ``dtype`` (meta stands for a GPU here): each parameter's device and dtype by name, and
+    the device, dtype and head membership (by identity) of each tensor the optimizer holds."""
+    model = pretrained(88, hidden=6, n_classes=3).to(device=device, dtype=getattr(torch, dtype))
+    model, opt = dbg.build_transfer_setup(model)
+    head = {id(p) for p in model.head.parameters()}
+    return {
+        "parameters": {n: (str(p.device), str(p.dtype)) for n, p in model.named_parameters()},
+        "held": [
+            (str(p.device), str(p.dtype), id(p) in head)
+            for group in opt.param_groups
+            for p in group["params"]
+        ],
+        "head_size": len(head),
+    }
+
+
 # ---------------------------------------------------------------- ch08.1 build_transfer_setup
 
 
 @pytest.mark.task("ch08.1")
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_transfer_setup_for_other_sizes():
     """On other sizes the repaired setup has a fresh head of the old shape, trains it, and holds exactly it; every setup draws a new head."""
     seen = transfer_setup(21, {"d_in": 5, "hidden": 6, "n_classes": 6}, 22, 50)
@@ -848,6 +927,33 @@ def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
                 "torch.optim.SGD's defaults: no momentum (it carries earlier steps' gradients "
                 "into later ones), no weight decay, no nesterov"
             )
+
+
+@pytest.mark.task("ch08.1")
+def test_the_new_head_is_placed_where_the_old_one_was():
+    """A pretrained model on another device (meta, standing for a GPU) or in float64 gets its new head on that device and in that dtype, and the optimizer holds those head parameters."""
+    for device, dtype in (("meta", "float32"), ("meta", "float64"), ("cpu", "float64")):
+        call = f"build_transfer_setup(TransferNet(hidden=6, n_classes=3).to({device!r}, {dtype}))"
+        with because(f"{call} raised"):
+            seen = placed_setup(device, dtype)
+        want = (device, f"torch.{dtype}")
+        off = {n: where_ for n, where_ in seen["parameters"].items() if where_ != want}
+        assert not off, (
+            f"{call}: parameters {off} are not on {device} in torch.{dtype} like the rest of "
+            "the pretrained model. nn.Linear(...) builds the new head on the CPU in the "
+            "default dtype: move it where the old head was, device and dtype both "
+            "(.to(device=old.device, dtype=old.dtype)); a head left on the CPU cannot take a "
+            "GPU model's features"
+        )
+        held = seen["held"]
+        assert len(held) == seen["head_size"] and all(
+            in_head and (d, t) == want for d, t, in_head in held
+        ), (
+            f"{call}: the optimizer holds {held} (device, dtype, is a head parameter), expected "
+            f"the {seen['head_size']} parameters of the new head, on {device} in torch.{dtype}: "
+            "build the optimizer after the head is moved (moving a module across devices may "
+            "replace its Parameter objects)"
+        )
 
 
 # ---------------------------------------------------------------- ch08.2 diagnose
@@ -1133,7 +1239,6 @@ def test_no_grad_means_never_reached_on_any_step():
 
 
 @pytest.mark.task("ch08.2")
-@pytest.mark.points(2)
 def test_nonfinite_gradients_and_parameters_are_reported_by_name():
     """An inf gradient (finite loss) and a parameter stepped to inf are nonfinite at the parameter's name."""
     findings = diagnosed("infinite gradient", 1)
@@ -1148,6 +1253,23 @@ def test_nonfinite_gradients_and_parameters_are_reported_by_name():
         f"nonfinite was reported at {where(findings, 'nonfinite')}: check the parameters' values "
         "after the steps too"
     )
+
+
+@pytest.mark.task("ch08.2")
+def test_nonfinite_and_not_moving_are_judged_element_by_element():
+    """nonfinite means some entry is inf or nan, not_moving that no entry changed: a reduction over finite entries (a norm, a sum) that overflows or underflows decides neither."""
+    for name in REDUCTION_CASES:
+        with because(f"diagnose raised on one step of sum(w * x) with {name}"):
+            findings = reduction_diagnosed(name)
+        got, want = finding_set(findings), finding_set(ref.diagnose(*reduction_run(name)))
+        assert got == want, (
+            f"diagnose on one SGD step of a model sum(w * x) used as its own loss, {name}: "
+            f"found {got}, expected {want}. Every entry of every gradient and parameter is "
+            "finite here, but a norm or a sum of them overflows float32 to inf (or a norm of "
+            "tiny changes underflows to 0): judge nonfinite on the entries themselves "
+            "(torch.isfinite(t).all()) and not_moving by exact equality of the values "
+            "(torch.equal), never through t.norm(), t.sum() or a tolerance"
+        )
 
 
 CONSTANT_CASES = [  # (losses, constant?)
@@ -1564,15 +1686,21 @@ def reference_trace(seed, x, y, steps, freeze_first):
     targets=st.sampled_from([torch.int64, torch.uint8, torch.float32, torch.float64]),
     freeze_first=st.booleans(),
     steps=st.integers(0, 12),
+    width=st.sampled_from([4, 1]),
 )
+@example(seed=5, n=5, d_in=3, targets=torch.float32, freeze_first=False, steps=2, width=1)
 def test_overfit_follows_adam_at_1e_2_like_the_reference(
-    seed, n, d_in, targets, freeze_first, steps
+    seed, n, d_in, targets, freeze_first, steps, width
 ):
-    """Losses and trained parameters follow full-batch Adam at lr 1e-2 on CE / MSE, like the reference, for int64 or uint8 class targets, float32 or float64 real ones, and 0 to 12 steps."""
+    """Losses and trained parameters follow full-batch Adam at lr 1e-2 on CE / MSE, like the reference, for int64 or uint8 class targets, float32 or float64 real ones of width 4 or 1 ([N, 1], as the model outputs), and 0 to 12 steps."""
     float_targets = targets.is_floating_point
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(n, d_in, generator=g)
-    y = torch.randn(n, 4, generator=g) if float_targets else torch.randint(0, 4, (n,), generator=g)
+    y = (
+        torch.randn(n, width, generator=g)
+        if float_targets
+        else torch.randint(0, 4, (n,), generator=g)
+    )
     y = y.to(targets)
     with because(
         f"overfit_one_batch raised on {n} examples with {targets} targets for {steps} steps "
@@ -1582,7 +1710,13 @@ def test_overfit_follows_adam_at_1e_2_like_the_reference(
     want_losses, want_params = reference_trace(seed, x, y, steps, freeze_first)
     what = (
         f"overfit_one_batch on {n} examples, {targets} "
-        f"{'real' if float_targets else 'class'} targets, {steps} steps"
+        f"{f'real [N, {width}]' if float_targets else 'class'} targets, {steps} steps"
+        + (
+            " (outputs and targets both [N, 1]: compare them as they are; squeezing one side "
+            "broadcasts [N] against [N, 1] into an [N, N] difference)"
+            if float_targets and width == 1
+            else ""
+        )
     )
     assert len(losses) == steps, (
         f"{what} returned {len(losses)} losses: one per step, each measured before its update "
