@@ -882,6 +882,43 @@ def check_far_model(E, H, T, B, sign, m):
     )
 
 
+@probe
+def mhsa_long(E, H, causal, x, params):
+    """MultiHeadSelfAttention(E, H, causal) holding ``params`` on one long x: its output and
+    the shape of last_weights (the weights themselves are too large to send)."""
+    model = build(E, H, causal, params)
+    with torch.no_grad():
+        out = model(x)
+    w = getattr(model, "last_weights", None)
+    return {"out": out, "weights_shape": tuple(w.shape) if isinstance(w, torch.Tensor) else None}
+
+
+@pytest.mark.task("ch07.6")
+def test_any_sequence_length_runs():
+    """A sequence longer than the usual block sizes (1030 > 256, 512, 1024) gets the same function."""
+    E, H, T = 2, 1, 1030
+    params = make_params(E, 170)
+    x = torch.randn(1, T, E, generator=gen(171))
+    call = f"MultiHeadSelfAttention({E}, {H}, causal=True) on x[1, {T}, {E}]"
+    with because(
+        f"{call} raised: the module has no maximum length — build the causal mask for the T of "
+        "each call (causal_mask(T, device=x.device)), not once for a fixed size that a longer "
+        "sequence outgrows"
+    ):
+        seen = mhsa_long(E, H, True, x, params)
+    expected, _ = reference_forward(params, x, H, True)
+    got = seen["out"]
+    ok = tuple(got.shape) == tuple(expected.shape)
+    assert ok and judge.is_close(got, expected, atol=1e-4, rtol=1e-5), (
+        f"{call} must compute what nn.MultiheadAttention does at every length: "
+        f"{brief(got) if not ok else first_difference(got, expected, atol=1e-4)}"
+    )
+    assert seen["weights_shape"] == (1, H, T, T), (
+        f"after {call} last_weights has shape {seen['weights_shape']}, expected "
+        f"{(1, H, T, T)}: the weights of that call, every query and key"
+    )
+
+
 @pytest.mark.task("ch07.6")
 def test_the_default_is_causal():
     """MultiHeadSelfAttention(E, H) without the causal argument masks the future."""
@@ -946,7 +983,7 @@ def checkpoints_across_forwards(E, H, params, x_run, x_other, x_check):
 
 
 @pytest.mark.task("ch07.6")
-@pytest.mark.points(2)
+@pytest.mark.points(1)  # one of its two points went to the any-sequence-length test
 def test_a_checkpoint_loads_whether_or_not_a_forward_ran():
     """A state_dict saved before or after any forward loads strictly into a module of the same configuration, before or after its own forwards, and brings the saved function with it."""
     E, H = 8, 2
