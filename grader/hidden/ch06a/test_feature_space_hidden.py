@@ -283,6 +283,20 @@ def test_masked_mean_empty_rows_and_gradients(fill):
     )
 
 
+# every dtype a 0/1 mask comes in (a bf16 or fp16 model's padding mask is often its own dtype)
+MASK_KINDS = {
+    "bool": torch.bool,
+    "int": torch.int64,
+    "int32": torch.int32,
+    "uint8": torch.uint8,
+    "int8": torch.int8,
+    "float": torch.float32,
+    "float64": torch.float64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
+
+
 @st.composite
 def masked_inputs(draw):
     """x of 1-4 dims, a mask over its first k dims (bool, int or float), a dim < k
@@ -300,13 +314,12 @@ def masked_inputs(draw):
     fill = draw(st.sampled_from([None, 1e30, -FMAX, INF, -INF, NAN]))
     if fill is not None:
         x = padded_with(x, keep, fill)
-    kind = draw(st.sampled_from(["bool", "int", "float"]))
-    mask = {"bool": keep, "int": keep.long(), "float": keep.float()}[kind]
-    return x, mask, dim
+    kind = draw(st.sampled_from(list(MASK_KINDS)))
+    return x, keep.to(MASK_KINDS[kind]), dim
 
 
 @pytest.mark.task("ch06a.1")
-@pytest.mark.points(3)
+@pytest.mark.points(2)  # one of its three points went to the long-rows test
 @examples(60)
 # A 1-D x whose mask covers its one axis (one sequence, no trailing axes): a 0-d mean, every run.
 @example(case=(torch.tensor([0.5, -1.0, 2.0, NAN]), torch.tensor([True, False, True, False]), 0))
@@ -337,6 +350,37 @@ def test_masked_mean_equals_the_reference(case):
         f"{call} is not the mean of the valid entries (0 where there are none, padding "
         f"ignored): {first_difference(got, want)}"
     )
+
+
+# (valid positions, row length, mask dtype): counts past what the mask's own dtype holds
+# exactly (bfloat16: 256, float16: 2048, int8: 127, uint8: 255)
+LONG_ROWS = (
+    (257, 300, torch.bfloat16),
+    (2049, 2050, torch.float16),
+    (300, 300, torch.int8),
+    (259, 260, torch.uint8),
+)
+
+
+@pytest.mark.task("ch06a.1")
+def test_masked_mean_counts_long_rows_exactly_in_any_mask_dtype():
+    """Rows with more valid positions than a bfloat16, float16 or 8-bit mask counts exactly."""
+    for valid, t, dtype in LONG_ROWS:
+        keep = torch.arange(t) < valid
+        x = torch.cat([torch.ones(1, t), torch.arange(t, dtype=torch.float32)[None] % 3])
+        x = torch.where(keep, x, torch.full((), NAN))  # padding beyond the valid positions
+        mask = keep.to(dtype).expand(2, t)
+        want = torch.stack([x[r][keep].double().mean() for r in range(2)]).float()
+        call = (
+            f"masked_mean(x[2, {t}], a {dtype} 0/1 mask with {valid} valid positions a row, dim=1)"
+        )
+        with because(f"{call} raised"):
+            got = fs.masked_mean(x, mask, 1)
+        assert tuple(got.shape) == (2,) and judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
+            f"{call} gave {brief(got)}, expected {brief(want)}: the number of valid positions "
+            f"({valid}) must be counted from the mask turned into bool — a sum of the mask in "
+            f"its own dtype ({dtype}) rounds or wraps past {valid - 1}"
+        )
 
 
 @st.composite
@@ -492,6 +536,15 @@ def check_scores_at_the_edges():
 def test_sequence_scores_default_head_ignores_padding():
     """Without a head, each position scores its features' mean; padding never counts; with any head and B, T or E of 1 (empty rows included) the shape is [B] and only valid positions count."""
     check_scores_at_the_edges()
+    for valid, t, dtype in LONG_ROWS[:2]:
+        keep = torch.arange(t) < valid
+        long_x = torch.where(keep[None, :, None], torch.ones(1, t, 2), torch.full((), NAN))
+        got = fs.sequence_scores(long_x, keep.to(dtype)[None])
+        assert judge.is_close(got, torch.ones(1), atol=1e-5, rtol=1e-5), (
+            f"sequence_scores(x[1, {t}, 2] of ones, a {dtype} mask with {valid} valid positions) "
+            f"without a head gave {brief(got)}, expected [1.]: count the valid positions from the "
+            f"mask turned into bool; a {dtype} sum rounds past {valid - 1}"
+        )
     x = torch.randn(5, 5, 5, generator=gen(21))
     mask = lengths_mask([1, 5, 2, 4, 3], 5)
     want = loop_scores(x, mask, lambda v: v.mean())
