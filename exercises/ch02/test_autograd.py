@@ -774,33 +774,43 @@ def test_first_stage_returns_a_connected_output_and_logs_a_copy():
 LOSSES = {"mse": nn.functional.mse_loss, "cross_entropy": nn.functional.cross_entropy}
 
 
-def small_model(seed: int, width: int = 4, kind: str = "tanh") -> nn.Module:
+def small_model(seed: int, width: int = 4, kind: str = "tanh", dtype: str = "float32") -> nn.Module:
     torch.manual_seed(seed)
     if kind == "linear":
-        return nn.Linear(width, width)
+        return nn.Linear(width, width).to(getattr(torch, dtype))
     act = nn.ReLU() if kind == "relu" else nn.Tanh()
-    return nn.Sequential(nn.Linear(width, width), act, nn.Linear(width, width))
+    model = nn.Sequential(nn.Linear(width, width), act, nn.Linear(width, width))
+    return model.to(getattr(torch, dtype))
 
 
-def make_batch(n: int, width: int, seed: int, loss: str = "mse"):
-    g = torch.Generator().manual_seed(seed)
-    inputs = torch.randn(n, width, generator=g)
+def make_batch(n: int, width: int, seed: int, loss: str = "mse", dtype: str = "float32"):
+    g, dt = torch.Generator().manual_seed(seed), getattr(torch, dtype)
+    inputs = torch.randn(n, width, generator=g, dtype=dt)
     if loss == "cross_entropy":
         return inputs, torch.randint(0, width, (n,), generator=g)
-    return inputs, torch.randn(n, width, generator=g)
+    return inputs, torch.randn(n, width, generator=g, dtype=dt)
 
 
 @probe
 def accumulate(
-    model_seed, n, n_micro, data_seed, width=4, kind="tanh", loss="mse", stale=False, calls=1
+    model_seed,
+    n,
+    n_micro,
+    data_seed,
+    width=4,
+    kind="tanh",
+    loss="mse",
+    stale=False,
+    calls=1,
+    dtype="float32",
 ):
     """accumulated_grad on a fresh model (after a stale backward if ``stale``), ``calls``
     times: what each call returned, the .grad it left, the batch sizes the model saw (and
     the inputs of each of those batches), which
     returned entries changed when .grad was changed afterwards (not copies), which
     parameters' values changed, and whether the batch's inputs or targets changed."""
-    model = small_model(model_seed, width, kind)
-    batch = make_batch(n, width, data_seed, loss)
+    model = small_model(model_seed, width, kind, dtype)
+    batch = make_batch(n, width, data_seed, loss, dtype)
     if stale:
         model(batch[0] * 5).pow(2).mean().backward()  # an earlier step's gradient
     values = {name: p.detach().clone() for name, p in model.named_parameters()}
@@ -838,20 +848,28 @@ def accumulate(
     }
 
 
-def full_batch_grad(model_seed, n, data_seed, width=4, kind="tanh", loss="mse"):
+def full_batch_grad(model_seed, n, data_seed, width=4, kind="tanh", loss="mse", dtype="float32"):
     """The full-batch gradient, computed here from the same model and batch."""
-    model = small_model(model_seed, width, kind)
-    inputs, targets = make_batch(n, width, data_seed, loss)
+    model = small_model(model_seed, width, kind, dtype)
+    inputs, targets = make_batch(n, width, data_seed, loss, dtype)
     LOSSES[loss](model(inputs), targets).backward()
     return {name: p.grad.clone() for name, p in model.named_parameters()}
 
 
 def wrong_accumulations(
-    model_seed, n, n_micro, data_seed, width=4, kind="tanh", loss="mse", stale=False
+    model_seed,
+    n,
+    n_micro,
+    data_seed,
+    width=4,
+    kind="tanh",
+    loss="mse",
+    stale=False,
+    dtype="float32",
 ):
     """What the usual mistakes give on the same case: {mechanism: gradient}."""
-    model = small_model(model_seed, width, kind)
-    inputs, targets = make_batch(n, width, data_seed, loss)
+    model = small_model(model_seed, width, kind, dtype)
+    inputs, targets = make_batch(n, width, data_seed, loss, dtype)
     chunks = [
         (a, b)
         for a, b in zip(torch.tensor_split(inputs, n_micro), torch.tensor_split(targets, n_micro))
@@ -904,7 +922,7 @@ def check_real(call: str, seen, *case, **options):
     """Every call returned real gradients: a dict with one tensor per parameter, each of
     the parameter's shape, finite and bounded (their values are other tests' business)."""
     model_seed, n, n_micro, data_seed = case
-    keep = {k: v for k, v in options.items() if k in ("width", "kind", "loss")}
+    keep = {k: v for k, v in options.items() if k in ("width", "kind", "loss", "dtype")}
     want = full_batch_grad(model_seed, n, data_seed, **keep)
     for got in seen["results"]:
         assert type(got) is dict and sorted(got) == sorted(want), (
@@ -918,7 +936,7 @@ def check_returned(call: str, seen, *case, **options):
     """Every call's returned gradients equal the full-batch gradient (computed here);
     returns that gradient."""
     model_seed, n, n_micro, data_seed = case
-    keep = {k: v for k, v in options.items() if k in ("width", "kind", "loss")}
+    keep = {k: v for k, v in options.items() if k in ("width", "kind", "loss", "dtype")}
     want = full_batch_grad(model_seed, n, data_seed, **keep)
     for k, got in enumerate(seen["results"]):
         if close(got, want):
@@ -946,6 +964,12 @@ def check_returned(call: str, seen, *case, **options):
         name = next(name for name in want if not close({name: got[name]}, {name: want[name]}))
         problem = judge.mismatch(got[name], want[name], atol=1e-6, rtol=1e-5)
         g, w = got[name], want[name]
+        if named is None and type(g) is torch.Tensor and g.dtype != w.dtype:
+            named = (
+                f"the returned gradient of {name} is {g.dtype} for a {w.dtype} model: a copy of "
+                ".grad keeps its dtype and device (p.grad.clone()); converting it (.float(), "
+                ".cpu(), torch.tensor(...)) or starting a sum from torch.zeros(p.shape) does not"
+            )
         if type(g) is torch.Tensor and (g.shape, g.dtype) == (w.shape, w.dtype):
             problem += f"; norm ratio {(g.norm() / w.norm()).item():.3f}"
         raise AssertionError(

@@ -1068,20 +1068,22 @@ def test_accumulated_grad_for_a_classifier_called_twice():
     loss=st.sampled_from(["mse", "cross_entropy"]),
     stale=st.booleans(),
     seed=st.integers(0, 1000),
+    dtype=st.sampled_from(["float32", "float64"]),
 )
-def test_accumulated_grad_on_generated_batches(n, share, width, kind, loss, stale, seed):
-    """The accumulated gradient equals the full-batch gradient for any batch size and split."""
+def test_accumulated_grad_on_generated_batches(n, share, width, kind, loss, stale, seed, dtype):
+    """The accumulated gradient equals the full-batch gradient, in the model's dtype, for any batch size and split."""
     n_micro = max(1, min(n, round(share * n)))
     case = (seed, n, n_micro, seed + 1)
-    options = {"width": width, "kind": kind, "loss": loss, "stale": stale}
+    options = {"width": width, "kind": kind, "loss": loss, "stale": stale, "dtype": dtype}
     seen = accumulate(*case, **options)
     check_accumulation(
-        f"accumulated_grad on {n} examples in {n_micro} micro-batches ({loss}, {kind})",
+        f"accumulated_grad on {n} examples in {n_micro} micro-batches ({loss}, {kind}, {dtype})",
         seen,
         *case,
         **options,
     )
-    problem = pieces_problem(make_batch(n, width, seed + 1, loss)[0], n_micro, seen["pieces"])
+    inputs = make_batch(n, width, seed + 1, loss, dtype)[0]
+    problem = pieces_problem(inputs, n_micro, seen["pieces"])
     assert problem is None, f"accumulated_grad on {n} examples, n_micro={n_micro}: {problem}"
 
 
