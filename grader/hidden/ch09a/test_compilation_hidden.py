@@ -34,7 +34,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "book_requests "
     "break_then_branch break_then_return "
     "by_mode column_sums cosine_plus_one doubled fresh_dynamo ignores_z mix product reason_triples "
-    "running_mean scaled times_n uses_flag"
+    "running_mean scaled times_n uses_flag odd_names"
 )
 
 
@@ -96,6 +96,11 @@ def doubled(x):
     return x * 2
 
 
+def odd_names(X_2, _scaleB):
+    """Parameter names with a capital, a digit and underscores (a name is any identifier)."""
+    return X_2 * _scaleB
+
+
 HIDDEN_FUNCTIONS = {
     f.__name__: f
     for f in (
@@ -111,6 +116,7 @@ HIDDEN_FUNCTIONS = {
         product,
         ignores_z,
         doubled,
+        odd_names,
     )
 }
 
@@ -537,6 +543,10 @@ GATE_PEAKS = {  # name -> the batch x (the gate's weight is the identity, its bi
     "mean > 0, peak negative": peak_in_the_discarded_part(1.0, 90),
     "mean < 0, peak positive": peak_in_the_discarded_part(-1.0, 91),
     "the book's 2 x 2": torch.tensor([[3.0, -5.0], [1.0, 2.0]]),
+    # The division is by the peak alone at every scale: no epsilon, no floor.
+    "the book's 2 x 2 times 1e-12 (peak 5e-12)": torch.tensor([[3.0, -5.0], [1.0, 2.0]]) * 1e-12,
+    "mean > 0, peak negative, times 1e-9": peak_in_the_discarded_part(1.0, 92) * 1e-9,
+    "mean < 0, peak positive, times 1e12": peak_in_the_discarded_part(-1.0, 93) * 1e12,
 }
 
 
@@ -570,10 +580,11 @@ def test_gate_divides_by_the_peak_before_gating_in_every_layout():
                 out,
                 want,
                 f"NormalizedGate({d}) with h = x (identity weight, zero bias) on a {layout} "
-                f"batch whose mean is {float(x.mean()):+.3f} and whose largest |h| is {peak} "
+                f"batch whose mean is {float(x.mean()):+.3g} and whose largest |h| is {peak:.3g} "
                 f"({name}): the gate keeps one sign's part, but the divisor is the largest "
                 "|activation| of h before gating — whole batch, both signs — not the largest "
-                "value left after it",
+                "value left after it, and by that peak alone at any scale (tiny or huge "
+                "activations alike: no epsilon added to it, no floor under it)",
                 atol=1e-6,
                 rtol=1e-5,
             )
@@ -742,7 +753,6 @@ def test_guard_reasons_reports_only_guards_that_failed(case):
 
 
 @pytest.mark.task("ch09a.4")
-@pytest.mark.points(2)
 def test_guard_reasons_starts_from_a_clean_cache():
     """A graph for the second call compiled earlier in the process does not hide the guard that
     fails after compiling on the first call."""
@@ -760,3 +770,27 @@ def test_guard_reasons_starts_from_a_clean_cache():
         "expected [('x', 'shape')]: reset Dynamo (torch.compiler.reset()) before compiling on the "
         "first call, or the old graph serves the second call and no guard fails"
     )
+
+
+IDENTIFIER_CASES = (  # (second call, expected): odd_names(X_2, _scaleB) first on (ones(3), 0.5)
+    ((torch.ones(4), 0.5), [("X_2", "shape")]),
+    ((torch.ones(3), 0.25), [("_scaleB", "value")]),
+)
+
+
+@pytest.mark.task("ch09a.4")
+def test_guard_reasons_names_any_identifier():
+    """An argument is named whole whatever identifier the function gives it: capitals, digits and underscores included, for a tensor's shape guard and a Python value's guard alike."""
+    for second, expected in IDENTIFIER_CASES:
+        with because("guard_reasons(odd_names, ...) raised"):
+            (answer,) = hidden_reasons(
+                "odd_names", (torch.ones(3), 0.5), second, {"backend": "eager", "dynamic": False}, 1
+            )
+        got = pairs(answer, "guard_reasons(odd_names, ...)")
+        assert got == expected, (
+            f"guard_reasons(odd_names(X_2, _scaleB), first=(ones(3), 0.5), second=(ones"
+            f"{tuple(second[0].shape)}, {second[1]}), dynamic=False) gave {got}, expected "
+            f"{expected}: an argument's name is any Python identifier (capitals, digits and "
+            "underscores included). Read it whole from Dynamo's text (tensor 'X_2' size "
+            "mismatch, L['_scaleB'] == 0.5): a pattern of lowercase letters only misses it"
+        )
