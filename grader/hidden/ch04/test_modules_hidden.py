@@ -1103,21 +1103,60 @@ def test_checkpoint_without_optimizer_and_extra_keys_rejected():
     judge.equal(out, out2, "the reloaded model must give identical outputs")
 
 
+def typed(value):
+    """``value`` with every container and number tagged by its exact type, dicts as sorted
+    items: equal only for the same values of the same types (a tuple is no list, True no 1,
+    an int key no str key, -0.0 no 0.0, and nan equals nan)."""
+    if isinstance(value, dict):
+        return ("dict", sorted((repr(typed(k)), typed(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, [typed(v) for v in value])
+    if isinstance(value, (set, frozenset)):
+        return (type(value).__name__, sorted(repr(typed(v)) for v in value))
+    return (type(value).__name__, repr(value))
+
+
+# plain Python values that a text format (json, str + literal_eval) does not bring back as given
+PLAIN_EXTRAS = {
+    "shape": (2, 3),
+    "empty": (),
+    "by_id": {1: "a", (0, 1): "b", 2.5: None},
+    "flags": [True, False, 0, 1.0],
+    "limits": (float("inf"), float("-inf"), -0.0),
+    "missing": float("nan"),
+    "seen": 2**70,
+    "pairs": [(1, 2.5), {"k": (None,)}],
+    "raw": b"\x00\xff",
+    "ids": {3, 1},
+    "z": 1 + 2j,
+    "note": "\u00e9t\u00e9\n",
+}
+
+
 @pytest.mark.task("ch04.5")
 def test_the_checkpoint_lives_in_the_file():
-    """save_checkpoint takes a str path and returns it; a copy of the file restores model, optimizer and extras."""
+    """save_checkpoint takes a str path and returns it; a copy of the file restores model, optimizer and extras, each plain Python value as the same type (tuples, int keys, inf and nan included)."""
     extras = {"epoch": 12, "lr": 0.1, "tags": ["warm", "cosine"], "best": {"val": 0.93}, "n": None}
+    extras |= PLAIN_EXTRAS
     with because(
         "save_checkpoint to a str path, then load_checkpoint of a copy of that file (the "
-        "original deleted) failed: everything must be in the file torch.save wrote"
+        "original deleted) failed: everything must be in the file torch.save wrote, the extras "
+        f"({', '.join(PLAIN_EXTRAS)}: tuples, bytes, sets, complex, inf, nan) as they are; "
+        "a text form (json, repr) of them fails or changes their types"
     ):
         seen = checkpoint_in_the_file(6, extras)
     assert seen["returned"] is not None and Path(seen["returned"]) == Path(seen["path"]), (
         f"save_checkpoint(path, ...) returned {seen['returned']!r}; it returns the path it wrote"
     )
-    assert seen["extra"] == extras, (
-        f"load_checkpoint of a copy of the file returned {seen['extra']}, expected {extras}: "
-        "the extras are written into the file with torch.save"
+    got, want = seen["extra"], extras
+    if isinstance(got, dict) and sorted(got, key=repr) == sorted(want, key=repr):
+        wrong = [k for k in want if typed(got[k]) != typed(want[k])]
+        got, want = {k: got[k] for k in wrong}, {k: want[k] for k in wrong}
+    assert typed(got) == typed(want), (
+        f"load_checkpoint of a copy of the file returned the extras {got!r}, expected "
+        f"{want!r} (the same values of the same types): torch.save pickles plain Python values "
+        "as they are and torch.load(weights_only=True) brings them back; a text form (json, "
+        "str) turns tuples into lists, int keys into strings and cannot write inf or nan"
     )
     out, out2 = seen["outputs"]
     judge.equal(
