@@ -299,23 +299,30 @@ def test_forward_other_shapes_and_dtypes():
     hidden=st.integers(1, 5),
     n_classes=st.integers(1, 5),
     seed=st.integers(0, 10_000),
+    order=st.permutations(["W1", "b1", "W2", "b2"]),
 )
-def test_forward_agrees_with_the_formula(n, d_in, hidden, n_classes, seed):
-    """mlp_forward equals relu(X @ W1 + b1) @ W2 + b2 for any sizes."""
+def test_forward_agrees_with_the_formula(n, d_in, hidden, n_classes, seed, order):
+    """mlp_forward equals relu(X @ W1 + b1) @ W2 + b2 for any sizes, with params' keys in any order."""
     g = torch.Generator().manual_seed(seed)
-    params = {
+    drawn = {
         "W1": torch.randn(d_in, hidden, generator=g),
         "b1": torch.randn(hidden, generator=g),
         "W2": torch.randn(hidden, n_classes, generator=g),
         "b2": torch.randn(n_classes, generator=g),
     }
+    params = {k: drawn[k] for k in order}  # a dict is read by name, whatever its order
     X = torch.randn(n, d_in, generator=g)
-    with because(f"mlp_forward raised for X ({n}, {d_in}), hidden {hidden}, {n_classes} classes"):
+    case = f"X ({n}, {d_in}), hidden {hidden}, {n_classes} classes, params keyed {list(order)}"
+    with because(
+        f"mlp_forward raised for {case}: params is a dict keyed by name; take each tensor by "
+        "its name (params['W1']), not by its position in the dict"
+    ):
         got = mm.mlp_forward(params, X)
     want = relu_mlp(params, X)
     assert got.shape == want.shape and judge.is_close(got, want, atol=1e-5, rtol=1e-5), (
-        f"mlp_forward differs from relu(X @ W1 + b1) @ W2 + b2 for X ({n}, {d_in}), hidden "
-        f"{hidden}, {n_classes} classes: {first_difference(got, want)}"
+        f"mlp_forward differs from relu(X @ W1 + b1) @ W2 + b2 for {case}: "
+        f"{first_difference(got, want)}. params is read by name (params['W1']); unpacking "
+        "params.values() depends on the order the caller built the dict in"
     )
 
 
@@ -820,14 +827,15 @@ def test_step_report_on_a_frozen_step():
 
 def random_step(seed):
     """A step with a random mix of healthy tensors (0-d and empty ones among them), missing
-    gradients, gradients holding inf or nan, tensors set to inf, and an update of random size."""
+    gradients, gradients holding inf or nan, tensors set to inf, tensors or gradients whose
+    finite entries are near float32's largest, and an update of random size."""
     g = torch.Generator().manual_seed(seed)
     shapes = [(1,), (3,), (2, 2), (2, 3), (), (0,), (2, 0)]
     params, grads, moves = {}, {}, {}
     for k in range(4):
         shape = shapes[int(torch.randint(0, len(shapes), (1,), generator=g))]
         params[f"t{k}"] = torch.randn(shape, generator=g).requires_grad_()
-        kind = int(torch.randint(0, 5, (1,), generator=g))
+        kind = int(torch.randint(0, 7, (1,), generator=g))
         grad = torch.randn(shape, generator=g) * 3
         if kind == 1:
             grad = None
@@ -835,6 +843,9 @@ def random_step(seed):
             grad.view(-1)[0] = float("inf")
         elif kind == 3 and grad.numel():
             grad.view(-1)[-1] = float("nan")
+        elif kind in (5, 6):  # finite entries near float32's largest: their sum overflows
+            with torch.no_grad():
+                params[f"t{k}"].fill_(3e38 if kind == 5 else -3e38)
         grads[f"t{k}"] = grad
         moves[f"t{k}"] = (torch.randn(shape, generator=g) * 0.1, kind == 4)
     return params, grads, moves
@@ -885,7 +896,8 @@ def test_step_report_agrees_with_the_reference_on_random_steps():
             assert (r.is_leaf, r.grad_is_none, r.finite) == (w.is_leaf, w.grad_is_none, w.finite), (
                 f"row {w.name}: is_leaf/grad_is_none/finite should be {w.is_leaf}, "
                 f"{w.grad_is_none}, {w.finite}: finite is False when the tensor or its gradient "
-                "holds inf or nan"
+                "holds inf or nan, and only then (large finite entries, near 3e38, are finite: "
+                "test each entry with torch.isfinite; a sum, mean or norm of them overflows)"
             )
             judge.number(
                 r.grad_norm,
