@@ -26,7 +26,8 @@ which holds the call to what any contract says unless it says otherwise:
 - **any memory layout**: the first call of each input signature (shapes, dtypes, other
   values) is made again with its tensors holding the same values in another layout
   (transposed, strided: ``harness.layouts``), and must give the same result. Only calls
-  that can be repeated unseen are: a pure call of plain data (no module, function,
+  that can be repeated unseen, and took at most ``RECALL_CPU_LIMIT_S`` of CPU (the
+  re-calls count against the student's time limit), are: a pure call of plain data (no module, function,
   generator or tensor that needs its gradient among the arguments; no random draw); a
   method whose object the call left unchanged (a module's too, where no hook watches it
   and no test's module sits inside it), unless the contract says the result depends on
@@ -71,6 +72,7 @@ import os
 import sys
 import types
 import weakref
+from time import process_time as _cpu_time  # bound here, before any student module loads
 
 import torch
 
@@ -278,6 +280,7 @@ def _checked_call(fn, key, name, allow, args, kwargs):
     given, given_kw = (
         _watched_all(named, args, kwargs, modes) if allow.callbacks else (args, kwargs)
     )
+    started = _cpu_time()
     try:
         result = fn(*given, **given_kw)
     except (NotImplementedError, Broken):
@@ -306,7 +309,7 @@ def _checked_call(fn, key, name, allow, args, kwargs):
             "tuple(...)) "
             "(invariant: results have the declared type)"
         )
-    if again is not None:
+    if again is not None and _cpu_time() - started <= RECALL_CPU_LIMIT_S:
         _same_in_any_layout(fn, name, named, states, state, again, args, kwargs, result)
     return result
 
@@ -356,6 +359,9 @@ def _grad_off(name, named, off: list[str]) -> Broken:
 
 
 _LAYOUT_SIGNATURES: set = set()  # (task, input signature) already re-called in another layout
+# A call that took more CPU than this is not made again: the re-calls count against the
+# student's time limit, and a slow correct call must not time out for the checks' sake.
+RECALL_CPU_LIMIT_S = 0.3
 
 
 def _input_key(x, depth: int = 0):

@@ -1305,3 +1305,20 @@ def test_a_function_given_a_generator_is_called_again_with_one_in_the_same_state
 
     text = broken(flat_windows, torch.arange(10.0), 4, torch.Generator().manual_seed(3))
     assert "(invariant: the same values in any memory layout give the same result)" in text
+
+
+def test_a_call_that_took_long_is_not_made_again(monkeypatch):
+    """The re-calls count against the student's time limit: a call that spent more CPU
+    than ``RECALL_CPU_LIMIT_S`` is checked once, however slow its honest work is."""
+    calls = []
+
+    def doubled(x):
+        calls.append(1)
+        return x * 2
+
+    monkeypatch.setattr(invariants, "RECALL_CPU_LIMIT_S", -1.0)  # every call counts as long
+    run(doubled, torch.ones(2, 3))
+    assert len(calls) == 1
+    monkeypatch.setattr(invariants, "RECALL_CPU_LIMIT_S", 60.0)
+    run(doubled, torch.ones(3, 4))
+    assert len(calls) > 2  # a quick call: made again in other layouts
