@@ -290,13 +290,13 @@ def _checked_call(fn, key, name, allow, args, kwargs):
         # consequence: a figure it did not get to close); put back what it left.
         with _unseen():
             state_changes(state, states)
-        off = [where for where, seen in modes.items() if seen == {False}]
+        off = _grad_off(name, named, modes)
         if off:  # the likelier cause of the error: say it
-            raise _grad_off(name, named, off) from None
+            raise off from None
         raise
-    off = [where for where, seen in modes.items() if seen == {False}]
+    off = _grad_off(name, named, modes)
     if off:
-        raise _grad_off(name, named, off)
+        raise off
     with _unseen():
         _after(key, name, allow, states, named, owned, state, folders, result)
         declared = returns.result_mismatch(key, result, getattr(fn, "__globals__", {}))
@@ -350,7 +350,12 @@ _CALLBACK_LESSON = (
 )
 
 
-def _grad_off(name, named, off: list[str]) -> Broken:
+def _grad_off(name, named, modes: dict[str, set[bool]]) -> Broken | None:
+    """The failure of a call that ran a caller's function only with gradients off (None
+    if it ran none that way)."""
+    off = [where for where, seen in modes.items() if seen == {False}]
+    if not off:
+        return None
     which = ", ".join(f"`{w}`" for w in off)
     return _fail(
         f"{_call_text(name, named)} called {which} only with gradients off, while its caller "
@@ -512,6 +517,18 @@ def _call_again(fn, args, kwargs, state, states, first, compare=None) -> str | N
     return f"it gave another result ({differs})" if differs else None
 
 
+def _fail_if_not_repeatable(fn, name, named, states, state, call) -> None:
+    """Fail the repeat invariant where the very call ``call`` (its args, kwargs and result)
+    gives another result when made again: a variant's difference then says nothing about
+    the variant."""
+    args, kwargs, result = call
+    if _call_again(fn, args, kwargs, state, states, result):
+        raise _fail(
+            f"{_call_text(name, named)}, called again with the same arguments: it gave "
+            f"another result: {_REPEAT_LESSON}"
+        )
+
+
 def _same_in_layout(fn, name, named, states, state, plan, call) -> None:
     args, kwargs, result = call
     method = dict(named).get("self") is not None
@@ -556,11 +573,7 @@ def _same_row_alone(fn, name, named, states, state, alone, call) -> None:
     differs = _call_again(fn, cut, alone.kwargs, state, states, result, row)
     if differs is None:
         return
-    if _call_again(fn, args, kwargs, state, states, result):
-        raise _fail(
-            f"{_call_text(name, named)}, called again with the same arguments: it gave "
-            f"another result: {_REPEAT_LESSON}"
-        )
+    _fail_if_not_repeatable(fn, name, named, states, state, call)
     raise _fail(
         f"{_call_text(name, named)} on a batch of {alone.size} and on its last example alone "
         f"(only the last row of {alone.where}, a batch of one) disagree: {differs}: "
@@ -591,11 +604,7 @@ def _same_in_either_mode(fn, name, named, states, state, call) -> None:
             m.training = training
     if differs is None:
         return
-    if _call_again(fn, args, kwargs, state, states, result):
-        raise _fail(
-            f"{_call_text(name, named)}, called again with the same arguments: it gave "
-            f"another result: {_REPEAT_LESSON}"
-        )
+    _fail_if_not_repeatable(fn, name, named, states, state, call)
     other = "eval" if before == "training" else "training"
     raise _fail(
         f"{_call_text(name, named)} in {before} mode and in {other} mode disagree: in {other} "
@@ -623,11 +632,7 @@ def _same_when_retyped(fn, name, named, states, state, other, call) -> None:
     differs = _call_again(fn, given, other.kwargs, state, states, result, same)
     if differs is None:
         return
-    if _call_again(fn, args, kwargs, state, states, result):
-        raise _fail(
-            f"{_call_text(name, named)}, called again with the same arguments: it gave "
-            f"another result: {_REPEAT_LESSON}"
-        )
+    _fail_if_not_repeatable(fn, name, named, states, state, call)
     raise _fail(
         f"{_call_text(name, named)} works as called, but with {other.where} {differs}: "
         f"{_RETYPED_LESSON}"

@@ -36,9 +36,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--task",
-        metavar="chNN.K[,chNN.K...]",
-        help="run only the tests of this course task (a GitHub Classroom step grades one "
-        "task), or of these tasks, comma-separated",
+        metavar="chNN.K",
+        help="run only the tests of this course task (a GitHub Classroom step grades one task)",
     )
     group.addoption(
         "--hint-level",
@@ -179,9 +178,8 @@ def _skip_hypothesis_summary_if_unused(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     wanted = config.getoption("task", None)
     if wanted:
-        tasks = set(wanted.split(","))
-        keep = [item for item in items if task_of(item) in tasks]
-        dropped = [item for item in items if task_of(item) not in tasks]
+        keep = [item for item in items if task_of(item) == wanted]
+        dropped = [item for item in items if task_of(item) != wanted]
         items[:] = keep
         if dropped:
             config.hook.pytest_deselected(items=dropped)
