@@ -724,29 +724,45 @@ def with_a_passing_spike(losses, at, spike):
 @example(kind="crawl", log_start=1.0, ratio=0.5, steps=16, where=0.0, spike=math.nan)
 @example(kind="zigzag", log_start=-1.0, ratio=0.5, steps=16, where=1.0, spike=math.inf)
 @example(kind="crawl", log_start=0.5, ratio=0.3, steps=20, where=0.3, spike=math.inf)
+# a passing dip far below 10% of the start (to 0 itself) in a curve that ends above it
+@example(kind="crawl", log_start=0.0, ratio=1.0, steps=12, where=0.0, spike=0.0)
+@example(kind="crawl", log_start=-2.0, ratio=0.4, steps=25, where=1.0, spike=0.05)
+@example(kind="crawl", log_start=2.5, ratio=0.0, steps=14, where=0.6, spike=1e-3)
 @given(
     kind=st.sampled_from(["decay", "crawl", "zigzag"]),
     log_start=st.floats(-3, 3),
     ratio=st.floats(0, 1),
     steps=st.integers(12, 30),
     where=st.floats(0, 1),
-    spike=st.sampled_from([3.0, 10.0, 1e3, 1e30]),
+    spike=st.sampled_from([3.0, 10.0, 1e3, 1e30, 0.0, 1e-3, 0.05]),
 )
-def test_classify_judges_divergence_by_the_end_not_a_passing_spike(
+def test_classify_judges_by_the_end_not_a_passing_spike_or_dip(
     kind, log_start, ratio, steps, where, spike
 ):
-    """A curve that jumps far above its start once (or to inf or nan), early on, and then carries on keeps the name its end gives it: diverging is judged by the end."""
+    """A curve that jumps far above its start once (or to inf or nan), or dips far below 10% of it once (to 0 included), early on, and then carries on keeps the name its end gives it: diverging and converging are judged by the end."""
     losses, expected = clear_cut_curve(kind, 10**log_start, ratio, steps)
     at = int(where * (len(losses) // 2 - 1))  # the first half: the last points stay the curve's
     spiked = with_a_passing_spike(losses, at, losses[0] * spike)
     got = tl.classify_curve(spiked)
+    if spike < 1:
+        moved, judged = (
+            "dipped once to",
+            "converging means the loss *fell to* (ends at) less than 10% of its start: compare "
+            "the last value with the first, not the lowest value reached (a best-so-far is "
+            "what early stopping keeps, not where the curve ended)",
+        )
+    else:
+        moved, judged = (
+            "jumped once to",
+            "diverging means the loss *ends* non-finite or far above its start: compare the "
+            "last value with the first, not the largest value seen, and ask whether the last "
+            "value is finite, not whether every value is",
+        )
     assert got == expected, (
         f"classify_curve said {got!r} for a {kind} curve from {losses[0]:.4g} to "
-        f"{losses[-1]:.4g} over {len(spiked)} steps that jumped once to {spiked[at + 1]:.4g} "
+        f"{losses[-1]:.4g} over {len(spiked)} steps that {moved} {spiked[at + 1]:.4g} "
         f"at step {at + 1} and then carried on; without that one value it is {expected!r}. "
-        "diverging means the loss *ends* non-finite or far above its start: compare the last "
-        "value with the first, not the largest value seen, and ask whether the last value is "
-        "finite, not whether every value is"
+        f"{judged}"
     )
 
 
