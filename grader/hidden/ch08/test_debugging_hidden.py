@@ -4,6 +4,7 @@ reference. Messages state the property, not the test."""
 
 import copy
 import math
+import random
 
 import pytest
 import torch
@@ -40,7 +41,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
     "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
     "left_with_gradients nonfinite_run used_by_the_caller typed_batch IDENTITY_CASES held_by_value "
-    "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run"
+    "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run SideBranch side_branch_run"
 )
 
 
@@ -539,6 +540,100 @@ def dead_parameter():
     g = torch.Generator().manual_seed(87)
     x, y = torch.randn(6, 2, generator=g), torch.randn(6, 2, generator=g)
     return model, torch.optim.SGD(model.parameters(), lr=0.1), F.mse_loss, (x, y)
+
+
+class SideBranch(nn.Module):
+    """A linear model plus a side Linear whose contribution (``how``, one of SIDE_WAYS)
+    decides what backward gives the side's parameters: exact zeros, zeros in part, zeros on
+    some steps only, or nothing at all (.grad stays None)."""
+
+    def __init__(self, how, d_in, n_out, bias):
+        super().__init__()
+        self.main = nn.Linear(d_in, n_out)
+        self.side = nn.Linear(d_in, n_out, bias=bias)
+        self.how = how
+        self.start = self.main.weight.detach().clone()  # plain attributes: copied along
+        self.gate = (torch.arange(n_out) % 2).float()  # output 0, 2, ... gated off
+
+    def forward(self, x):
+        out, how = self.main(x), self.how
+        first = judge.is_equal(self.main.weight.detach(), self.start)  # the first step
+        if how == "times zero":
+            return out + 0 * self.side(x)
+        if how == "fed zeros":  # weight: a gradient of zeros; bias: a real one
+            return out + self.side(x * 0)
+        if how == "behind a dead ReLU":
+            return out + torch.relu(self.side(x) - 1e4)
+        if how == "in the unselected branch of a where":
+            return out + torch.where(torch.zeros_like(out, dtype=torch.bool), self.side(x), 0)
+        if how == "half its outputs gated off":  # some gradient entries zero, others not
+            return out + self.side(x) * self.gate
+        if how == "times zero on the first step only":
+            return out + self.side(x) * (0.0 if first else 1.0)
+        if how == "times zero on the first step, unused later":
+            return out + 0 * self.side(x) if first else out
+        if how == "detached":
+            return out + self.side(x).detach()
+        return out  # "unused"
+
+
+SIDE_WAYS = (
+    "times zero",
+    "fed zeros",
+    "behind a dead ReLU",
+    "in the unselected branch of a where",
+    "half its outputs gated off",
+    "times zero on the first step only",
+    "times zero on the first step, unused later",
+    "detached",
+    "unused",
+)
+
+
+def side_branch_cases(seed, per_way):
+    """``per_way`` seeded draws per SIDE_WAYS entry: (how, seed, d_in, n_out, bias, labels,
+    optimizer, steps)."""
+    rng = random.Random(seed)
+    return [
+        (
+            how,
+            rng.randrange(10_000),
+            rng.choice([3, 8]),
+            rng.choice([2, 3, 4]),
+            rng.random() < 0.7,
+            rng.random() < 0.5,
+            rng.choice(["SGD", "SGD momentum", "Adam"]),
+            rng.randint(1, 4),
+        )
+        for how in SIDE_WAYS
+        for _ in range(per_way)
+    ]
+
+
+def side_branch_run(case):
+    """One side_branch_cases entry as diagnose's arguments."""
+    how, seed, d_in, n_out, bias, labels, optimizer, steps = case
+    torch.manual_seed(seed)
+    model = SideBranch(how, d_in, n_out, bias)
+    g = torch.Generator().manual_seed(seed + 1)
+    x = torch.randn(12, d_in, generator=g)
+    if labels:
+        y, loss_fn = torch.randint(0, n_out, (12,), generator=g), F.cross_entropy
+    else:
+        y, loss_fn = torch.randn(12, n_out, generator=g), F.mse_loss
+    if optimizer == "Adam":
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    else:
+        opt = torch.optim.SGD(
+            model.parameters(), lr=0.1, momentum=0.9 if optimizer == "SGD momentum" else 0.0
+        )
+    return model, opt, loss_fn, (x, y), steps
+
+
+@probe
+def side_branches_diagnosed(cases):
+    """diagnose on side_branch_run(case) for each case."""
+    return [dbg.diagnose(*side_branch_run(case)) for case in cases]
 
 
 class DeepFeatures(nn.Module):
@@ -1223,8 +1318,7 @@ def test_diagnose_unreachable_and_nonfinite():
 
 @pytest.mark.task("ch08.2")
 def test_no_grad_means_never_reached_on_any_step():
-    """A parameter reached only on the first step, or only on later steps, is not no_grad
-    (while one never reached is: silence counts only from a diagnose that can speak)."""
+    """A parameter reached only on the first step, or only on later steps, or reached with a gradient of exact zeros (in whole or in part, on some or every step), is not no_grad (while one never reached is: silence counts only from a diagnose that can speak)."""
     assert where(diagnosed("detached layer", 5), "no_grad") == ["body.bias", "body.weight"], (
         "trainable parameters that backward never reaches (their .grad stays None) are reported "
         "as no_grad"
@@ -1236,6 +1330,28 @@ def test_no_grad_means_never_reached_on_any_step():
         "None after every backward — look at every step, right after backward"
     )
     assert where(findings, "not_moving") == [], "both moved on the steps that reached them"
+    cases = side_branch_cases(93, 3)
+    with because("diagnose raised on a model with a side branch (see SIDE_WAYS)"):
+        seen = side_branches_diagnosed(cases)
+    for case, findings in zip(cases, seen):
+        how, _, d_in, n_out, bias, labels, optimizer, steps = case
+        got = finding_set(findings, ("at_chance",))  # a few steps: at_chance is beside the point
+        want = finding_set(ref.diagnose(*side_branch_run(case)), ("at_chance",))
+        what = (
+            f"diagnose(model, {optimizer}, {'cross_entropy' if labels else 'mse_loss'}, batch, "
+            f"{steps}) on Linear({d_in}, {n_out}) plus a side Linear{'' if bias else ' without bias'} "
+            f"whose output is added {how}"
+        )
+        extra = sorted(w for c, w in got if c == "no_grad" and ("no_grad", w) not in want)
+        assert not extra, (
+            f"{what} reported no_grad for {extra}: backward reaches them, so their .grad is a "
+            "tensor after backward (of zeros, or zeros in part, on some or every step). "
+            "no_grad means .grad stayed None after every backward — judge reachability by "
+            "whether .grad is None, never by the gradient's values (a gradient of exact zeros is "
+            f"still a gradient; such a parameter that never moves is not_moving). Found {got}, "
+            f"expected {want}"
+        )
+        assert got == want, f"{what}: found {got}, expected {want}"
 
 
 @pytest.mark.task("ch08.2")
