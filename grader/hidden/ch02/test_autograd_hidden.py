@@ -621,6 +621,7 @@ def program(w, x, codes):
     """Apply the steps ``codes`` give (positions in STEPS) to h = w, one line per kind of
     step. Codes, not names: the student's code receives them, and a name says what it cuts."""
     h = w * 1.0
+    g = torch.Generator().manual_seed(len(codes))  # random constructors leave torch's own be
     for code in codes:
         if code == 0:
             h = h.detach() + 0.0
@@ -691,6 +692,31 @@ def program(w, x, codes):
         elif code == 28:
             with torch.no_grad():
                 h = h.sort().values + h.unbind(0)[0]
+        # constructors that read only h's shape (and dtype, device), random ones included
+        elif code == 29:
+            h = h + torch.empty_like(h).fill_(1.0)
+        elif code == 30:
+            h = h * torch.full_like(h, 0.5)
+        elif code == 31:
+            h = h * torch.ones_like(input=h, dtype=torch.float64).float()
+        elif code == 32:
+            h = h + torch.rand_like(h, generator=g)
+        elif code == 33:
+            with torch.no_grad():
+                noise = torch.randn_like(h, generator=g)
+            h = h + 0.01 * noise
+        elif code == 34:
+            h = h + torch.randint_like(h, 3, generator=g)
+        elif code == 35:
+            h = h + h.new_empty(h.shape).zero_()
+        elif code == 36:
+            h = h * h.new_full(h.shape, 2.0)
+        elif code == 37:
+            h = h - h.new_zeros(h.shape)
+        elif code == 38:
+            h = h * h.new_tensor([1.0, 2.0, 0.5])
+        elif code == 39:
+            h = h + h.new_empty_strided(h.shape, h.stride()).fill_(0.0)
     return h
 
 
@@ -724,7 +750,19 @@ STEPS = [
     "numpy_unbound_method",
     "split_no_grad",
     "sort_unbind_no_grad",
+    "empty_like",
+    "full_like",
+    "ones_like_float64",
+    "rand_like",
+    "randn_like_no_grad",
+    "randint_like",
+    "new_empty",
+    "new_full",
+    "new_zeros",
+    "new_tensor",
+    "new_empty_strided",
 ]
+SHAPE_ONLY = {"zeros_like", "new_ones", *STEPS[STEPS.index("empty_like") :]}
 
 
 def program_args():
@@ -777,6 +815,15 @@ def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
         want = reference_cuts(steps)
         got_ops = [str(c.op) for c in found]
         want_ops = [c.op for c in want]
+        constructors = sorted(SHAPE_ONLY.intersection(steps))
+        shape_only = (
+            f". The program builds tensors with {constructors}: every constructor that reads "
+            "only an input's shape (dtype, device) is no cut, the whole *_like and new_* "
+            "families, random ones included, not just zeros_like and new_zeros: its result "
+            "holds none of the input's values. Decide by the rule, not by a list of examples"
+            if constructors
+            else ""
+        )
         assert len(found) == len(want) and all(
             w.strip("_") in g for g, w in zip(got_ops, want_ops)
         ), (
@@ -784,7 +831,7 @@ def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
             "call whose input required grad and whose real-valued result (tensor, Python float "
             "or list, numpy array) does not, one Cut per operation however many values or "
             "tensors it returns; integer results, shape-only constructors and calls on tensors "
-            "that no longer require grad are not cuts"
+            f"that no longer require grad are not cuts{shape_only}"
         )
         for g, w in zip(found, want):
             assert points_at(g, int(line_of(w)), HERE), (
