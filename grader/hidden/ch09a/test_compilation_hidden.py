@@ -2,6 +2,11 @@
 ones, so a solution that only fits the public cases fails. Messages state the property."""
 
 import collections
+import importlib.util
+import keyword
+import random
+import tempfile
+from pathlib import Path
 
 import pytest
 import torch
@@ -34,7 +39,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "book_requests "
     "break_then_branch break_then_return "
     "by_mode column_sums cosine_plus_one doubled fresh_dynamo ignores_z mix product reason_triples "
-    "running_mean scaled times_n uses_flag odd_names"
+    "running_mean scaled times_n uses_flag odd_names _built"
 )
 
 
@@ -777,10 +782,141 @@ IDENTIFIER_CASES = (  # (second call, expected): odd_names(X_2, _scaleB) first o
     ((torch.ones(3), 0.25), [("_scaleB", "value")]),
 )
 
+# The words of each kind's guard texts. The sweep below plants the words of the *other*
+# kinds wherever a guard's text can carry them: a tensor's name (tensor 'x_size' dtype
+# mismatch), and for a Python value's guard, which quotes the traced line with its comment,
+# the file and the function (n == 2  # return x * n + x.size(0)  # .../size_dtype/f.py in
+# resize), the scalar's name and a string's own value (mode == 'dtype').
+KIND_WORDS = {
+    "shape": ("size", "stride", "shape"),
+    "dtype": ("dtype",),
+    "other": ("requires_grad", "grad"),
+}
+WORDS_OF_TENSOR_GUARDS = ("tensor", "mismatch", "expected", "actual", "index", "Float", "Double")
+NUMERIC_LINES = (  # a line using tensor T and number S; every tensor op here is whole-graph
+    "{T} * {S} + {T}.size(0)",
+    "({T} * {S}).to({T}.dtype)",
+    "{T} * {S} + {T}.stride(0)",
+    "{T}.reshape({T}.shape) * {S}",
+)
+CHANGES = ("shape", "dtype", "other", "int", "float", "bool", "str")  # what the second call changes
+
+
+def _decoy_name(rng, groups, used):
+    """An unused identifier holding a word of each of ``groups`` (each kind's words), in a
+    random order, with capitals, digits or underscores around them."""
+    while True:
+        words = [rng.choice(group) for group in groups]
+        rng.shuffle(words)
+        word = "_".join(words)
+        name = rng.choice(("{w}", "{w}s", "x_{w}", "_{w}", "{w}_2", "{W}1", "n_{w}_T")).format(
+            w=word, W=word[:1].upper() + word[1:]
+        )
+        if name.isidentifier() and not keyword.iskeyword(name) and name not in used:
+            used.add(name)
+            return name
+
+
+def guard_word_cases(seed):
+    """A module's source and one guard_reasons call per kind of change (CHANGES, in a seeded
+    order), each function's names, line, comment and string values full of other kinds'
+    words: (folder prefix, module name, source, calls [(function, first, second)], and per
+    call the [(argument, kind)] it must report and the function's line). Tensors are specs
+    {"shape", "dtype", "grad"}."""
+    rng = random.Random(seed)
+    changes = list(CHANGES)
+    rng.shuffle(changes)
+    used, functions, calls, expected = set(), [], [], []
+    every_word = [w for words in KIND_WORDS.values() for w in words] + ["float64", "index"]
+    for i, change in enumerate(changes):
+        kind = change if change in ("shape", "dtype", "other") else "value"
+        groups = [words for k, words in KIND_WORDS.items() if k != kind]  # other kinds' words
+        others = [w for group in groups for w in group]
+        T = _decoy_name(rng, groups, used)  # the tensor argument
+        S = _decoy_name(rng, groups, used)  # the Python scalar argument
+        fname = f"{_decoy_name(rng, groups, used)}_{i}"
+        n = rng.randint(2, 6)
+        tensor = {"shape": [n], "dtype": "float32", "grad": False}
+        changed = dict(tensor)
+        if change == "shape":
+            changed["shape"] = [rng.choice([m for m in range(2, 8) if m != n])]
+        elif change == "dtype":
+            changed["dtype"] = rng.choice(["float64", "float16", "bfloat16"])
+        elif change == "other":
+            changed["grad"] = True
+        if change == "bool":
+            a = rng.random() < 0.5
+            b, line = not a, "{T}.exp() if {S} else {T}.log1p()"
+        elif change == "str":
+            a, b = rng.sample(every_word, 2)
+            line = "{T} + 1 if {S} == " + repr(a) + " else {T} - 1"
+        elif change == "float":
+            a, b = rng.sample([0.5, 0.25, 1.5, -2.0, 3.125], 2)
+            line = rng.choice(NUMERIC_LINES)
+        else:
+            a = rng.randint(2, 9)
+            b = rng.choice([m for m in range(2, 10) if m != a]) if change == "int" else a
+            line = rng.choice(NUMERIC_LINES)
+        phrase = rng.sample(others + list(WORDS_OF_TENSOR_GUARDS), 4)
+        comment = " ".join(phrase) + rng.choice([" == 3", " at index 0", ". expected Float"])
+        functions.append(
+            f"def {fname}({T}, {S}):\n    return {line.format(T=T, S=S)}  # {comment}\n"
+        )
+        calls.append((fname, [tensor, a], [changed, b]))
+        expected.append(([(T if kind != "value" else S, kind)], line.format(T=T, S=S)))
+    prefix = "_".join(rng.sample(every_word, 3)) + "_"
+    module = "_".join(rng.sample(every_word, 2))
+    return prefix, module, "\n\n".join(functions), calls, expected
+
+
+def _built(arg):
+    """A call's argument from its spec: a tensor of ones for a {"shape", "dtype", "grad"} dict."""
+    if not isinstance(arg, dict):
+        return arg
+    t = torch.ones(*arg["shape"], dtype=getattr(torch, arg["dtype"]))
+    return t.requires_grad_(arg["grad"])
+
+
+def _shown(args):
+    """A call's argument specs as text: (ones(3, float32, requires_grad), 2)."""
+    return (
+        "("
+        + ", ".join(
+            f"ones({', '.join(map(str, a['shape']))}, {a['dtype']}{', requires_grad' * a['grad']})"
+            if isinstance(a, dict)
+            else repr(a)
+            for a in args
+        )
+        + ")"
+    )
+
+
+@probe
+def reasons_in_a_written_module(prefix, module, source, calls):
+    """``source`` written as <module>.py in a fresh folder named from ``prefix`` and imported
+    from there (so Dynamo quotes its lines, path and function names); for each (function,
+    first, second) of ``calls``, guard_reasons(function, first, second, backend="eager",
+    dynamic=False) from a fresh process state: the triples of each answer (reason_triples)."""
+    answers = []
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+        path = Path(folder) / f"{module}.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location(f"ch09a_words_{module}", path)
+        written = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(written)
+        for name, first, second in calls:
+            fresh_dynamo()
+            fn = getattr(written, name)
+            first, second = tuple(map(_built, first)), tuple(map(_built, second))
+            got = comp.guard_reasons(fn, first, second, backend="eager", dynamic=False)
+            answers.append(reason_triples(got))
+    fresh_dynamo()
+    return answers
+
 
 @pytest.mark.task("ch09a.4")
-def test_guard_reasons_names_any_identifier():
-    """An argument is named whole whatever identifier the function gives it: capitals, digits and underscores included, for a tensor's shape guard and a Python value's guard alike."""
+def test_guard_reasons_names_any_identifier_and_kinds_by_the_guard():
+    """An argument is named whole whatever identifier the function gives it (capitals, digits and underscores included), and each guard's kind is read from the guard itself, whatever words of other kinds its names, traced line, file or values hold."""
     for second, expected in IDENTIFIER_CASES:
         with because("guard_reasons(odd_names, ...) raised"):
             (answer,) = hidden_reasons(
@@ -793,4 +929,21 @@ def test_guard_reasons_names_any_identifier():
             f"{expected}: an argument's name is any Python identifier (capitals, digits and "
             "underscores included). Read it whole from Dynamo's text (tensor 'X_2' size "
             "mismatch, L['_scaleB'] == 0.5): a pattern of lowercase letters only misses it"
+        )
+    prefix, module, source, calls, expected = guard_word_cases(2613)
+    with because("guard_reasons raised on a function of a module written to a temporary folder"):
+        answers = reasons_in_a_written_module(prefix, module, source, calls)
+    for (name, first, second), answer, (want, line) in zip(calls, answers, expected):
+        got = pairs(answer, f"guard_reasons({name}, ...)")
+        shown = [text.splitlines()[0][:110] for _, _, text in answer]
+        assert got == want, (
+            f"guard_reasons({name}, first={_shown(first)}, second={_shown(second)}, "
+            "dynamic=False), "
+            f"the function's line being `return {line}`, gave {got}, expected {want}; "
+            f"Dynamo's text: {shown}. The words of a text do not tell its kind: a tensor's "
+            "name may hold 'size' or 'dtype', and a Python value's guard quotes the traced "
+            "source line with its comment, the file's path and the function's name, which may "
+            "hold any of them. Read the kind from the form of the guard itself (which property "
+            "of which tensor mismatched, or which name was compared with ==), not from a word "
+            "found anywhere in the text"
         )
