@@ -41,7 +41,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
     "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
     "left_with_gradients nonfinite_run used_by_the_caller typed_batch IDENTITY_CASES held_by_value "
-    "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run SideBranch side_branch_run"
+    "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run SideBranch side_branch_run Rows rows_run"
 )
 
 
@@ -164,6 +164,102 @@ class Softmaxed(nn.Module):
         if self.how == "last row shifted":
             return torch.cat([p[:-1], p[-1:] + shift])
         return p + shift
+
+
+class Rows(nn.Module):
+    """A linear layer followed by a transformation of its [N, C] rows (ROW_WAYS), each row
+    multiplied by its entry of ``scales`` where the way says so."""
+
+    def __init__(self, how, n_classes, temperature, scales):
+        super().__init__()
+        self.lin = nn.Linear(
+            8, n_classes + (how == "softmax over one class more, that one dropped")
+        )
+        self.how, self.temperature = how, temperature
+        self.scales = torch.tensor(scales)  # a plain attribute: one factor per row
+
+    def forward(self, x):
+        z, how = self.lin(x) * self.temperature, self.how
+        if how == "softmax":
+            return torch.softmax(z, dim=1)
+        if how == "sigmoids divided by their row's sum":
+            s = torch.sigmoid(z)
+            return s / s.sum(dim=1, keepdim=True)
+        if how == "sigmoid":
+            return torch.sigmoid(z)
+        if how == "softmax over the batch":
+            return torch.softmax(z, dim=0)
+        if how == "softmax over one class more, that one dropped":
+            return torch.softmax(z, dim=1)[:, :-1]
+        return torch.softmax(z, dim=1) * self.scales.to(z.dtype)[:, None]  # "softmax rows scaled"
+
+
+ROW_WAYS = (  # how the rows are made, and whether they are probability rows
+    ("softmax", True),
+    ("sigmoids divided by their row's sum", True),
+    ("sigmoid", False),
+    ("softmax over the batch", False),
+    ("softmax over one class more, that one dropped", False),
+    ("softmax rows scaled", False),
+)
+
+
+def row_cases(seed, per_way):
+    """``per_way`` seeded draws per ROW_WAYS entry: (how, seed, n, n_classes, temperature,
+    row scales, labels' dtype, model dtype); a square n == n_classes about every third draw,
+    and for scaled rows one row, every other row or every row off 1."""
+    rng = random.Random(seed)
+    cases = []
+    for how, _ in ROW_WAYS:
+        for k in range(per_way):
+            c = rng.randint(2, 6)
+            n = c if rng.random() < 0.35 else rng.randint(1, 12)
+            f = rng.choice([0.5, 0.8, 0.95, 1.05, 1.25])
+            pattern = ("one row", "every other row", "every row")[k % 3]
+            if pattern == "one row":
+                at = rng.randrange(n)
+                scales = [f if i == at else 1.0 for i in range(n)]
+            elif pattern == "every other row":  # 1 - d and 1 + d: the sums average 1
+                scales = [1.0 - abs(1.0 - f) * (-1) ** i for i in range(n)]
+            else:
+                scales = [f] * n
+            cases.append(
+                (
+                    how,
+                    rng.randrange(10_000),
+                    n,
+                    c,
+                    rng.choice([0.1, 1.0, 4.0]),
+                    scales,
+                    rng.choice(["int64", "uint8"]),
+                    rng.choice(["float32", "float64"]),
+                )
+            )
+    return cases
+
+
+def rows_run(case):
+    """One row_cases entry as diagnose's arguments (2 steps of SGD on cross-entropy)."""
+    how, seed, n, c, temperature, scales, labels, dtype = case
+    torch.manual_seed(seed)
+    model = Rows(how, c, temperature, scales).to(getattr(torch, dtype))
+    g = torch.Generator().manual_seed(seed + 1)
+    x = torch.randn(n, 8, generator=g, dtype=getattr(torch, dtype))
+    y = torch.randint(0, c, (n,), generator=g).to(getattr(torch, labels))
+    return model, torch.optim.SGD(model.parameters(), lr=0.1), F.cross_entropy, (x, y), 2
+
+
+@probe
+def rows_diagnosed(cases):
+    """For each case, diagnose on rows_run(case), and the untrained model's outputs (seen
+    beside the model, before the call)."""
+    seen = []
+    for case in cases:
+        model, *rest = rows_run(case)
+        with torch.no_grad():
+            out = model(rest[2][0]).detach().clone()
+        seen.append((dbg.diagnose(model, *rest), out))
+    return seen
 
 
 # ---------------------------------------------------------------- setups
@@ -1287,7 +1383,7 @@ NEGATIVE_ROWS = ("small negatives", "first row logits", "last row shifted")
 @pytest.mark.task("ch08.2")
 @pytest.mark.points(2)
 def test_probabilities_as_logits_needs_probability_rows_and_integer_targets():
-    """probabilities_as_logits: [N, C >= 2] outputs whose every row is non-negative and sums to 1 (to float32 rounding), integer targets only (float targets of any width are not)."""
+    """probabilities_as_logits: [N, C >= 2] outputs whose every row is non-negative and sums to 1 (to float32 rounding), integer targets only (float targets of any width are not); entries in [0, 1] whose rows do not sum to 1 (a sigmoid, a scaled or cut softmax, a softmax over the batch) are not."""
     for how, targets, n, expected, why in PROBABILITY_CASES:
         with because(f"diagnose raised on outputs made by {how!r} with {targets} targets"):
             findings, negative, zero = diagnosed_probability_like(how, targets, 5, n)
@@ -1299,6 +1395,38 @@ def test_probabilities_as_logits_needs_probability_rows_and_integer_targets():
             f"outputs made by {how!r} with {targets} targets on {n} example(s): "
             f"probabilities_as_logits {'missing' if expected else 'reported'} — {why}"
         )
+    cases = row_cases(94, 5)
+    with because("diagnose raised on outputs made by one of ROW_WAYS"):
+        seen = rows_diagnosed(cases)
+    in_unit_range = 0
+    for case, (findings, out) in zip(cases, seen):
+        how, _, n, c, _, scales, labels, dtype = case
+        judge.answer(out, (n, c), f"course bug: the {how!r} outputs", bound=1.5)
+        sums = out.double().sum(dim=1)
+        off = float((sums - 1).abs().max())
+        expected = dict(ROW_WAYS)[how]
+        assert (off <= 1e-5) == expected and (expected or off >= 1e-2), (
+            f"course bug: the {how!r} rows sum to 1 within {off:.3g}"
+        )
+        if not expected and float(out.max()) <= 1:
+            in_unit_range += 1
+        got = "probabilities_as_logits" in codes(findings)
+        scaled = f" (row factors {[round(v, 2) for v in scales]})" if how.endswith("scaled") else ""
+        what = (
+            f"diagnose on {dtype} outputs [{n}, {c}] made by {how!r}{scaled}, {labels} labels: "
+            f"every entry in [{float(out.min()):.3g}, {float(out.max()):.3g}], row sums "
+            f"{float(sums.min()):.4g} to {float(sums.max()):.4g}"
+        )
+        assert got == expected, (
+            f"{what}: probabilities_as_logits reported — entries between 0 and 1 are not yet "
+            "probability rows (a sigmoid per class, a scaled or cut softmax, a softmax over the "
+            "batch): every row's own sum must be 1, up to float rounding, beside every entry "
+            "being non-negative"
+            if got
+            else f"{what}: probabilities_as_logits missing — every entry is non-negative and "
+            "every row sums to 1 up to float rounding, whatever made them"
+        )
+    assert in_unit_range >= 10, f"course bug: {in_unit_range} cases lie in [0, 1]"
 
 
 @pytest.mark.task("ch08.2")
