@@ -120,7 +120,7 @@ _VALUE_GUARD = re.compile(r"^(?:L\[')?([A-Za-z_]\w*)(?:'\])? == ")
 
 def _classify(text: str) -> GuardReason:
     body = re.sub(r"^\d+/\d+: ", "", text.strip())  # drop the "frame/compile" id
-    m = _TENSOR_GUARD.search(body)
+    m = _TENSOR_GUARD.match(body)  # a quoted source line may hold such words
     if m:
         what = m.group(2)
         kind = {"size": "shape", "stride": "shape", "dtype": "dtype"}.get(what, "other")
