@@ -62,7 +62,6 @@ if "GRADER_UID_BASE" not in os.environ:
 LONGEST_FIRST = (
     "test_chapters.py",
     "test_grader_answer_reader.py",
-    "test_split.py",  # before the degenerate class: its reference run proves both
     "test_grader_degenerate.py",
     "test_grader_hostile.py",
     "test_grader_anywhere.py",

@@ -26,9 +26,14 @@ each stub fails every test, repair stubs included), so "no more than the stub" i
 A ``control`` student carries the same overlay passing every call through and must score
 full marks, so a zero above is the degenerate values' doing, not a broken overlay's.
 
-One grading run (all fifteen chapters, three students, two jobs) serves every assertion:
-about 4 minutes of CPU, longer on a loaded machine; its proof run is shared with
-``tests/test_split.py``'s when both run on one machine.
+The same grading run proves the course as the grader runs it: every chapter's tests, split
+across a trusted test process and the student's processes, fail on the stubs (a fourth
+student) and pass on the solutions. The control is the solution with every call passed
+through, so its full marks are the solutions' split run, except for the tests that read
+the module's text (the overlay is text too): those run on the plain solutions, alone.
+
+One grading run (all fifteen chapters, four students, two jobs) serves every assertion:
+about 3 minutes of CPU, longer on a loaded machine.
 """
 
 from __future__ import annotations
@@ -38,9 +43,9 @@ import io
 
 import pytest
 
-from grader import collect, grade
+from grader import collect, grade, run, sandbox, score
 from harness import index
-from harness.target import REPO
+from harness.target import NAMED_TARGETS, REPO
 from tests.grader_data.helpers import results
 
 pytestmark = pytest.mark.timeout(1800)
@@ -243,21 +248,51 @@ def degenerate_module(chapter: index.Chapter, mode: str, offset: int) -> str:
     return solution + OVERLAY.format(mode=mode, offset=offset)
 
 
+def module_of(root, chapter: index.Chapter) -> str:
+    return (root / chapter.id / f"{chapter.module}.py").read_text()
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     subs = tmp_path_factory.mktemp("subs")
     out = tmp_path_factory.mktemp("out")
-    for student, (mode, offset) in {**STUDENTS, **CONTROL}.items():
+    for student, (mode, offset) in {**STUDENTS, **CONTROL, "stubs": (None, 0)}.items():
         for chapter in CHAPTERS:
             folder = subs / student / chapter.id
             folder.mkdir(parents=True)
-            text = degenerate_module(chapter, mode, offset)
+            text = (
+                module_of(NAMED_TARGETS["exercises"], chapter)
+                if mode is None
+                else degenerate_module(chapter, mode, offset)
+            )
             (folder / f"{chapter.module}.py").write_text(text)
     found, _ = collect.discover(subs, CHAPTERS)
-    # The grader's own limits, as tests/test_split.py grades with: the two runs then prove
-    # one environment, so whichever proves second (or waits for the first) reads the cache.
-    grade.grade(found, out, CHAPTERS, jobs=2, progress_stream=io.StringIO(), gradebook=False)
+    progress = io.StringIO()
+    grade.grade(found, out, CHAPTERS, jobs=2, progress_stream=progress, gradebook=False)
+    assert "error:" not in progress.getvalue(), progress.getvalue()[-4000:]
     return out
+
+
+@pytest.fixture(scope="module")
+def solutions_by_source():
+    """The split run of the plain solutions, for the tests that read the module's text
+    only: test name (as results name it) -> (outcome, message)."""
+    specs = score.collect_expected(CHAPTERS)
+    wanted = {s.nodeid: s for s in specs if name_of(s).split("[")[0] in BY_SOURCE}
+    assert wanted, "no test reads a module's text: BY_SOURCE finds nothing"
+    files = {
+        f"{c.id}/{c.module}.py": module_of(NAMED_TARGETS["solutions"], c).encode() for c in CHAPTERS
+    }
+    with sandbox.parent_dir() as tmp:
+        records, _ = run.grade_submission(
+            files, CHAPTERS, specs, grade.default_limits(2), tmp_root=tmp, only=list(wanted)
+        )
+    return {name_of(wanted[n]): (r.outcome, r.message) for n, r in records.items() if n in wanted}
+
+
+def name_of(spec: score.TestSpec) -> str:
+    """``chNN public|hidden: test_x[...]``, as results.json names a test."""
+    return f"{spec.chapter} {'hidden' if spec.hidden else 'public'}: {spec.name}"
 
 
 def passed_by_chapter(out, student) -> dict[str, list[str]]:
@@ -293,3 +328,34 @@ def test_the_overlay_itself_costs_nothing(graded):
     assert tests and not lost, (
         f"the pass-through overlay lost points, so zeros prove nothing: {lost}"
     )
+
+
+def by_chapter(out, student: str, chapter: str) -> list[dict]:
+    return [t for t in results(out, student)["tests"] if t["name"].startswith(f"{chapter} ")]
+
+
+@pytest.mark.parametrize("chapter", [c.id for c in CHAPTERS])
+def test_every_test_passes_on_the_solutions_when_split(graded, solutions_by_source, chapter):
+    tests = by_chapter(graded, "control", chapter)
+    assert tests, f"{chapter}: no tests were graded"
+    wrong = [
+        f"{t['name']}: {t['output'][:300]}"
+        for t in tests
+        if t["name"].split("[")[0] not in BY_SOURCE
+        and t["status"] != "passed"
+        and "not graded on this machine" not in t["output"]
+    ]
+    wrong += [
+        f"{name}: {message[:300]}"
+        for name, (outcome, message) in solutions_by_source.items()
+        if name.startswith(f"{chapter} ") and outcome != "passed"
+    ]
+    assert not wrong, f"{chapter} fails on the reference solution when split:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("chapter", [c.id for c in CHAPTERS])
+def test_every_test_fails_on_the_stubs_when_split(graded, chapter):
+    tests = by_chapter(graded, "stubs", chapter)
+    assert tests, f"{chapter}: no tests were graded"
+    wrong = [t["name"] for t in tests if t["status"] == "passed" and t["max_score"]]
+    assert not wrong, f"{chapter} passes on the stubs when split: {wrong}"

@@ -6,8 +6,8 @@ tampered.
 One grading of a small class serves every assertion (only the students the selected
 tests need are graded): a generic *patcher* (each chapter's stub plus import-time
 replacements of torch, Dynamo, harness and builtin names) over all chapters, held to
-the stubs' score, 0 in every chapter (tests/test_split.py proves that every test fails
-on the stubs); and for ch02 and ch09a an honest wrong program beside the same program
+the stubs' score, 0 in every chapter (tests/test_grader_degenerate.py proves that every
+test fails on the stubs); and for ch02 and ch09a an honest wrong program beside the same program
 with a trick:
 
 - ch09a: a gate that still breaks the graph, with Dynamo's counters, the counting
