@@ -112,13 +112,24 @@ def notebook_of(chapter: str) -> dict:
 def execute(nb: dict, impl: str | Path, figures: Path, settings: dict | None = None) -> dict:
     """Run notebook ``nb`` in a fresh kernel on implementation ``impl`` (figures into
     ``figures``, working folder the course's root); the notebook with its outputs."""
+    return execute_in_turn([(nb, impl)], figures, settings)[0]
+
+
+def execute_in_turn(
+    runs: list[tuple[dict, str | Path]], figures: Path, settings: dict | None = None
+) -> list[dict]:
+    """Run each ``(notebook, impl)`` in turn in one fresh kernel, as ``execute`` runs one;
+    before each later run the kernel's names are cleared, its figures closed and
+    ``COURSE_IMPL`` set to that run's ``impl``. For the project's tests, which run a lab on
+    the solutions and then on the stubs: a kernel (and its ``import torch``) per run was
+    most of their time."""
     import nbformat
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
-    notebook = nbformat.from_dict(nb)
+    notebooks = [nbformat.from_dict(nb) for nb, _ in runs]
     env = {
-        "COURSE_IMPL": str(impl),
+        "COURSE_IMPL": str(runs[0][1]),
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
         lab.FIGURES_ENV: str(figures),
         **(settings or {}),
@@ -132,9 +143,19 @@ def execute(nb: dict, impl: str | Path, figures: Path, settings: dict | None = N
     kernel = KernelManager(kernel_name="python3", **where)
     try:
         client = NotebookClient(
-            notebook, timeout=600, km=kernel, resources={"metadata": {"path": str(REPO)}}
+            notebooks[0], timeout=600, km=kernel, resources={"metadata": {"path": str(REPO)}}
         )
-        client.execute()
+        with client.setup_kernel():
+            for k, (notebook, (_, impl)) in enumerate(zip(notebooks, runs, strict=True)):
+                if k:
+                    reset = nbformat.v4.new_code_cell(
+                        "%reset -f\nimport os\nimport matplotlib.pyplot\n"
+                        f"matplotlib.pyplot.close('all')\nos.environ['COURSE_IMPL'] = {str(impl)!r}"
+                    )
+                    client.execute_cell(reset, 0)
+                client.nb = notebook
+                for index, cell in enumerate(notebook.cells):
+                    client.execute_cell(cell, index)
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
         for key, value in saved.items():
@@ -142,7 +163,7 @@ def execute(nb: dict, impl: str | Path, figures: Path, settings: dict | None = N
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-    return notebook
+    return notebooks
 
 
 def printed(nb) -> list[str]:

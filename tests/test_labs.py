@@ -17,20 +17,28 @@ pytestmark = pytest.mark.timeout(900)
 LABS = {p.stem: p for p in labs.sources()}
 
 
-def execute(source, impl: str, figures) -> list[str]:
-    """Run the lab as ``python -m grader lab --run`` does, straight from the writer (a fresh
-    kernel; its figures go to ``figures``, never into the repository); every line it
-    printed. Its closing ``lab.run_tests`` cell only names the pytest run it would make:
-    what that run shows on stubs and solutions is ``tests/test_chapters.py``'s proof, and
-    ``run_tests`` itself is tested below."""
+def execute(source, figures) -> tuple[list[str], list[str]]:
+    """Every line the lab printed run as ``python -m grader lab --run`` runs it (a fresh
+    kernel; its figures go to ``figures``, never into the repository), on the solutions;
+    then on the stubs in the same kernel, its names cleared (``labs.execute_in_turn``: a
+    kernel and its ``import torch`` per run were most of this file's time). Its closing
+    ``lab.run_tests`` cell only names the pytest run it would make: what that run shows on
+    stubs and solutions is ``tests/test_chapters.py``'s proof, and ``run_tests`` itself is
+    tested below."""
     nb = labs.to_notebook(source.read_text())
-    done = labs.execute(nb, impl, figures, {lab.TESTS_ENV: "name"})
-    return labs.printed(done)
+    runs = [(nb, REPO / "solutions"), (nb, REPO / "exercises")]
+    on_solutions, on_stubs = labs.execute_in_turn(runs, figures, {lab.TESTS_ENV: "name"})
+    return labs.printed(on_solutions), labs.printed(on_stubs)
 
 
 @pytest.mark.parametrize("chapter", sorted(LABS))
-def test_the_lab_runs_on_the_solutions_and_its_numbers_are_the_readings(chapter, tmp_path):
-    printed = execute(LABS[chapter], REPO / "solutions", tmp_path)
+def test_the_lab_runs_on_the_solutions_with_the_readings_numbers_and_on_the_stubs(
+    chapter, tmp_path
+):
+    """On the reference solutions the lab runs to its end and every number it checks is the
+    one its reading quotes; on the untouched stubs it runs to its end and shows the TODOs
+    instead of stopping."""
+    printed, on_stubs = execute(LABS[chapter], tmp_path)
     reading = (REPO / "course" / f"{chapter}.md").read_text()
     checks = [ln for ln in printed if ln.startswith("check ")]
     assert checks, f"{chapter}'s lab checks no number of the reading"
@@ -39,12 +47,8 @@ def test_the_lab_runs_on_the_solutions_and_its_numbers_are_the_readings(chapter,
     assert not any(ln.startswith("TODO") for ln in printed)
     assert_runs_its_own_tests(chapter, printed, "solutions")
 
-
-@pytest.mark.parametrize("chapter", sorted(LABS))
-def test_the_lab_runs_to_its_end_on_the_stubs_and_shows_the_todos(chapter, tmp_path):
-    printed = execute(LABS[chapter], REPO / "exercises", tmp_path)
-    assert any(re.match(rf"TODO: implement {chapter}\.\d+", ln) for ln in printed), printed[-10:]
-    assert_runs_its_own_tests(chapter, printed, "exercises")
+    assert any(re.match(rf"TODO: implement {chapter}\.\d+", ln) for ln in on_stubs), on_stubs[-10:]
+    assert_runs_its_own_tests(chapter, on_stubs, "exercises")
 
 
 def assert_runs_its_own_tests(chapter: str, printed: list[str], impl: str) -> None:
