@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -256,7 +257,7 @@ def failure_category(exc: BaseException) -> str:
     if isinstance(exc, probe.NotGraded):
         return "not_graded"
     if isinstance(exc, NotImplementedError):
-        return "todo"
+        return "todo" if is_stub_todo(exc) else "raised"
     if isinstance(exc, target.TargetImportError):
         return "import"
     if isinstance(exc, probe.StudentTimeout):
@@ -283,6 +284,17 @@ def _raised_in_student_code(exc: BaseException) -> bool:
             return True
         tb = tb.tb_next
     return False
+
+
+# The stub's own words ("ch02.3 reachable_params — see course/ch02.md#..."): every stub
+# body raises with them. Any other NotImplementedError (an op torch has no kernel for in
+# that dtype, a student's own placeholder) is the code raising, not an unwritten task.
+STUB_TODO = re.compile(r"ch\d+[a-z]?\.\d+ ")
+
+
+def is_stub_todo(exc: BaseException) -> bool:
+    """Whether ``exc`` is a stub's "not implemented yet" (the task is not started)."""
+    return isinstance(exc, NotImplementedError) and bool(STUB_TODO.match(_todo_text(exc)))
 
 
 def _todo_text(exc: NotImplementedError) -> str:
@@ -313,6 +325,8 @@ def failure_message(excinfo: pytest.ExceptionInfo, hidden: bool = False) -> str:
         text = str(exc)
     elif isinstance(exc, probe.StudentError):
         text = f"your code raised {exc.describe()}"
+    elif isinstance(exc, NotImplementedError):  # not the stub's: torch's, or the student's own
+        text = f"your code raised NotImplementedError: {_todo_text(exc)}"
     elif _raised_in_student_code(exc):
         text = f"your code raised {probe.last_line(exc)}"
     else:
