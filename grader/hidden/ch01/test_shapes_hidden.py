@@ -1,6 +1,7 @@
 """Hidden tests for ch01: other sizes, seeds and edge cases than the public ones, so a
 solution that only fits the public cases fails. Messages state the property, not the test."""
 
+import operator
 import random
 import re
 
@@ -32,7 +33,7 @@ except ImportError:
 sh = chapter_module("ch01", "shapes")
 ref = reference_module("ch01", "shapes")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "HIDDEN_PAIRS HIDDEN_PROGRAMS changes crashes_at_its_third_op factories_and_tuples "
+    "HIDDEN_PAIRS HIDDEN_PROGRAMS OPERATOR_FORMS add_into_a_column run_operator_forms changes crashes_at_its_third_op factories_and_tuples "
     "on_empty other_program raises_its_own_error reshapes_in_place rows_summed shapes_of single_sum snapshot "
     "WINDOWS WINDOW_LAYOUTS zeros_of"
 )
@@ -755,6 +756,99 @@ HIDDEN_PROGRAMS = {
 }
 
 
+def add_into_a_column(x):
+    h = x.clone()
+    h[:, 0] += 1  # __getitem__, an in-place add on the column, then __setitem__ (no tensor)
+
+
+# Ops that Python reaches through a Tensor's dunder methods: indexing (__getitem__),
+# properties (__get__), reflected operators (1 - x is x.__rsub__(1)), in-place operators on
+# integer tensors (__iand__ ...), and operators torch names by their dunder (__floordiv__,
+# __invert__, __and__, __eq__ ...). Each takes x (a, b) float, y broadcastable to x, and k,
+# an int64 tensor whose values index x's first dimension; each clones before writing.
+OPERATOR_FORMS = {
+    "x[:, None]": lambda x, y, k: x[:, None],
+    "x[None, ..., None]": lambda x, y, k: x[None, ..., None],
+    "x[0]": lambda x, y, k: x[0],
+    "x[-1, 1:]": lambda x, y, k: x[-1, 1:],
+    "x[..., ::2]": lambda x, y, k: x[..., ::2],
+    "x[x > 0]": lambda x, y, k: x[x > 0],
+    "x[k]": lambda x, y, k: x[k],
+    "x[[0, 0]]": lambda x, y, k: x[[0, 0]],
+    "x[:, None] - y": lambda x, y, k: x[:, None] - y,
+    "x.T": lambda x, y, k: x.T,
+    "x @ x.mT": lambda x, y, k: x @ x.mT,
+    "1 - x": lambda x, y, k: 1 - x,
+    "2 ** x": lambda x, y, k: 2**x,
+    "1 / x": lambda x, y, k: 1 / x,
+    "3 // (x.abs() + 1)": lambda x, y, k: 3 // (x.abs() + 1),
+    "7 % x": lambda x, y, k: 7 % x,
+    "2.5 * x": lambda x, y, k: 2.5 * x,
+    "1 << k": lambda x, y, k: 1 << k,
+    "64 >> k": lambda x, y, k: 64 >> k,
+    "-x": lambda x, y, k: -x,
+    "+x": lambda x, y, k: +x,
+    "abs(x)": lambda x, y, k: abs(x),
+    "~(x > y)": lambda x, y, k: ~(x > y),
+    "x // y": lambda x, y, k: x // y,
+    "x % y": lambda x, y, k: x % y,
+    "x ** y": lambda x, y, k: x**y,
+    "k & 3": lambda x, y, k: k & 3,
+    "k | 1": lambda x, y, k: k | 1,
+    "k ^ 2": lambda x, y, k: k ^ 2,
+    "k << 1": lambda x, y, k: k << 1,
+    "k >> 1": lambda x, y, k: k >> 1,
+    "x == y": lambda x, y, k: x == y,
+    "x >= 0": lambda x, y, k: x >= 0,
+    "h = x.clone(); h += y": lambda x, y, k: operator.iadd(x.clone(), y),
+    "h = x.clone(); h -= 1": lambda x, y, k: operator.isub(x.clone(), 1),
+    "h = x.clone(); h //= y": lambda x, y, k: operator.ifloordiv(x.clone(), y),
+    "h = k.clone(); h &= 1": lambda x, y, k: operator.iand(k.clone(), 1),
+    "h = k.clone(); h |= 2": lambda x, y, k: operator.ior(k.clone(), 2),
+    "h = k.clone(); h ^= 3": lambda x, y, k: operator.ixor(k.clone(), 3),
+    "h = k.clone(); h <<= 1": lambda x, y, k: operator.ilshift(k.clone(), 1),
+    "h = k.clone(); h >>= 1": lambda x, y, k: operator.irshift(k.clone(), 1),
+    "h = x.clone(); h[:, 0] += 1": lambda x, y, k: add_into_a_column(x),
+}
+
+
+def run_operator_forms(forms, x, y, k):
+    """A program that runs each of ``forms`` (keys of OPERATOR_FORMS) on x, y, k in turn."""
+    for form in forms:
+        OPERATOR_FORMS[form](x, y, k)
+
+
+@probe
+def traced_operator_programs(cases):
+    """trace_shapes of run_operator_forms for each ``(forms, x, y, k)`` of ``cases``."""
+    traces = []
+    for forms, x, y, k in cases:
+        traces.append(
+            sh.trace_shapes(lambda *a, forms=forms: run_operator_forms(forms, *a), x, y, k)
+        )
+    return traces
+
+
+def operator_cases(seed, count):
+    """Seeded programs over OPERATOR_FORMS: each form alone once, then ``count`` random
+    sequences of 2-7 forms; x is (a, b) with a, b in 1..4 (square too), y one of the shapes
+    that broadcast to x's, k int64 (c, d) with values below a."""
+    rng = random.Random(seed)
+    g = torch.Generator().manual_seed(seed)
+    names = list(OPERATOR_FORMS)
+    programs = [[name] for name in names]
+    programs += [rng.choices(names, k=rng.randint(2, 7)) for _ in range(count)]
+    cases = []
+    for forms in programs:
+        a, b = rng.randint(1, 4), rng.randint(1, 4)
+        y_shape = rng.choice([(b,), (1, b), (a, 1), (a, b), ()])
+        x = torch.randn(a, b, generator=g)
+        y = torch.randn(y_shape, generator=g)
+        k = torch.randint(0, a, (rng.randint(1, 3), rng.randint(1, 3)), generator=g)
+        cases.append((forms, x, y, k))
+    return cases
+
+
 @probe
 def traced_hidden(program, *args):
     """trace_shapes of the module-level program named ``program`` on ``args``."""
@@ -773,13 +867,39 @@ def traced_twice_after_a_crash(x, y):
 
 @pytest.mark.task("ch01.4")
 def test_trace_shapes_on_another_program():
-    """trace_shapes records every op's output shape, in call order."""
+    """trace_shapes records every op's output shape, in call order: functions, methods, indexing, properties and operators, reflected and in-place ones included."""
     a, b = torch.randn(5, 2, generator=gen(51)), torch.randn(5, 2, generator=gen(52))
     shapes = shapes_of(traced_hidden("other", a, b))
     want = [(2, 5), (5, 5), (5, 5), (5, 5), (5, 5), (5,), (5, 1)]
     assert shapes == want, (
         f"trace_shapes recorded {shapes}, expected {want}: one entry per torch op the function "
         "performs (functions, methods and operators), in the order they ran"
+    )
+    # Ops reached through a Tensor's dunder methods are ops too: x[:, None], 1 - x, h &= 1.
+    cases = operator_cases(61, 30)
+    traces = traced_operator_programs(cases)
+    wrong = []
+    for (forms, x, y, k), got in zip(cases, traces):
+        fn = lambda *t, forms=forms: run_operator_forms(forms, *t)  # noqa: E731
+        expected = ref.trace_shapes(fn, x, y, k)
+        if shapes_of(got) != shapes_of(expected):
+            wrong.append((forms, tuple(x.shape), tuple(y.shape), got, expected))
+    if not wrong:
+        return
+    lone = [case for case in wrong if len(case[0]) == 1] or wrong
+    shown = "; ".join(
+        f"{' ; '.join(forms)} with x {xs}, y {ys}: recorded {shapes_of(got)}, expected "
+        f"{[(name, tuple(s)) for name, s in expected]}"
+        for forms, xs, ys, got, expected in lone[:4]
+    )
+    assert not wrong, (
+        f"trace_shapes missed or added entries in {len(wrong)} of {len(cases)} programs of "
+        f"indexing and operators ({len(lone)} single ops among them): {shown}. Python runs "
+        "indexing, properties such as .T, reflected operators (1 - x calls x.__rsub__) and "
+        "in-place operators (h &= 1 calls h.__iand__) through the tensor's dunder methods, and "
+        "the mode hands them to __torch_function__ under those names (__getitem__, __rsub__, "
+        "__iand__, __get__ ...); each one that returns a tensor is an op and needs its entry, "
+        "whatever its name looks like"
     )
 
 
