@@ -56,7 +56,8 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "shared_memory_graph "
     "other_dtypes_and_outputs other_nodes_graph preprocess program program_args random_graph "
     "shared_branches_graph sum_of_products_graph very_deep_graph "
-    "ACCUMULATE_LAYOUTS LOSSES detached_double small_model NAMED_FORMS _ReadOnlyNames"
+    "ACCUMULATE_LAYOUTS LOSSES detached_double small_model NAMED_FORMS _ReadOnlyNames "
+    "PartlyReachedNet UNREACHED_PARTS partly_reached_net"
 )
 
 HERE = os.path.basename(__file__)
@@ -1074,8 +1075,7 @@ def test_accumulated_grad_weights_unequal_chunks_of_a_relu_net():
     )
 
 
-@pytest.mark.task("ch02.4")
-@pytest.mark.points(2)
+@pytest.mark.task("ch02.4")  # its second point per case went to the unreached-parameters test
 @pytest.mark.parametrize("n_micro", [1, 6])
 def test_accumulated_grad_at_the_extremes(n_micro):
     """One micro-batch, and one example per micro-batch, both give the full-batch gradient."""
@@ -1313,6 +1313,159 @@ def test_accumulated_grad_keeps_an_eval_mode_model_in_eval_mode():
         assert close(seen["grads"], want), (
             f"after {call}, .grad does not hold the eval-mode full-batch gradient: {eval_mode}"
         )
+
+
+# Parameters the loss may not reach: backward leaves their .grad None, yet each trainable
+# parameter is the model's, its full-batch gradient is zero, and it needs its entry.
+UNREACHED_PARTS = ("unused", "unused_param", "heads", "detached", "no_grad", "compared", "rare")
+
+
+class PartlyReachedNet(nn.Module):
+    """``body`` (Linear, Tanh, Linear) always runs; each of ``parts`` adds parameters the
+    loss may not reach: a submodule never called (unused), a bare parameter never read
+    (unused_param), a ModuleList of which only the first runs (heads), a gate read through
+    .detach() (detached), a scale computed under no_grad (no_grad), a sign read through a
+    comparison (compared), and a Linear applied only to the rows whose first input exceeds
+    1 (rare: reached by the micro-batches that hold such a row, if any)."""
+
+    def __init__(self, width: int, parts) -> None:
+        super().__init__()
+        self.parts = tuple(parts)
+        self.body = nn.Sequential(nn.Linear(width, width), nn.Tanh(), nn.Linear(width, width))
+        if "unused" in self.parts:
+            self.spare = nn.Linear(width, width)
+        if "unused_param" in self.parts:
+            self.offset = nn.Parameter(torch.randn(width))
+        if "heads" in self.parts:
+            self.heads = nn.ModuleList(
+                [nn.Linear(width, width), nn.Linear(width, width, bias=False)]
+            )
+        if "detached" in self.parts:
+            self.gate = nn.Parameter(torch.rand(width) + 0.5)
+        if "no_grad" in self.parts:
+            self.scale = nn.Parameter(torch.randn(width))
+        if "compared" in self.parts:
+            self.sign = nn.Parameter(torch.randn(width))
+        if "rare" in self.parts:
+            self.rare = nn.Linear(width, width)
+
+    def forward(self, x):
+        out = self.body(x)
+        if "heads" in self.parts:
+            out = self.heads[0](out)
+        if "detached" in self.parts:
+            out = out * self.gate.detach()
+        if "no_grad" in self.parts:
+            with torch.no_grad():
+                s = self.scale.sigmoid() + 0.5
+            out = out * s
+        if "compared" in self.parts:
+            out = torch.where(self.sign > 0, out, -out)
+        if "rare" in self.parts:
+            rows = x[:, 0] > 1.0
+            if bool(rows.any()):
+                out = out + torch.where(rows[:, None], self.rare(x), 0.0)
+        return out
+
+
+def partly_reached_net(seed: int, width: int, parts, dtype: str) -> nn.Module:
+    torch.manual_seed(seed)
+    return PartlyReachedNet(width, parts).to(getattr(torch, dtype))
+
+
+@probe
+def accumulate_partly_reached(cases):
+    """accumulated_grad on partly_reached_net for each (seed, n, n_micro, width, parts,
+    loss, dtype, stale) of ``cases`` (after a backward that reaches every parameter, if
+    stale): what it returned and the .grad it left (None where none)."""
+    seen = []
+    for seed, n, n_micro, width, parts, loss, dtype, stale in cases:
+        model = partly_reached_net(seed, width, parts, dtype)
+        batch = make_batch(n, width, seed + 1, loss, dtype)
+        if stale:  # an earlier gradient in every .grad, the unreached parameters' included
+            sum(p.pow(2).sum() for p in model.parameters()).backward()
+        got = ag.accumulated_grad(model, LOSSES[loss], batch, n_micro)
+        grads = {k: None if p.grad is None else p.grad.clone() for k, p in model.named_parameters()}
+        seen.append({"result": got, "grads": grads})
+    return seen
+
+
+def partly_reached_gradient(seed, n, width, parts, loss, dtype):
+    """The full-batch gradient of partly_reached_net, zero for every parameter backward
+    does not reach, and the names of those parameters."""
+    model = partly_reached_net(seed, width, parts, dtype)
+    inputs, targets = make_batch(n, width, seed + 1, loss, dtype)
+    LOSSES[loss](model(inputs), targets).backward()
+    unreached = sorted(k for k, p in model.named_parameters() if p.grad is None)
+    want = {
+        k: torch.zeros_like(p) if p.grad is None else p.grad.clone()
+        for k, p in model.named_parameters()
+    }
+    return want, unreached
+
+
+@pytest.mark.task("ch02.4")
+@pytest.mark.points(2)
+def test_accumulated_grad_gives_every_parameter_an_entry_reached_or_not():
+    """Every trainable parameter has its entry, zero where the loss does not reach it (an unused submodule, .detach(), no_grad, a comparison, a branch no row takes), and its .grad holds no earlier gradient."""
+    rng = random.Random(2404)
+    cases = []
+    for i in range(28):
+        parts = tuple(rng.sample(UNREACHED_PARTS, rng.randint(1, 4)))
+        if i < len(UNREACHED_PARTS):
+            parts = (UNREACHED_PARTS[i],)  # each part alone once
+        n = rng.randint(1, 12)
+        n_micro = rng.randint(1, n + 2)
+        loss = rng.choice(["mse", "cross_entropy"])
+        dtype = rng.choice(["float32", "float64"])
+        cases.append((3000 + i, n, n_micro, rng.randint(2, 5), parts, loss, dtype, i % 2 == 0))
+    seen = accumulate_partly_reached(cases)
+    for case, got in zip(cases, seen):
+        seed, n, n_micro, width, parts, loss, dtype, stale = case
+        want, unreached = partly_reached_gradient(seed, n, width, parts, loss, dtype)
+        call = (
+            f"accumulated_grad(model with parts {list(parts)}, {loss}, {n} examples, "
+            f"n_micro={n_micro}, {dtype}{', after a stale backward' if stale else ''})"
+        )
+        result = got["result"]
+        missing = sorted(set(want) - set(result)) if isinstance(result, dict) else sorted(want)
+        assert not missing, (
+            f"{call} returned no entry for {missing}"
+            + (
+                f" ({sorted(set(missing) & set(unreached))} not reached by the loss)"
+                if unreached
+                else ""
+            )
+            + ": backward leaves .grad None for a parameter the loss never reaches (a submodule "
+            "the forward skips, a weight used through .detach(), under no_grad or only in a "
+            "comparison), yet it is a trainable parameter of the model with a full-batch "
+            "gradient of zero, and the result holds an entry for every trainable parameter"
+        )
+        extra = sorted(set(result) - set(want))
+        assert not extra, f"{call} returned entries {extra} that are no parameters of the model"
+        wrong = [k for k in want if not close({k: result[k]}, {k: want[k]})]
+        assert not wrong, (
+            f"{call}: the returned gradient of {wrong[0]} differs from the full-batch gradient "
+            f"({judge.mismatch(result[wrong[0]], want[wrong[0]], atol=1e-6, rtol=1e-5)})"
+            + (
+                f": {wrong[0]} is not reached by the loss, so its full-batch gradient is zero"
+                if wrong[0] in unreached
+                else ""
+            )
+        )
+        for k, g in got["grads"].items():
+            if k in unreached:
+                left = g is None or (isinstance(g, torch.Tensor) and not g.any())
+                assert left, (
+                    f"after {call}, .grad of {k}, which the loss does not reach, still holds "
+                    f"{brief(g)}: an earlier gradient is stale; clear every parameter's .grad "
+                    "before accumulating (None or zeros), not only the ones backward writes to"
+                )
+            else:
+                assert close({k: g}, {k: want[k]}), (
+                    f"after {call}, .grad of {k} does not hold the full-batch gradient: leave "
+                    "the accumulated gradient in .grad, ready for optimizer.step()"
+                )
 
 
 # ---------------------------------------------------------------- every task: edits between calls
