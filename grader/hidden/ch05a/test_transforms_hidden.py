@@ -1231,9 +1231,88 @@ def _crowded_contract(c: int, seed: int):
     return exact_statistics(16, c, batch_means, (1.0,) * c, seed=seed), contract
 
 
+SPREAD_FAMILIES = ("equal means", "close means", "means ranked the other way", "mean and std")
+
+
+def _spread_told_contract(family: str, c: int, seed: int):
+    """A contract whose channels the means alone do not tell apart, and a batch of exact
+    statistics holding its channels in a random order (the identity now and then), each within
+    0.8 tol of its own channel and, against every contract channel, at least 0.05 tol from the
+    tolerance on both statistics (float32 or float64 statistics judge each pair alike).
+
+    - "equal means": one mean, stds a ratio above (1 + tol) / (1 - tol) apart;
+    - "close means": means within 0.5 tol * the smallest std of each other, same stds;
+    - "means ranked the other way": contract means rise with the std, the batch's fall (each
+      within tol of its own), so pairing by the rank of the means pairs every channel wrongly;
+    - "mean and std": two mean levels far apart times std levels, so only mean and std
+      together pair the channels (equal stds across levels, equal means within one).
+
+    One case in four has one batch channel's std set between two contract stds (no order fits:
+    a normalization violation), and one in four has the channels stored last (N, H, W, C).
+    Returns the batch, the contract, and (order, spoiled, layout) for the message."""
+    g = torch.Generator().manual_seed(seed)
+
+    def u(lo=0.0, hi=1.0):
+        return lo + (hi - lo) * float(torch.rand((), generator=g, dtype=torch.float64))
+
+    tol = (0.1, 0.25, 0.5)[int(torch.randint(3, (), generator=g))]
+    while True:
+        s0, m0 = 10 ** u(-2, 1), u(-3, 3)
+        ratio = (1 + tol) / (1 - tol) * u(1.3, 2.0)
+        if family == "mean and std":
+            levels = [k % 2 for k in range(c)]  # mean level of each channel: 0 1 0 1 ...
+            stds = [s0 * ratio ** (k // 2) for k in range(c)]  # (level 0, level 1) share a std
+            gap = (2 + u()) * max(stds)
+            means = [m0 + gap * lv for lv in levels]
+        else:
+            stds = [s0 * ratio**k for k in range(c)]
+            if family == "equal means":
+                means = [m0] * c
+            elif family == "close means":
+                means = [m0 + u(-0.25, 0.25) * tol * s0 for _ in range(c)]
+            else:  # contract means rise with k; the batch's fall (below)
+                means = [m0 + 0.4 * tol * s0 * k / (c - 1) for k in range(c)]
+        shuffle = torch.randperm(c, generator=g).tolist()  # channels not sorted by std
+        means, stds = [means[k] for k in shuffle], [stds[k] for k in shuffle]
+        order = torch.randperm(c, generator=g).tolist() if u() < 0.8 else list(range(c))
+        batch_means, batch_stds = [], []
+        for p in order:  # batch channel i holds contract channel order[i]
+            if family == "means ranked the other way":
+                k = shuffle[p]
+                batch_means.append(m0 + 0.4 * tol * s0 * (1 - k / (c - 1)))
+            else:
+                batch_means.append(means[p] + u(-0.8, 0.8) * tol * stds[p])
+            batch_stds.append(stds[p] * (1 + u(-0.8, 0.8) * tol))
+        spoiled = u() < 0.25
+        if spoiled:
+            i = int(torch.randint(c, (), generator=g))
+            batch_stds[i] = stds[order[i]] * (ratio**0.5 if u() < 0.5 else ratio**-0.5)
+        clear = all(
+            abs(abs(b - w) / (tol * s) - 1) >= 0.05
+            for bm, bs in zip(batch_means, batch_stds)
+            for m, s in zip(means, stds)
+            for b, w in ((bm, m), (bs, s))
+        )
+        if clear:
+            break
+    layout = "channels last" if u() < 0.25 else "as is"
+    size = c + 1 + int(torch.randint(3, (), generator=g))  # H == W != C
+    x = exact_statistics(8, size, batch_means, batch_stds, seed=seed)
+    if layout == "channels last":
+        x = x.permute(0, 2, 3, 1).contiguous()
+    contract = dict(
+        dtype=torch.float32,
+        value_range=(-1e4, 1e4),
+        channel_mean=tuple(means),
+        channel_std=tuple(stds),
+        tol=tol,
+    )
+    return x, contract, (order, spoiled, layout)
+
+
 @pytest.mark.task("ch05a.2")
 def test_channel_order_is_found_whenever_some_permutation_fits():
-    """A channel order is reported whenever any permutation of the channels fits the contract, even where a greedy first choice does not lead to one."""
+    """A channel order is reported whenever any permutation of the channels fits the contract on mean and std together: where a greedy first choice leads to none, and where the means alone (equal, close or ranked the other way) cannot pair the channels."""
     cases = [(2, s) for s in range(4)] + [(c, s) for c in (3, 4, 5) for s in range(6)]
     for c, seed in cases:
         x, contract = _crowded_contract(c, seed)
@@ -1249,3 +1328,27 @@ def test_channel_order_is_found_whenever_some_permutation_fits():
             "with no free fit, go back and try that channel's other fits (or try every "
             "permutation)"
         )
+    for family in SPREAD_FAMILIES:
+        for c in (2, 3, 4, 5):
+            for seed in range(3):
+                x, contract, (order, spoiled, layout) = _spread_told_contract(family, c, seed)
+                want = ref.check_contract(x, ref.Contract(**contract))
+                what = f"a {c}-channel batch {tuple(x.shape)} ({family}, {layout}, seed {seed})"
+                with because(f"check_contract raised on {what}"):
+                    found = violations(x, **contract)
+                dim = 3 if layout == "channels last" else 1
+                means, stds = channel_reference(x.movedim(dim, 1))
+                held = f"holding {order}" + (", one std moved off its own" if spoiled else "")
+                assert kinds(found) == kinds(want), (
+                    f"check_contract on {what} reported {found}, expected the kinds "
+                    f"{sorted(kinds(want))}. Its channels have means "
+                    f"{[float(f'{m:.4g}') for m in means]} and stds "
+                    f"{[float(f'{s:.4g}') for s in stds]} ({held}); the contract: means "
+                    f"{[float(f'{m:.4g}') for m in contract['channel_mean']]}, stds "
+                    f"{[float(f'{s:.4g}') for s in contract['channel_std']]}, tol "
+                    f"{contract['tol']}. A channel fits a contract channel when its mean and its "
+                    "std are both within tol of that channel's: where the means are equal, close "
+                    "or ranked otherwise, sorting or pairing by the means (or by any one "
+                    "statistic) picks the wrong partners; look for a pairing in which every "
+                    "channel fits on both statistics"
+                )
