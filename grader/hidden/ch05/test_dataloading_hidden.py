@@ -867,10 +867,12 @@ def test_pad_collate_keeps_a_batch_on_its_device():
         got = f"{outcome}: {seen}" if outcome != "returned" else f"padded {seen}"
         assert outcome == "returned" and seen == want, (
             f"pad_collate on three {dtype} sequences (L, 2) on the meta device (a GPU's "
-            f"stand-in) -> {got}; expected padded on meta, {want[1]}, {list(want[2])}. A "
-            "padded batch made with torch.zeros on the default CPU and filled row by row "
-            "brings a GPU batch back to the CPU: build it from the sequences "
-            "(pad_sequence, seqs[0].new_zeros(...))"
+            f"stand-in) -> {got}; expected padded on meta, {want[1]}, {list(want[2])}. The "
+            "padded batch belongs where its sequences are, as pad_sequence's and the stacked "
+            "targets' do: a buffer created without a device (torch.zeros, torch.full, "
+            "torch.tensor) lands on the default CPU, and copying the rows into it brings a GPU "
+            "batch back to the CPU; create it from the sequences themselves (their device and "
+            "dtype)"
         )
 
 
@@ -887,6 +889,7 @@ def test_pad_collate_keeps_the_sequences_device():
         ok = where.startswith("cuda") and got_dtype == want.dtype and shape == tuple(want.shape)
         assert ok and judge.is_equal(values, want), (
             f"pad_collate on three {dtype} sequences (L, 2) on cuda returned {got_dtype} "
-            f"{list(shape)} on {where}: build the padded batch from the sequences "
-            "(pad_sequence, seqs[0].new_zeros(...)), not with torch.zeros on the default CPU"
+            f"{list(shape)} on {where}: the padded batch belongs where its sequences are; a "
+            "buffer created without a device (torch.zeros, torch.full, torch.tensor) lands on "
+            "the default CPU, so create it from the sequences themselves (their device and dtype)"
         )
