@@ -122,8 +122,8 @@ def pad_collate(
     """Collate (sequence (L_i, ...), target) pairs of different lengths, keeping their order.
 
     Returns ``(padded, lengths, targets)``: padded (B, T, ...) with T = max L_i, each sequence
-    at the start of its row and zeros after it, same dtype as the sequences; lengths int64
-    (B,); targets stacked to (B, ...).
+    at the start of its row and zeros after it, same dtype and device as the sequences;
+    lengths int64 (B,); targets stacked to (B, ...).
     """
     raise NotImplementedError(
         "ch05.2 pad_collate — see course/ch05.md#batches-of-different-lengths"
