@@ -45,7 +45,7 @@ import pytest
 
 from grader import collect, grade, run, sandbox, score
 from harness import index
-from harness.target import NAMED_TARGETS, REPO
+from harness.target import NAMED_TARGETS
 from tests.grader_data.helpers import results
 
 pytestmark = pytest.mark.timeout(1800)
@@ -242,14 +242,13 @@ _dg_install(globals())
 """
 
 
-def degenerate_module(chapter: index.Chapter, mode: str, offset: int) -> str:
-    """``chapter``'s solution module with the degenerate overlay appended."""
-    solution = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
-    return solution + OVERLAY.format(mode=mode, offset=offset)
-
-
 def module_of(root, chapter: index.Chapter) -> str:
     return (root / chapter.id / f"{chapter.module}.py").read_text()
+
+
+def degenerate_module(chapter: index.Chapter, mode: str, offset: int) -> str:
+    """``chapter``'s solution module with the degenerate overlay appended."""
+    return module_of(NAMED_TARGETS["solutions"], chapter) + OVERLAY.format(mode=mode, offset=offset)
 
 
 @pytest.fixture(scope="module")
