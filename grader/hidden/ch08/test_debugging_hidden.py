@@ -1618,10 +1618,60 @@ CHANCE_CASES = [  # (losses, labels, at chance?): the best loss against 0.9 x th
 ]
 
 
+def label_entropy(labels):
+    """The entropy of the label frequencies of ``labels`` (trusted side, float64)."""
+    counts = torch.bincount(torch.tensor(labels)).double()
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * p.log()).sum())
+
+
+def mixed_chance_runs(seed, count):
+    """``count`` seeded runs of scripted losses on labels (a fixed label set or a random one of
+    2 to 5 classes), each with 1 to steps - 1 losses replaced by nan or inf (the first, the
+    last, or random steps); the finite ones either all above 0.9 x the labels' entropy or with
+    a best one below it, placed after the first non-finite loss in every other such run.
+    Every finite loss is at least 1% away from the threshold."""
+    rng = random.Random(seed)
+    runs = []
+    for i in range(count):
+        labels = [UNIFORM, SKEWED, GAPPY, None][i % 4]
+        if labels is None:
+            c = rng.randint(2, 5)
+            labels = [rng.randrange(c) for _ in range(rng.randint(8, 24))]
+            labels[:2] = [0, 1]  # two distinct labels at least
+        threshold = 0.9 * label_entropy(labels)
+        steps = rng.randint(3, 6)
+        bad = rng.randint(1, steps - 1)
+        placement = (i // 2) % 3  # the first steps, the last steps, random steps
+        if placement == 0:
+            spots = list(range(bad))
+        elif placement == 1:
+            spots = list(range(steps - bad, steps))
+        else:
+            spots = rng.sample(range(steps), bad)
+        good = [k for k in range(steps) if k not in spots]
+        values = [threshold * rng.uniform(1.01, 1.4) for _ in range(steps)]
+        if i % 2:  # one finite loss below the threshold: not at chance
+            after = [k for k in good if k > min(spots)]
+            at = after[0] if after and i % 4 == 1 else rng.choice(good)
+            values[at] = threshold * rng.uniform(0.5, 0.99)
+        for k in spots:
+            values[k] = rng.choice([math.nan, math.inf])
+        runs.append((values, labels))
+    return runs
+
+
+@probe
+def chance_findings(runs):
+    """diagnose on a linear model fed each run of scripted losses, on its labels: the
+    findings of each run."""
+    return [dbg.diagnose(*scripted(values, labels), len(values)) for values, labels in runs]
+
+
 @pytest.mark.task("ch08.2")
 @pytest.mark.points(2)
 def test_at_chance_at_its_threshold():
-    """at_chance: the best loss stays above 0.9 x the entropy of the batch's label frequencies."""
+    """at_chance: the best loss stays above 0.9 x the entropy of the batch's label frequencies; the best of the finite losses when some steps were nan or inf."""
     for values, labels, at_chance in CHANCE_CASES:
         findings = diagnosed_scripted(values, labels)
         got = "at_chance" in codes(findings)
@@ -1653,6 +1703,22 @@ def test_at_chance_at_its_threshold():
             f"{'reported' if floating else 'missing'}. Integer targets are integer whatever "
             "their width and float targets float whatever theirs: dispatch on "
             "y.is_floating_point(), not on one dtype such as int64 or float32"
+        )
+    runs = mixed_chance_runs(1608, 16)
+    for (values, labels), findings in zip(runs, chance_findings(runs)):
+        threshold = 0.9 * label_entropy(labels)
+        best = min(v for v in values if math.isfinite(v))
+        want = best > threshold
+        bad = [k for k, v in enumerate(values) if not math.isfinite(v)]
+        shown = "[" + ", ".join(f"{v:.4f}" for v in values) + "]"
+        assert ("at_chance" in codes(findings)) == want, (
+            f"losses {shown} (non-finite at step{'s' if len(bad) > 1 else ''} "
+            f"{', '.join(map(str, bad))}) on {len(labels)} labels with entropy "
+            f"{threshold / 0.9:.4f} (threshold {threshold:.4f}): at_chance "
+            f"{'missing' if want else 'reported'}, but the best finite loss is {best:.4f}. A nan "
+            "or inf step is reported as nonfinite; it neither voids the run's other losses nor "
+            "ends the run: the best loss is the smallest finite one over every step, before "
+            "and after the non-finite ones"
         )
 
 
