@@ -4,6 +4,7 @@ violated property, not the test."""
 
 import io
 import math
+import random
 
 import pytest
 import torch
@@ -582,9 +583,68 @@ def check_layouts(kind, cfg, tensors, what):
             )
 
 
+@probe
+def attention_outputs_at_scale(n_embd, n_head, block_size, seed, scales, xs):
+    """A CausalSelfAttention built after torch.manual_seed(seed), in eval mode, with every
+    trainable parameter overwritten by scale * randn (seeded): its outputs on each x, without
+    grad, for each scale."""
+    torch.manual_seed(seed)
+    m = gpt.CausalSelfAttention(n_embd, n_head, block_size).eval()
+    g = torch.Generator().manual_seed(seed)
+    base = [torch.randn(p.shape, generator=g) for p in m.parameters()]
+    outs = []
+    with torch.no_grad():
+        for scale in scales:
+            for p, b in zip(m.parameters(), base):
+                if p.requires_grad and p.is_floating_point():
+                    p.copy_(scale * b)
+            outs.append([m(x) for x in xs])
+    return outs
+
+
+# parameter scales: scores grow as scale**2, so every allowed score of a row whose best one is
+# negative sinks below any finite fill (-1e4, -1e9, -1e30) while -inf stays below them all
+CAUSAL_SCALES = [1.0, 1e2, 1e3, 1e5, 1e8, 1e12, 1e16]
+CAUSAL_SIZES = [(4, 1, 6), (8, 2, 8), (12, 3, 5), (16, 4, 12), (6, 6, 7), (9, 3, 3)]
+
+
+def assert_causal_at_every_scale():
+    """Outputs before a cut do not move when every input from the cut on is redrawn, with the
+    layer's weights scaled so far that its scores lie far below any finite fill value."""
+    rng = random.Random(10)
+    for C, H, block in CAUSAL_SIZES:
+        T = rng.randint(2, block)
+        cut = rng.randint(1, T - 1)
+        g = torch.Generator().manual_seed(C * 100 + H)
+        x = torch.randn(3, T, C, generator=g)
+        x2 = x.clone()
+        x2[:, cut:] = 3 * torch.randn(3, T - cut, C, generator=g)
+        what = f"CausalSelfAttention({C}, {H}, {block}) on x[3, {T}, {C}]"
+        with because(f"{what} with its parameters scaled up raised"):
+            outs = attention_outputs_at_scale(C, H, block, C + H, CAUSAL_SCALES, [x, x2])
+        for scale, (out, out2) in zip(CAUSAL_SCALES, outs):
+            at = f"{what}, every parameter scale * randn with scale {scale:g}"
+            judge.answer(out, (3, T, C), at, bound=1e37)
+            size = out[:, :cut].abs().max().item()
+            judge.close(
+                out2[:, :cut],
+                out[:, :cut],
+                f"{at}: redrawing the inputs at positions {cut}..{T - 1} moved the outputs at "
+                f"positions 0..{cut - 1}, so position t saw later positions. With large weights "
+                "every allowed score of a row can lie far below a finite fill value (scores grow "
+                "as the square of the weights), and then the masked future gets the weight: look "
+                "at the value the masked scores are given before the softmax — only -inf is below "
+                "every score",
+                atol=1e-5 * size + 1e-6,
+                rtol=1e-5,
+            )
+
+
 @pytest.mark.task("ch10.4")
 def test_attention_gradient_is_causal_everywhere():
-    """The gradient of every output position reaches position 0 and no later position; one head and one position work."""
+    """The gradient of every output position reaches position 0 and no later position; one
+    head and one position work; with weights of any scale (scores far below any finite fill
+    value) no output moves when later inputs change."""
     grads = attention_input_grads(16, 4, 16, 4, torch.randn(1, 16, 16), list(range(16)))
     for t, g in enumerate(grads):
         if t < 15:
@@ -597,6 +657,7 @@ def test_attention_gradient_is_causal_everywhere():
     with because(f"CausalSelfAttention(8, 1, 8) on one position raised {SLICE}"):
         (one,) = attention_outputs(8, 1, 8, 0, [torch.randn(2, 1, 8)])
     assert one.shape == (2, 1, 8), "a single head and a single position must work"
+    assert_causal_at_every_scale()
 
 
 @pytest.mark.task("ch10.4")
