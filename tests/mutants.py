@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import multiprocessing
 import os
 import select
 import sys
@@ -59,14 +60,25 @@ def mutants_of(source: str, definitions: set[str] | None = None) -> list[Mutant]
     ``definitions``, only those of these top-level definitions (the same mutants, with the
     same keys, as the whole list holds for them: each is made only if it is wanted, and
     making one parses the whole module again)."""
+    import pickle
+
     import cosmic_ray.plugins as plugins
     from cosmic_ray.ast import ast_nodes, get_ast
     from cosmic_ray.ast.ast_query import ASTQuery
-    from cosmic_ray.mutating import mutate_code
+    from cosmic_ray.mutating import MutationVisitor
 
     found, seen_code, seen_keys = [], set(), {}
     original = _behaviour(source)
     module = get_ast(source)
+    # cosmic-ray's mutate_code parses the module again for every mutant; a pickled copy of
+    # one parse loads ten times faster and walks to the same occurrence
+    parsed = pickle.dumps(module, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def mutate_code(op, occurrence: int) -> str | None:
+        visitor = MutationVisitor(occurrence, op)
+        mutated = visitor.walk(pickle.loads(parsed))
+        return mutated.get_code() if visitor.mutation_applied else None
+
     nodes = list(ast_nodes(module))
     lines = source.splitlines()
     for name in sorted(plugins.operator_names()):
@@ -79,7 +91,7 @@ def mutants_of(source: str, definitions: set[str] | None = None) -> list[Mutant]
             definition = ASTQuery(node).get_definition_name() or "<module>"
             if definitions is not None and definition.split(".")[0] not in definitions:
                 continue
-            code = mutate_code(source, op, occurrence)
+            code = mutate_code(op, occurrence)
             if code is None or code == source or code in seen_code:
                 continue
             if _behaviour(code) == original:
@@ -189,6 +201,63 @@ def _run_mutant(chapter, mutant: Mutant, workdir: Path, timeout: float, write_fd
     del pytest
 
 
+def run_mutants(items: list, jobs: int, timeout: float) -> None:
+    """Run each (chapter, mutant) in a process forked from this one, ``jobs`` at a time,
+    and set its outcome (killed / survived) and what killed it."""
+    import pytest  # noqa: F401  (imported once here, not in every fork)
+
+    import harness.runner  # noqa: F401
+
+    pending = list(items)
+    running: dict[int, tuple] = {}
+    started = time.monotonic()
+    while pending or running:
+        while pending and len(running) < jobs:
+            chapter, mutant = pending.pop(0)
+            tmp = tempfile.TemporaryDirectory(prefix=f"mutant-{chapter.id}-")
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(r)
+                try:
+                    _run_mutant(chapter, mutant, Path(tmp.name), timeout, w)
+                finally:
+                    os._exit(0)
+            os.close(w)
+            running[pid] = (chapter, mutant, r, time.monotonic(), tmp)
+        fds = {entry[2]: pid for pid, entry in running.items()}
+        ready, _, _ = select.select(list(fds), [], [], 0.2)
+        now = time.monotonic()
+        for pid, (_, mutant, r, t0, tmp) in list(running.items()):
+            if r in ready:
+                data = b""
+                while chunk := os.read(r, 65536):
+                    data += chunk
+                os.waitpid(pid, 0)
+                report = json.loads(data) if data else {"killed": True, "by": "(the run crashed)"}
+                mutant.outcome = "killed" if report["killed"] else "survived"
+                mutant.killed_by = report["by"]
+            elif now - t0 > 4 * timeout:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                mutant.outcome, mutant.killed_by = "killed", "(hung: killed)"
+            else:
+                continue
+            os.close(r)
+            tmp.cleanup()
+            del running[pid]
+            done = len(items) - len(pending) - len(running)
+            if done % 25 == 0 or done == len(items):
+                survived = sum(m.outcome == "survived" for _, m in items)
+                label = "+".join(dict.fromkeys(c.id for c, _ in items))
+                print(
+                    f"[{label}] {done}/{len(items)} mutants run, {survived} survived, "
+                    f"{now - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+
 def run_chapter(
     chapter_id: str,
     jobs: int,
@@ -210,54 +279,15 @@ def run_chapter(
     mutants = generated if generated is not None else mutants_of(source, only)
     if keys is not None:  # exactly these mutants (a sample, say)
         mutants = [m for m in mutants if m.key in keys]
-    known = equivalents(chapter)
-    pending = list(mutants)
-    running: dict[int, tuple[Mutant, int, float, tempfile.TemporaryDirectory]] = {}
     started = time.monotonic()
-    while pending or running:
-        while pending and len(running) < jobs:
-            mutant = pending.pop(0)
-            tmp = tempfile.TemporaryDirectory(prefix=f"mutant-{chapter.id}-")
-            r, w = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(r)
-                try:
-                    _run_mutant(chapter, mutant, Path(tmp.name), timeout, w)
-                finally:
-                    os._exit(0)
-            os.close(w)
-            running[pid] = (mutant, r, time.monotonic(), tmp)
-        fds = {entry[1]: pid for pid, entry in running.items()}
-        ready, _, _ = select.select(list(fds), [], [], 0.2)
-        now = time.monotonic()
-        for pid, (mutant, r, t0, tmp) in list(running.items()):
-            if r in ready:
-                data = b""
-                while chunk := os.read(r, 65536):
-                    data += chunk
-                os.waitpid(pid, 0)
-                report = json.loads(data) if data else {"killed": True, "by": "(the run crashed)"}
-                mutant.outcome = "killed" if report["killed"] else "survived"
-                mutant.killed_by = report["by"]
-            elif now - t0 > 4 * timeout:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-                mutant.outcome, mutant.killed_by = "killed", "(hung: killed)"
-            else:
-                continue
-            os.close(r)
-            tmp.cleanup()
-            del running[pid]
-            done = len(mutants) - len(pending) - len(running)
-            if done % 25 == 0 or done == len(mutants):
-                survived = sum(m.outcome == "survived" for m in mutants)
-                print(
-                    f"[{chapter.id}] {done}/{len(mutants)} mutants run, {survived} survived, "
-                    f"{now - started:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
+    run_mutants([(chapter, m) for m in mutants], jobs, timeout)
+    return summarize(chapter, mutants, given, show, time.monotonic() - started)
+
+
+def summarize(chapter, mutants: list[Mutant], given: set[int], show: bool, seconds: float) -> dict:
+    """A chapter's run: outcome counts, score, survivors and stale equivalents (mutants that
+    survived on a line of given code count as given; listed equivalents as equivalent)."""
+    known = equivalents(chapter)
     for m in mutants:
         if m.outcome == "survived" and m.line in given:
             m.outcome = "given"
@@ -278,7 +308,7 @@ def run_chapter(
         "generated": len(mutants),
         **counts,
         "score": round(score, 4),
-        "seconds": round(time.monotonic() - started, 1),
+        "seconds": round(seconds, 1),
         "survivors": [m.key for m in mutants if m.outcome == "survived"],
         "stale_equivalents": stale,
     }
@@ -350,7 +380,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def changed_sample(chapters: list[str], budget: int) -> dict[str, list[Mutant]]:
+def _mutants_of_chapter(chapter_id: str, source: str, definitions: set[str]) -> list:
+    return [(chapter_id, m) for m in mutants_of(source, definitions)]
+
+
+def changed_sample(chapters: list[str], budget: int, jobs: int = 1) -> dict[str, list[Mutant]]:
     """Chapter -> the mutants of its changed definitions; with a budget, a fixed sample of
     at most ``budget`` of them in all (chosen by a hash of each key, so the same change
     always draws the same mutants)."""
@@ -360,14 +394,18 @@ def changed_sample(chapters: list[str], budget: int) -> dict[str, list[Mutant]]:
 
     from harness import index
 
-    found = []
+    work = []
     for chapter_id in chapters:
         chapter = index.chapter(chapter_id)
         changed = mutation_baseline.changed_definitions(chapter)
-        if not changed:
-            continue
-        source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
-        found += [(chapter_id, m) for m in mutants_of(source, set(changed))]
+        if changed:
+            source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
+            work.append((chapter_id, source, set(changed)))
+    # making every mutant of the changed definitions costs more than running the sample
+    # (a parse of the module each): spread it over the jobs
+    with multiprocessing.get_context("fork").Pool(max(1, jobs)) as pool:
+        made = pool.starmap(_mutants_of_chapter, work)
+    found = [pair for pairs in made for pair in pairs]
     if budget and len(found) > budget:
         found = sorted(
             found, key=lambda cm: hashlib.sha256(f"{cm[0]}|{cm[1].key}".encode()).digest()
@@ -389,16 +427,24 @@ def check_changed(args) -> int:
     from harness import index
 
     chosen = args.chapters or list(index.chapters())
-    sample = changed_sample(chosen, args.budget)
+    sample = changed_sample(chosen, args.budget, args.jobs)
     total = sum(len(k) for k in sample.values())
     print(f"{total} mutants of changed definitions in {len(sample)} chapters", flush=True)
     new, unmeasured = [], []
     baseline = mutation_baseline.load()
+    chapters = {chapter_id: index.chapter(chapter_id) for chapter_id in sample}
+    for chapter in chapters.values():
+        for name in chapter.preload:
+            __import__(name)
+    # one pool for every chapter's mutants: a chapter's few mutants alone would leave jobs idle
+    run_mutants([(chapters[c], m) for c, ms in sample.items() for m in ms], args.jobs, args.timeout)
     for chapter_id, chosen_mutants in sample.items():
+        chapter = chapters[chapter_id]
         keys = {m.key for m in chosen_mutants}
-        r = run_chapter(
-            chapter_id, args.jobs, args.timeout, args.show, keys=keys, generated=chosen_mutants
-        )
+        source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
+        stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text()
+        given = given_lines(stub, source, {t.name for t in chapter.tasks})
+        r = summarize(chapter, chosen_mutants, given, args.show, 0.0)
         accepted = mutation_baseline.accepted_survivors(chapter_id)
         fresh = [f"{chapter_id}: {k}" for k in r["survivors"] if k not in accepted]
         print(f"  {chapter_id}: {len(keys)} run, {r['killed']} killed, {len(fresh)} new survivors")
