@@ -41,7 +41,8 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
     "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
     "left_with_gradients nonfinite_run used_by_the_caller typed_batch IDENTITY_CASES held_by_value "
-    "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run SideBranch side_branch_run Rows rows_run"
+    "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run SideBranch side_branch_run Rows rows_run "
+    "ClassesFirst overfit_model"
 )
 
 
@@ -1965,11 +1966,31 @@ def left_with_gradients(model, x):
     (model(x) ** 2).sum().backward()
 
 
+class ClassesFirst(nn.Module):
+    """[N, L, C] -> [N, C, L]: scores per position, in the layout cross_entropy takes."""
+
+    def forward(self, x):
+        return x.transpose(1, 2)
+
+
+def overfit_model(seed, x, y):
+    """mlp(seed) shaped for the batch: [N, C] scores (C = 4) for class targets [N], [N, C, L]
+    scores for class targets [N, L] (x [N, L, d_in]), [N, k] outputs for real targets [N, k],
+    and [N] outputs for real targets [N]."""
+    if not y.is_floating_point():
+        model = mlp(seed, d_in=x.shape[-1], d_out=4)
+        return model if y.dim() == 1 else nn.Sequential(*model, ClassesFirst())
+    if y.dim() == 1:
+        return nn.Sequential(*mlp(seed, d_in=x.shape[-1], d_out=1), nn.Flatten(0))
+    return mlp(seed, d_in=x.shape[-1], d_out=y.shape[1])
+
+
 @probe
 def overfit_trace(seed, x, y, steps, freeze_first, stale=False):
-    """overfit_one_batch on mlp(seed) (its first layer frozen if asked; with gradients left
-    in .grad by an earlier backward if stale): the losses and the parameters afterwards."""
-    model = mlp(seed, d_in=x.shape[1], d_out=y.shape[1] if y.is_floating_point() else 4)
+    """overfit_one_batch on overfit_model(seed, x, y) (its first layer frozen if asked; with
+    gradients left in .grad by an earlier backward if stale): the losses and the parameters
+    afterwards."""
+    model = overfit_model(seed, x, y)
     if freeze_first:
         model[0].requires_grad_(False)
     if stale:
@@ -1980,7 +2001,7 @@ def overfit_trace(seed, x, y, steps, freeze_first, stale=False):
 
 def reference_trace(seed, x, y, steps, freeze_first):
     """The same run with the reference overfit_one_batch (trusted side)."""
-    model = mlp(seed, d_in=x.shape[1], d_out=y.shape[1] if y.is_floating_point() else 4)
+    model = overfit_model(seed, x, y)
     if freeze_first:
         model[0].requires_grad_(False)
     losses = ref.overfit_one_batch(model, (x, y), steps)
@@ -1988,7 +2009,7 @@ def reference_trace(seed, x, y, steps, freeze_first):
 
 
 @pytest.mark.task("ch08.3")
-@examples(8)
+@examples(7)
 @given(
     seed=st.integers(0, 10_000),
     n=st.integers(1, 12),
@@ -1996,31 +2017,37 @@ def reference_trace(seed, x, y, steps, freeze_first):
     targets=st.sampled_from([torch.int64, torch.uint8, torch.float32, torch.float64]),
     freeze_first=st.booleans(),
     steps=st.integers(0, 12),
-    width=st.sampled_from([4, 1]),
+    width=st.sampled_from([4, 1, None]),
 )
 @example(seed=5, n=5, d_in=3, targets=torch.float32, freeze_first=False, steps=2, width=1)
+@example(seed=6, n=6, d_in=3, targets=torch.float32, freeze_first=False, steps=3, width=None)
+@example(seed=7, n=4, d_in=3, targets=torch.int64, freeze_first=True, steps=2, width=3)
 def test_overfit_follows_adam_at_1e_2_like_the_reference(
     seed, n, d_in, targets, freeze_first, steps, width
 ):
-    """Losses and trained parameters follow full-batch Adam at lr 1e-2 on CE / MSE, like the reference, for int64 or uint8 class targets, float32 or float64 real ones of width 4 or 1 ([N, 1], as the model outputs), and 0 to 12 steps."""
+    """Losses and trained parameters follow full-batch Adam at lr 1e-2 on CE / MSE, like the reference, for int64 or uint8 class targets ([N], or [N, L] per position), float32 or float64 real ones ([N, 4], [N, 1] or [N], as the model outputs), and 0 to 12 steps: the loss follows the targets' kind, whatever their shape."""
     float_targets = targets.is_floating_point
     g = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, d_in, generator=g)
-    y = (
-        torch.randn(n, width, generator=g)
-        if float_targets
-        else torch.randint(0, 4, (n,), generator=g)
-    )
+    shape = (n,) if width is None else (n, width)
+    if float_targets:
+        x, y = torch.randn(n, d_in, generator=g), torch.randn(shape, generator=g)
+    else:  # labels per position: x [N, L, d_in] and scores [N, C, L]
+        x = torch.randn(shape + (d_in,), generator=g)
+        y = torch.randint(0, 4, shape, generator=g)
     y = y.to(targets)
+    dims = "[N]" if width is None else f"[N, {width}]"
+    kind = f"real {dims}" if float_targets else f"class {dims}"
     with because(
-        f"overfit_one_batch raised on {n} examples with {targets} targets for {steps} steps "
-        "(class targets of any integer dtype cross-entropy takes; real targets of any float dtype)"
+        f"overfit_one_batch raised on {n} examples with {targets} {kind} targets for {steps} "
+        "steps (class targets of any integer dtype and any shape cross-entropy takes, [N] or "
+        "[N, L] per position; real targets of any float dtype, whatever their shape)"
     ):
         losses, params = overfit_trace(seed, x, y, steps, freeze_first)
     want_losses, want_params = reference_trace(seed, x, y, steps, freeze_first)
     what = (
-        f"overfit_one_batch on {n} examples, {targets} "
-        f"{f'real [N, {width}]' if float_targets else 'class'} targets, {steps} steps"
+        f"overfit_one_batch on {n} examples, {targets} {kind} targets"
+        + ("" if float_targets or width is None else f" (scores [N, 4, {width}])")
+        + f", {steps} steps"
         + (
             " (outputs and targets both [N, 1]: compare them as they are; squeezing one side "
             "broadcasts [N] against [N, 1] into an [N, N] difference)"
@@ -2041,7 +2068,9 @@ def test_overfit_follows_adam_at_1e_2_like_the_reference(
         f"{what}: the losses differ from full-batch Adam at lr 1e-2 with "
         f"{'mean squared error' if float_targets else 'cross-entropy'} "
         f"({first_difference(torch.tensor(losses), torch.tensor(want_losses))}); each is "
-        "measured before its step's update"
+        "measured before its step's update, and the loss follows the targets' kind whatever "
+        "their shape: integer targets are class ids, float targets real values, whether "
+        "they are [N] or have more dimensions"
     )
     for k, (p, q) in enumerate(zip(params, want_params)):
         judge.close(
