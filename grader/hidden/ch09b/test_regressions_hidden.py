@@ -103,7 +103,7 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     """Renamed keys (1 versus '1' too), values moved between keys, list order, 0-d versus
     1-element, and same-byte tensors of other dtypes or shapes all change the fingerprint,
     shapes whose sizes run together read alike ((1, 11) and (11, 1)) and lists grouping the
-    same tensors otherwise included."""
+    same tensors otherwise included; so do int keys of any size."""
     sd = {"a.weight": torch.ones(2, 2), "b.weight": torch.ones(2, 2)}
     renamed = {"a.weight": torch.ones(2, 2), "c.weight": torch.ones(2, 2)}
     assert rg.fingerprint(sd) != rg.fingerprint(renamed), (
@@ -160,6 +160,7 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
         "a small change of one value in a large tensor must change the fingerprint"
     )
     assert_framed()
+    assert_keys_read_back_one_way()
 
 
 DTYPES = [
@@ -453,6 +454,43 @@ def assert_framed():
             "they differ in shape, dtype or grouping. Write every part so it can be read back "
             "one way only: the shape as a delimited tuple (not its sizes run together, "
             "'111' is (1, 11) and (11, 1)), each container with its kind and length"
+        )
+        first[digest] = name
+
+
+# int keys on both sides of every width an encoding may cut them at (32, 53 and 64 bits):
+# 0 and 2**64 share their low 64 bits, 2**53 + 1 and 2**70 + 1 round to their neighbours as
+# floats; Python ints have no fixed width
+BOUNDARY_INTS = [0, 1, -1, 2**31, 2**53, 2**53 + 1, 2**63 - 1, 2**63, -(2**63) - 1]
+BOUNDARY_INTS += [2**64 - 1, 2**64, 2**64 + 1, 2**70, 2**70 + 1, -(2**70)]
+
+
+def int_text(k):
+    """k in a readable length: its digits, or its first ones and its size past 20 digits."""
+    text = str(k)
+    return text if len(text) <= 20 else f"{text[:12]}... ({k.bit_length()}-bit int)"
+
+
+def assert_keys_read_back_one_way():
+    """Dicts that differ only in an int key get different fingerprints, ints of any size."""
+    t = torch.zeros(1)
+    rng = random.Random(11)
+    huge = {rng.getrandbits(rng.randint(65, 400)) * rng.choice((1, -1)): t for _ in range(12)}
+    objects = {"a dict keyed by 12 ints of 65 to 400 bits": huge}
+    objects |= {f"{{{int_text(k)}: zeros(1)}}": {k: t} for k in BOUNDARY_INTS}
+    names = list(objects)
+    with because(
+        "fingerprint raised on a dict keyed by a large int: a key may be an int of any size "
+        "(Python ints have no fixed width)"
+    ):
+        digests = fingerprints_of(list(objects.values()))
+    first = {}
+    for name, digest in zip(names, digests):
+        assert isinstance(digest, str) and digest not in first, (
+            f"fingerprint gave {name} and {first.get(digest)} the same digest {brief(digest)}: "
+            "their int keys differ. Python ints have no fixed width: write each int key so that "
+            "it reads back one way only, whatever its size (its digits, or its bytes after "
+            "their count)"
         )
         first[digest] = name
 
