@@ -461,8 +461,10 @@ def assert_framed():
 # int keys on both sides of every width an encoding may cut them at (32, 53 and 64 bits):
 # 0 and 2**64 share their low 64 bits, 2**53 + 1 and 2**70 + 1 round to their neighbours as
 # floats; Python ints have no fixed width
-BOUNDARY_INTS = [0, 1, -1, 2**31, 2**53, 2**53 + 1, 2**63 - 1, 2**63, -(2**63) - 1]
-BOUNDARY_INTS += [2**64 - 1, 2**64, 2**64 + 1, 2**70, 2**70 + 1, -(2**70)]
+BOUNDARY_INTS = [
+    *(0, 1, -1, 2**31, 2**53, 2**53 + 1, 2**63 - 1, 2**63, -(2**63) - 1),
+    *(2**64 - 1, 2**64, 2**64 + 1, 2**70, 2**70 + 1, -(2**70)),
+]
 
 
 def int_text(k):
