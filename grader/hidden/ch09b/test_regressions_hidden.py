@@ -103,7 +103,8 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     """Renamed keys (1 versus '1' too), values moved between keys, list order, 0-d versus
     1-element, and same-byte tensors of other dtypes or shapes all change the fingerprint,
     shapes whose sizes run together read alike ((1, 11) and (11, 1)) and lists grouping the
-    same tensors otherwise included; so do int keys of any size."""
+    same tensors otherwise included; so do int keys of any size and string keys whose text
+    spells out a nested dict."""
     sd = {"a.weight": torch.ones(2, 2), "b.weight": torch.ones(2, 2)}
     renamed = {"a.weight": torch.ones(2, 2), "c.weight": torch.ones(2, 2)}
     assert rg.fingerprint(sd) != rg.fingerprint(renamed), (
@@ -465,6 +466,12 @@ BOUNDARY_INTS = [
     *(0, 1, -1, 2**31, 2**53, 2**53 + 1, 2**63 - 1, 2**63, -(2**63) - 1),
     *(2**64 - 1, 2**64, 2**64 + 1, 2**70, 2**70 + 1, -(2**70)),
 ]
+# the text an encoding may write between a key and the key of a dict nested under it: the end
+# of a string, a one-item container header, the start of a string; a flat key spelling it
+# out must not read as the nesting
+STRING_FRAMES = [("", ""), ("", "S:"), ("", "S"), ('"', '"'), ("'", "'")]
+HEADERS = ["M1:", "L1:", "{", ": {"]
+SEPARATORS = [".", "/", ":", "|", "\x00"]  # and flattened paths ("a.b") must not either
 
 
 def int_text(k):
@@ -474,25 +481,32 @@ def int_text(k):
 
 
 def assert_keys_read_back_one_way():
-    """Dicts that differ only in an int key get different fingerprints, ints of any size."""
+    """Dicts that differ only in a key get different fingerprints, and so do a dict nested
+    under a key and one flat key whose text spells the nesting out: int keys of any size, and
+    string keys holding type tags, container headers, quotes or separators."""
     t = torch.zeros(1)
     rng = random.Random(11)
     huge = {rng.getrandbits(rng.randint(65, 400)) * rng.choice((1, -1)): t for _ in range(12)}
     objects = {"a dict keyed by 12 ints of 65 to 400 bits": huge}
     objects |= {f"{{{int_text(k)}: zeros(1)}}": {k: t} for k in BOUNDARY_INTS}
+    objects |= {"{'a': {'b': zeros(1)}}": {"a": {"b": t}}, "{'a': [zeros(1)]}": {"a": [t]}}
+    keys = ["a" + q + h + p + "b" for q, p in STRING_FRAMES for h in HEADERS]
+    keys += ["a" + h for h in HEADERS] + ["a" + sep + "b" for sep in SEPARATORS]
+    objects |= {f"{{{key!r}: zeros(1)}}": {key: t} for key in keys}
     names = list(objects)
     with because(
-        "fingerprint raised on a dict keyed by a large int: a key may be an int of any size "
-        "(Python ints have no fixed width)"
+        "fingerprint raised on a dict keyed by a large int or an unusual string: a key may be "
+        "an int of any size (Python ints have no fixed width) or any text"
     ):
         digests = fingerprints_of(list(objects.values()))
     first = {}
     for name, digest in zip(names, digests):
         assert isinstance(digest, str) and digest not in first, (
             f"fingerprint gave {name} and {first.get(digest)} the same digest {brief(digest)}: "
-            "their int keys differ. Python ints have no fixed width: write each int key so that "
-            "it reads back one way only, whatever its size (its digits, or its bytes after "
-            "their count)"
+            "their keys (or their nesting) differ. Python ints have no fixed width and strings "
+            "may hold any text, tags and separators included: write each int and string key "
+            "so that it reads back one way only, whatever its size or content (its length "
+            "before its text, or a quoted, escaped form)"
         )
         first[digest] = name
 
