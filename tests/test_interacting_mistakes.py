@@ -17,8 +17,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from functools import cache
 
@@ -28,6 +26,7 @@ from harness import index
 from harness.plugin import property_only
 from harness.selfcheck import apply_edits, variant_settings
 from harness.target import REPO
+from tests import warm_pytest
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -141,12 +140,8 @@ def run_public(chapter_id: str, impl: str, tasks: set[str]) -> Run:
     targets = [str(chap.public_tests)]
     if chapter_id in INVOLVED_ONLY:
         targets = [f"{chap.public_tests}::{name}" for name, t in by_test.items() if t in tasks]
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", *targets, "--impl", impl, "-q"]
-        + ["-p", "no:cacheprovider"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
+    proc = warm_pytest.run(
+        [*targets, "--impl", impl, "-q", "-p", "no:cacheprovider"],
         env={**os.environ, "OMP_NUM_THREADS": "1"},
         timeout=500,
     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -15,20 +14,14 @@ import pytest
 from harness import index
 from harness.plugin import NOT_GRADED_HERE, failure_message
 from harness.target import REPO
+from tests import warm_pytest
 
 CH00_TESTS = "exercises/ch00/test_training_loop.py"
 
 
 def run_pytest(*args: str, cwd=REPO) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    return warm_pytest.run(["-p", "no:cacheprovider", *args], cwd=cwd, env=env, timeout=300)
 
 
 def test_unknown_impl_is_a_clear_usage_error(tmp_path):

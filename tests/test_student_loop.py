@@ -14,6 +14,7 @@ import pytest
 
 from grader import grade
 from harness.target import REPO
+from tests import warm_pytest
 
 pytest_plugins = ["pytester"]
 STUB = (REPO / "exercises" / "ch00" / "training_loop.py").read_text()
@@ -36,11 +37,9 @@ def course(pytester):
 
 def run(pytester, *args):
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider", *args],
+    proc = warm_pytest.run(
+        ["-p", "harness.plugin", "-p", "no:cacheprovider", *args],
         cwd=pytester.path,
-        capture_output=True,
-        text=True,
         env=env,
         timeout=300,
     )
