@@ -778,6 +778,19 @@ def random_programs(count: int, seed: int):
     return [rng.choices(STEPS, weights, k=rng.randint(1, 8)) for _ in range(count)]
 
 
+def looped_programs(count: int, seed: int):
+    """``count`` programs that run one body of 1 to 3 steps 2 to 4 times over, after 0 to 2
+    other steps, as a loop does: each pass starts by reattaching, so the body's cuts happen
+    again on every pass, at the lines they happened before."""
+    rng = random.Random(seed)
+    body_steps = [name for name in STEPS if name not in SHAPE_ONLY and name != "reattach"]
+    programs = []
+    for _ in range(count):
+        body = ["reattach", *rng.choices(body_steps, k=rng.randint(1, 3))]
+        programs.append(rng.choices(STEPS, k=rng.randint(0, 2)) + body * rng.randint(2, 4))
+    return programs
+
+
 @probe
 def program_cuts(programs):
     """find_graph_cuts(program, w, x, codes) for each program's codes."""
@@ -809,7 +822,9 @@ def line_of(cut) -> str:
 @pytest.mark.points(3)
 def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
     """find_graph_cuts reports the same cuts, in order and at the same lines, as the reference."""
-    programs = [[name] for name in STEPS] + random_programs(80, seed=2)
+    programs = (
+        [[name] for name in STEPS] + random_programs(80, seed=2) + looped_programs(16, seed=3)
+    )
     with because("find_graph_cuts raised on a generated program"):
         results = program_cuts([codes_of(steps) for steps in programs])
     for steps, found in zip(programs, results):
@@ -825,6 +840,13 @@ def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
             if constructors
             else ""
         )
+        repeated = (
+            ". The program runs some steps more than once, as a loop does: every time an "
+            "operation runs and cuts is one Cut of its own, also when an equal Cut (same "
+            "op, same line) was reported before, so what the list keeps must not merge them"
+            if len(found) < len(want) and len(set(steps)) < len(steps)
+            else ""
+        )
         assert len(found) == len(want) and all(
             w.strip("_") in g for g, w in zip(got_ops, want_ops)
         ), (
@@ -832,7 +854,7 @@ def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
             "call whose input required grad and whose real-valued result (tensor, Python float "
             "or list, numpy array) does not, one Cut per operation however many values or "
             "tensors it returns; integer results, shape-only constructors and calls on tensors "
-            f"that no longer require grad are not cuts{shape_only}"
+            f"that no longer require grad are not cuts{shape_only}{repeated}"
         )
         for g, w in zip(found, want):
             assert points_at(g, int(line_of(w)), HERE), (
