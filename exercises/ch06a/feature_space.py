@@ -44,7 +44,8 @@ def sequence_scores(
 def hinge_loss(scores: torch.Tensor, y: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
     """max(0, 1 - y * scores) per example, for labels y in {-1, +1} of the same shape as
     ``scores`` (ValueError otherwise); reduction "mean" (default), "sum" or "none" (any
-    other name is a ValueError). Scores of any floating dtype; a nan score gives a nan loss."""
+    other name is a ValueError). Scores of any floating dtype, and the loss in the scores'
+    dtype; a nan score gives a nan loss."""
     raise NotImplementedError("ch06a.3 hinge_loss — see course/ch06a.md#the-hinge")
 
 

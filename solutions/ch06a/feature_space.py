@@ -47,7 +47,8 @@ def sequence_scores(
 def hinge_loss(scores: torch.Tensor, y: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
     """max(0, 1 - y * scores) per example, for labels y in {-1, +1} of the same shape as
     ``scores`` (ValueError otherwise); reduction "mean" (default), "sum" or "none" (any
-    other name is a ValueError). Scores of any floating dtype; a nan score gives a nan loss."""
+    other name is a ValueError). Scores of any floating dtype, and the loss in the scores'
+    dtype; a nan score gives a nan loss."""
     if scores.shape != y.shape:
         raise ValueError(
             f"hinge_loss: scores {tuple(scores.shape)} and labels {tuple(y.shape)} differ in shape; "
