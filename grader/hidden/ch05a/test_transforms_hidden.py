@@ -541,10 +541,64 @@ def test_the_contracts_own_tol_is_used():
     )
 
 
+def on_the_bound(i):
+    """Draw i of the exact boundary cases: (batch, contract fields, what sits where). Each channel's
+    mean lies exactly tol * channel_std above or below the contract's (or inside), and at tol 1 a
+    constant channel's std 0 lies exactly on the lower bound. Every number is dyadic with few bits
+    and every channel is either two values or one value repeated, so any way of computing the
+    means, a constant channel's std and the distance (any summation order, Welford's update,
+    float32 or float64, |m - mu| <= tol * s or |m - mu| / s <= tol) gives them exactly; the std
+    of a pair sits well inside the band, unbiased or biased."""
+    g = torch.Generator().manual_seed(500 + i)
+    pairs = i % 2 == 0  # two values per channel (tol < 1 allowed) or constant channels (tol >= 1)
+    c = int(torch.randint(1, 5, (), generator=g))
+    dtype = (torch.float32, torch.float64)[i // 2 % 2]
+    tols = (0.25, 0.5, 0.75, 1.0) if pairs else (1.0, 1.0, 1.5, 2.0)
+    tol = tols[int(torch.randint(4, (), generator=g))]
+    powers = torch.randint(-4, 3, (c,), generator=g).tolist()  # stds 1/16 .. 4, or 3 times that
+    stds = [
+        2.0**k * (1, 3)[j] for k, j in zip(powers, torch.randint(2, (c,), generator=g).tolist())
+    ]
+    means = [int(torch.randint(-64, 65, (), generator=g)) / 16 for _ in range(c)]
+    sides = [int(torch.randint(-1, 2, (), generator=g)) for _ in range(c)]  # -1 below, +1 above
+    if pairs or tol > 1:
+        sides[int(torch.randint(c, (), generator=g))] = (1, -1)[i // 4 % 2]  # one mean on a bound
+    centres = [m + side * tol * s for m, s, side in zip(means, stds, sides)]
+    notes = [
+        f"channel {k}: mean {m_k:g} = {m:g} {'+' if side > 0 else '-'} {tol:g} * {s:g}"
+        for k, (m_k, m, s, side) in enumerate(zip(centres, means, stds, sides))
+        if side
+    ]
+    if pairs:  # m +- 13/16 s: unbiased std 1.15 s, biased 0.81 s, both well inside any tol >= 0.25
+        shape = ((2, c, 1, 1), (1, c, 1, 2), (1, c, 2, 1))[i // 8 % 3]
+        rows = []
+        for m_k, s in zip(centres, stds):
+            d = 13 / 16 * s
+            up = bool(torch.randint(2, (), generator=g))
+            rows.append([m_k + d, m_k - d] if up else [m_k - d, m_k + d])
+        x = torch.tensor(rows, dtype=torch.float64).t().reshape(shape[0], shape[2], shape[3], c)
+        x = x.permute(0, 3, 1, 2)
+    else:
+        n, h, w = (int(v) for v in torch.randint(1, 4, (3,), generator=g))
+        shape = (max(n, 2), c, h, w)  # at least two values per channel: the std is defined
+        x = torch.tensor(centres, dtype=torch.float64).view(1, c, 1, 1).expand(shape)
+        if tol == 1:
+            notes.append(f"every channel constant: std 0 = channel_std - {tol:g} * channel_std")
+    fields = dict(
+        dtype=dtype,
+        value_range=(-64.0, 64.0),
+        channel_mean=tuple(means),
+        channel_std=tuple(stds),
+        tol=tol,
+    )
+    return x.to(dtype).contiguous(), fields, "; ".join(notes)
+
+
 @pytest.mark.task("ch05a.2")
 @pytest.mark.points(1)  # one of its two points went to the decades-of-std test
 def test_the_tolerance_boundary_on_both_sides():
-    """Means and stds 0.24 expected std from the contract fit (tol 0.25); 0.26 std away do not."""
+    """Means and stds 0.24 expected std from the contract fit (tol 0.25); 0.26 std away do not;
+    a mean or std exactly tol * channel_std away (exact numbers) fits: the band is closed."""
     wide = dict(SCALED_CONTRACT, value_range=(-10.0, 10.0))  # limit = 0.25 * 0.1 = 0.025
     near = exact_statistics(40, 4, (0.624, 0.4, 0.176), (0.1, 0.124, 0.1), seed=11)
     found = violations(near, **wide)
@@ -564,6 +618,18 @@ def test_the_tolerance_boundary_on_both_sides():
         assert kinds(found) == {"normalization"}, (
             f"a batch with {what} the contract (0.26 of the expected std 0.1; tol 0.25) gave "
             f"{found}: it lies outside the tolerance, a 'normalization:' violation"
+        )
+    for i in range(16):  # statistics exactly on the bound, in numbers every computation holds
+        x, fields, where = on_the_bound(i)
+        found = violations(x, **fields)
+        assert found == [], (
+            f"check_contract on a {x.dtype} batch {tuple(x.shape)} against channel_mean "
+            f"{list(fields['channel_mean'])}, channel_std {list(fields['channel_std'])} and tol "
+            f"{fields['tol']:g} gave {found}, where {where}: a statistic exactly tol * channel_std "
+            "from the contract lies on the bound, and the bound belongs to the tolerance — "
+            "'within tol' is a closed band, its ends included, like the value range. These "
+            "numbers are exact in float32 and float64 (no rounding moved them): look at how the "
+            "distance is compared with the limit"
         )
 
 
