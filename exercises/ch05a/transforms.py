@@ -32,7 +32,8 @@ class Normalizer:
 class Contract(NamedTuple):
     """What a model expects of an input batch (N, C, H, W): its dtype, the interval every value
     lies in, and the per-channel mean and std (over N, H, W) of a correctly prepared batch.
-    Statistics within ``tol`` (in units of the channel's expected std) count as matching."""
+    Statistics within ``tol`` (in units of the channel's expected std, the bound included)
+    count as matching."""
 
     dtype: torch.dtype
     value_range: tuple[float, float]
