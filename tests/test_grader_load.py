@@ -23,7 +23,7 @@ import pytest
 from grader import collect, grade, run, sandbox, score
 from harness import index
 from harness.target import REPO
-from tests.grader_data.helpers import SOLUTION, STUB, with_override
+from tests.grader_data.helpers import SOLUTION, with_override
 
 pytestmark = [pytest.mark.timeout(1500), pytest.mark.serial]
 CHAPTERS = ("ch00", "ch05")
@@ -63,10 +63,9 @@ def saturated(hogs_per_core: int = HOGS_PER_CORE, cores: set[int] | None = None)
 
 def write_class(root: Path) -> None:
     solution_05 = (REPO / "solutions" / "ch05" / "dataloading.py").read_text()
-    stub_05 = (REPO / "exercises" / "ch05" / "dataloading.py").read_text()
+    # no stub here: a stub's tests fail at once whatever the load, and only doubled its cost
     students = {
         "ada": (SOLUTION, solution_05),
-        "bob": (STUB, stub_05),
         "cy": (with_override("def plot_losses(losses, path):\n    return path\n"), None),
     }
     for student, (ch00, ch05) in students.items():
@@ -80,7 +79,7 @@ def write_class(root: Path) -> None:
 
 def verdicts(out: Path) -> dict[str, dict[str, tuple]]:
     found = {}
-    for student in ("ada", "bob", "cy"):
+    for student in ("ada", "cy"):
         data = json.loads((out / student / "results.json").read_text())
         found[student] = {t["name"]: (t["status"], t["score"]) for t in data["tests"]}
     return found
@@ -147,7 +146,7 @@ def gradient_at(w, x, target):
 
 def test_a_slow_correct_call_is_not_a_timeout_when_the_machine_is_busy():
     """A call that needs 1 s of CPU, under a 3 s limit, passes on a quiet machine — and
-    still passes when five spinning processes share its core and stretch it far past 3 s
+    still passes when four spinning processes share its core and stretch it far past 3 s
     of wall time (the limit counts the code's own time, not its wait for the CPU).
 
     Only that test is graded, through the split grader's run of one submission (the
@@ -166,7 +165,7 @@ def test_a_slow_correct_call_is_not_a_timeout_when_the_machine_is_busy():
         return records[nodeid]
 
     quiet = graded()
-    with saturated(hogs_per_core=5, cores={min(os.sched_getaffinity(0))}):
+    with saturated(hogs_per_core=4, cores={min(os.sched_getaffinity(0))}):
         loaded = graded()
     assert quiet.outcome == "passed", quiet
     assert loaded.outcome == "passed", (
