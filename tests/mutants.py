@@ -55,32 +55,29 @@ class Mutant:
     killed_by: str = ""
 
 
-def mutants_of(source: str, definitions: set[str] | None = None) -> list[Mutant]:
-    """Every distinct mutant cosmic-ray's argument-free operators make of ``source``; with
-    ``definitions``, only those of these top-level definitions (the same mutants, with the
-    same keys, as the whole list holds for them: each is made only if it is wanted, and
-    making one parses the whole module again)."""
-    import pickle
+@dataclass
+class Site:
+    """One place an operator can mutate: its ``occurrence`` among that operator's places in
+    the module, and ``place``, a name for it that edits elsewhere in the module keep."""
 
+    operator: str
+    occurrence: int
+    definition: str
+    line: int
+    text: str  # the stripped source line the mutated node starts on
+    place: str
+
+
+def mutation_sites(source: str, definitions: set[str] | None = None) -> list[Site]:
+    """Every place cosmic-ray's argument-free operators offer in ``source`` (only in these
+    top-level ``definitions``, when given), in the order ``mutants_of`` makes mutants."""
     import cosmic_ray.plugins as plugins
     from cosmic_ray.ast import ast_nodes, get_ast
     from cosmic_ray.ast.ast_query import ASTQuery
-    from cosmic_ray.mutating import MutationVisitor
 
-    found, seen_code, seen_keys = [], set(), {}
-    original = _behaviour(source)
-    module = get_ast(source)
-    # cosmic-ray's mutate_code parses the module again for every mutant; a pickled copy of
-    # one parse loads ten times faster and walks to the same occurrence
-    parsed = pickle.dumps(module, protocol=pickle.HIGHEST_PROTOCOL)
-
-    def mutate_code(op, occurrence: int) -> str | None:
-        visitor = MutationVisitor(occurrence, op)
-        mutated = visitor.walk(pickle.loads(parsed))
-        return mutated.get_code() if visitor.mutation_applied else None
-
-    nodes = list(ast_nodes(module))
+    nodes = list(ast_nodes(get_ast(source)))
     lines = source.splitlines()
+    sites, ranks = [], {}
     for name in sorted(plugins.operator_names()):
         op_class = plugins.get_operator(name)
         if op_class.arguments():
@@ -91,24 +88,62 @@ def mutants_of(source: str, definitions: set[str] | None = None) -> list[Mutant]
             definition = ASTQuery(node).get_definition_name() or "<module>"
             if definitions is not None and definition.split(".")[0] not in definitions:
                 continue
-            code = mutate_code(op, occurrence)
-            if code is None or code == source or code in seen_code:
-                continue
-            if _behaviour(code) == original:
-                continue  # only an annotation, a docstring or an error's wording changed
-            seen_code.add(code)
-            changed = [
-                ln[1:]
-                for ln in difflib.unified_diff(lines, code.splitlines(), lineterm="", n=0)
-                if ln.startswith("+") and not ln.startswith("+++")
-            ]
-            before = lines[start[0] - 1].strip() if start[0] - 1 < len(lines) else "?"
-            after = " / ".join(c.strip() for c in changed) or "(line removed)"
-            key = f"{definition}: {before} => {after}"
-            seen_keys[key] = seen_keys.get(key, 0) + 1
-            if seen_keys[key] > 1:
-                key += f" #{seen_keys[key]}"
-            found.append(Mutant(key, name, occurrence, code, start[0]))
+            text = lines[start[0] - 1].strip() if start[0] - 1 < len(lines) else "?"
+            base = f"{definition}|{name}|{text}|{start[1]}"
+            ranks[base] = ranks.get(base, 0) + 1
+            sites.append(
+                Site(name, occurrence, definition, start[0], text, f"{base}|{ranks[base]}")
+            )
+    return sites
+
+
+def mutants_of(
+    source: str, definitions: set[str] | None = None, sites: list[Site] | None = None
+) -> list[Mutant]:
+    """Every distinct mutant cosmic-ray's argument-free operators make of ``source``; with
+    ``definitions``, only those of these top-level definitions; with ``sites`` (from
+    ``mutation_sites``), only the mutants made there. Either way each has the key, and is
+    left out or kept, as in the whole list (a key counts the earlier mutants with the same
+    key, all on a line with the same text in the same definition: those are made too)."""
+    import pickle
+
+    import cosmic_ray.plugins as plugins
+    from cosmic_ray.ast import get_ast
+    from cosmic_ray.mutating import MutationVisitor
+
+    every = mutation_sites(source, definitions)
+    wanted = None if sites is None else {s.place for s in sites}
+    if wanted is not None:
+        kin = {(s.definition, s.text) for s in every if s.place in wanted}
+        every = [s for s in every if (s.definition, s.text) in kin]
+    found, seen_code, seen_keys = [], set(), {}
+    original = _behaviour(source)
+    # cosmic-ray's mutate_code parses the module again for every mutant; a pickled copy of
+    # one parse loads ten times faster and walks to the same occurrence
+    parsed = pickle.dumps(get_ast(source), protocol=pickle.HIGHEST_PROTOCOL)
+    operators = {name: plugins.get_operator(name)() for name in {s.operator for s in every}}
+    lines = source.splitlines()
+    for site in every:
+        visitor = MutationVisitor(site.occurrence, operators[site.operator])
+        mutated = visitor.walk(pickle.loads(parsed))
+        code = mutated.get_code() if visitor.mutation_applied else None
+        if code is None or code == source or code in seen_code:
+            continue
+        if _behaviour(code) == original:
+            continue  # only an annotation, a docstring or an error's wording changed
+        seen_code.add(code)
+        changed = [
+            ln[1:]
+            for ln in difflib.unified_diff(lines, code.splitlines(), lineterm="", n=0)
+            if ln.startswith("+") and not ln.startswith("+++")
+        ]
+        after = " / ".join(c.strip() for c in changed) or "(line removed)"
+        key = f"{site.definition}: {site.text} => {after}"
+        seen_keys[key] = seen_keys.get(key, 0) + 1
+        if seen_keys[key] > 1:
+            key += f" #{seen_keys[key]}"
+        if wanted is None or site.place in wanted:
+            found.append(Mutant(key, site.operator, site.occurrence, code, site.line))
     return found
 
 
@@ -380,36 +415,55 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _mutants_of_chapter(chapter_id: str, source: str, definitions: set[str]) -> list:
-    return [(chapter_id, m) for m in mutants_of(source, definitions)]
+def _mutants_at(chapter_id: str, source: str, changed: set[str], sites: list[Site]) -> list:
+    return [(chapter_id, m) for m in mutants_of(source, changed, sites)]
 
 
 def changed_sample(chapters: list[str], budget: int, jobs: int = 1) -> dict[str, list[Mutant]]:
     """Chapter -> the mutants of its changed definitions; with a budget, a fixed sample of
-    at most ``budget`` of them in all (chosen by a hash of each key, so the same change
-    always draws the same mutants)."""
+    at most ``budget`` of them in all, chosen by a hash of each mutation's place (so the same
+    change always draws the same mutants). Only the sample is made: making every mutant of
+    the changed definitions (a walk of the module each) cost CI more than running them."""
     import hashlib
 
     import mutation_baseline
 
     from harness import index
 
-    work = []
+    sources, candidates = {}, []
     for chapter_id in chapters:
         chapter = index.chapter(chapter_id)
         changed = mutation_baseline.changed_definitions(chapter)
         if changed:
             source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
-            work.append((chapter_id, source, set(changed)))
-    # making every mutant of the changed definitions costs more than running the sample
-    # (a parse of the module each): spread it over the jobs
+            sources[chapter_id] = (source, set(changed))
+            candidates += [
+                (hashlib.sha256(f"{chapter_id}|{site.place}".encode()).digest(), chapter_id, site)
+                for site in mutation_sites(source, set(changed))
+            ]
+    candidates.sort(key=lambda c: c[0])
+    found: list[tuple[str, Mutant]] = []
+    start, step = 0, (budget + budget // 2) if budget else len(candidates)
+    # some places make no mutant (a duplicate, or a change of wording only): draw on
     with multiprocessing.get_context("fork").Pool(max(1, jobs)) as pool:
-        made = pool.starmap(_mutants_of_chapter, work)
-    found = [pair for pairs in made for pair in pairs]
-    if budget and len(found) > budget:
-        found = sorted(
-            found, key=lambda cm: hashlib.sha256(f"{cm[0]}|{cm[1].key}".encode()).digest()
-        )[:budget]
+        while start < len(candidates) and (not budget or len(found) < budget):
+            part = candidates[start : start + step]
+            start += step
+            work = [
+                (cid, *sources[cid], [site for _, c, site in part if c == cid])
+                for cid in dict.fromkeys(c for _, c, _ in part)
+            ]
+            made = {
+                (c, m.operator, m.occurrence): m
+                for pairs in pool.starmap(_mutants_at, work)
+                for c, m in pairs
+            }
+            for _, cid, site in part:
+                mutant = made.get((cid, site.operator, site.occurrence))
+                if mutant is not None:
+                    found.append((cid, mutant))
+    if budget:
+        found = found[:budget]
     sample: dict[str, list[Mutant]] = {}
     for chapter_id, mutant in found:
         sample.setdefault(chapter_id, []).append(mutant)
