@@ -1054,19 +1054,25 @@ def trained_watched(X_train, y_train, X_val, y_val, **options):
 
 def training_cases(seed=35, count=10):
     """(X_train, y_train, X_val, y_val, options) over train_mlp's domain: 1 to 4 features,
-    2 to 4 classes (every one among the training labels), training sets from one example
-    per class up, a validation set of one, hidden of 1 upwards, int and float lr (0
-    included), 0 to 4 steps, seeds."""
+    labels 0 .. C-1 for C of 2 to 4, where the training labels are any set of them that
+    holds the largest (all C, every one but some below it, or the largest alone: all 1s
+    for C = 2) and the validation labels any of 0 .. C-1, so whichever split a solution
+    reads the class count from, it is C; training sets from one example per present label
+    up, a validation set of one, hidden of 1 upwards, int and float lr (0 included), 0 to
+    4 steps, seeds."""
     rng = random.Random(seed)
     g = torch.Generator().manual_seed(seed)
     cases = []
     for k in range(count):
         d_in, classes = rng.randint(1, 4), rng.randint(2, 4)
-        n_train = classes + rng.choice([0, 1, 5, 17])
+        classes = 2 if k == 1 else classes  # labels all 1: a two-column head all the same
+        below = range(classes - 1)
+        kept = {0: 0, 1: 0, 2: classes - 1}.get(k % 4, rng.randint(0, classes - 1))
+        present = torch.tensor(sorted(rng.sample(below, kept)) + [classes - 1])
+        n_train = len(present) + rng.choice([0, 1, 5, 17])
         n_val = rng.choice([1, 1, 3, 8])
-        y_train = torch.cat(
-            [torch.arange(classes), torch.randint(0, classes, (n_train - classes,), generator=g)]
-        )
+        extra = present[torch.randint(0, len(present), (n_train - len(present),), generator=g)]
+        y_train = torch.cat([present, extra])
         y_train = y_train[torch.randperm(n_train, generator=g)]
         y_val = torch.randint(0, classes, (n_val,), generator=g)
         X_train = torch.randn(n_train, d_in, generator=g) + y_train[:, None].float()
@@ -1117,7 +1123,7 @@ def training_problem(outcome, want):
 
 @pytest.mark.task("ch03.7")
 def test_training_takes_its_sizes_from_the_data():
-    """train_mlp takes d_in and n_classes from the data (1 to 4 inputs, 2 to 4 classes, training and validation sets of any size), follows gradient descent for any hidden, lr (0 and ints included) and steps, and its updates change the leaves in place where autograd sees them."""
+    """train_mlp takes d_in and n_classes from the data (1 to 4 inputs, labels up to 1 to 3 with some classes absent or only one present, training and validation sets of any size), follows gradient descent for any hidden, lr (0 and ints included) and steps, and its updates change the leaves in place where autograd sees them."""
     data = three_class_data(21)
     options = dict(hidden=6, lr=0.4, steps=4, seed=5)
     with because(
@@ -1170,7 +1176,10 @@ def test_training_takes_its_sizes_from_the_data():
             f"train_mlp(XorData(X_train {tuple(X_train.shape)}, y_train {y_train.tolist()}, "
             f"X_val {tuple(X_val.shape)}, y_val {y_val.tolist()}), {options}): {problem} "
             f"({len(failed)} of {len(cases)} runs differ). d_in is X_train.shape[1], "
-            "n_classes the largest label + 1, the parameters come from init_mlp with "
+            "n_classes the largest label + 1 (labels index the logit columns, so a class no "
+            "example carries, below the largest, still has its column: the labels present "
+            "need not be all of 0 .. n_classes-1, and how many distinct ones there are is "
+            "not the class count), the parameters come from init_mlp with "
             "Generator().manual_seed(seed), and each step clears the gradients, computes "
             "the loss on the whole training set, backpropagates and calls sgd_step(params, "
             "lr); a training set of one example per class, a validation set of one, a "
