@@ -4,6 +4,7 @@ Messages state the property, not the test.
 
 PYTEST_DONT_REWRITE: a failure shows only the message, never the assertion's source."""
 
+import random
 import shutil
 import tempfile
 import warnings
@@ -43,6 +44,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Private Rows Scratch Tied "
     "blocks_run_by build_entry build_tree deep_paths fit_steps frozen_but_held "
     "groups_shared_frozen model_state moved_to_float64 registered_twice shared_storage stray "
+    "tied_setup "
     "coverage_through_edits unregistered_through_edits"
 )
 
@@ -565,6 +567,83 @@ def frozen_but_held():
     return model, opt
 
 
+def tied_setup(seed):
+    """A seeded model whose parameters are tied across modules, and an optimizer over some
+    of its tensors and a stray: Linear(2, 2) leaves under containers of 1 to 3 levels
+    (Module, Sequential, ModuleDict), then 1 to 3 ties, each making one leaf's weight or
+    bias the same tensor as another leaf's (siblings, cousins, a leaf and a deeper one),
+    or registering it again on an ancestor under a new name; sometimes a tied tensor is
+    frozen, and each distinct tensor is held by a group or not."""
+    rng = random.Random(seed)
+    model, leaves, holders = nn.Module(), [], []
+
+    def grow(parent, depth):
+        holders.append(parent)
+        for i in range(rng.randint(1, 3)):
+            if depth < 3 and rng.random() < 0.45:
+                kind = rng.choice([nn.Module, nn.Sequential, nn.ModuleDict])
+                child = kind()
+                parent.add_module(f"c{i}" if kind is not nn.Sequential else str(i), child)
+                grow(child, depth + 1)
+            else:
+                leaf = nn.Linear(2, 2)
+                parent.add_module(
+                    f"l{i}" if not isinstance(parent, nn.Sequential) else str(i), leaf
+                )
+                leaves.append((parent, leaf))
+
+    while len(leaves) < 2:
+        grow(model, 1)
+    tied = []
+    for k in range(rng.randint(1, 3)):
+        (_, src), (parent, dst) = rng.sample(leaves, 2)
+        which = rng.choice(["weight", "bias"])
+        if rng.random() < 0.3:
+            owner = rng.choice(holders)
+            if not isinstance(owner, nn.Sequential):
+                owner.register_parameter(f"tied{k}", getattr(src, which))
+        else:
+            setattr(dst, which, getattr(src, which))
+        tied.append(getattr(src, which))
+    if rng.random() < 0.3:
+        rng.choice(tied).requires_grad_(False)
+    distinct = list(model.parameters())
+    held = [p for p in distinct if rng.random() < (0.2 if any(p is t for t in tied) else 0.5)]
+    outsider = torch.zeros(2, requires_grad=True)
+    return model, torch.optim.SGD([*held, outsider], lr=0.1)
+
+
+@probe
+def coverages_of_tied(seeds):
+    """optimizer_coverage of tied_setup(seed) for each seed."""
+    return [md.optimizer_coverage(*tied_setup(seed)) for seed in seeds]
+
+
+def tied_problem(seed, got):
+    """What is wrong with one optimizer_coverage of tied_setup(seed), or None: every
+    trainable tensor no group holds is named exactly once, by one of the names it is
+    registered under, and nothing else is named; foreign as the reference counts it."""
+    model, opt = tied_setup(seed)
+    held = {id(p) for group in opt.param_groups for p in group["params"]}
+    tensor_of = {n: id(p) for n, p in model.named_parameters(remove_duplicate=False)}
+    want = {id(p) for p in model.parameters() if p.requires_grad and id(p) not in held}
+    names = {i: sorted(n for n, t in tensor_of.items() if t == i) for i in set(tensor_of.values())}
+    missing = list(got.missing)
+    strangers = [n for n in missing if tensor_of.get(n) not in want]
+    if strangers:
+        return f"it names {strangers}, which are not trainable tensors that no group holds"
+    for i in want:
+        named = [n for n in missing if tensor_of[n] == i]
+        if len(named) != 1:
+            return (
+                f"the one tensor registered as {names[i]} is named {len(named)} times "
+                f"({named}) in missing"
+            )
+    if got.foreign != ref.optimizer_coverage(model, opt).foreign:
+        return f"foreign is {got.foreign}, but the optimizer holds one stray tensor"
+    return None
+
+
 COVERAGE_SETUPS = {
     "groups, shared, frozen": groups_shared_frozen,
     "moved to float64": moved_to_float64,
@@ -583,7 +662,7 @@ def coverage_in(setup):
 
 @pytest.mark.task("ch04.3")
 def test_coverage_with_groups_shared_and_frozen_parameters():
-    """missing lists trainable tensors no group holds, once per tensor; foreign counts any group's strangers."""
+    """missing lists trainable tensors no group holds, once per tensor (also on generated models whose parameters are tied across modules, by one of its names); foreign counts any group's strangers."""
     coverage = coverage_in("groups, shared, frozen")
     assert sorted(coverage.missing) == ["2.bias"], (
         "missing must list the trainable parameters no param group holds, once per tensor "
@@ -593,6 +672,25 @@ def test_coverage_with_groups_shared_and_frozen_parameters():
         "foreign must count the tensors held by any param group that are not the model's "
         f"(got {coverage.foreign})"
     )
+    seeds = range(16)
+    failed = [
+        (seed, problem)
+        for seed, got in zip(seeds, coverages_of_tied(list(seeds)))
+        if (problem := tied_problem(seed, got)) is not None
+    ]
+    if failed:
+        seed, problem = failed[0]
+        model, _ = tied_setup(seed)
+        raise AssertionError(
+            f"optimizer_coverage on a model whose parameters are tied across modules "
+            f"({len(failed)} of {len(seeds)} generated models; the first: "
+            f"{model.__class__.__name__} with parameters registered as "
+            f"{[n for n, _ in model.named_parameters(remove_duplicate=False)]}): {problem}. "
+            "A tied parameter is one tensor however many modules hold it: missing names each "
+            "tensor once (as named_parameters() does, which skips a tensor it has already "
+            "met), so building names module by module, or per submodule, lists it once per "
+            "owner"
+        )
 
 
 @pytest.mark.task("ch04.3")
