@@ -103,8 +103,8 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     """Renamed keys (1 versus '1' too), values moved between keys, list order, 0-d versus
     1-element, and same-byte tensors of other dtypes or shapes all change the fingerprint,
     shapes whose sizes run together read alike ((1, 11) and (11, 1)) and lists grouping the
-    same tensors otherwise included; so do int keys of any size and string keys whose text
-    spells out a nested dict."""
+    same tensors otherwise included; so do int keys of any size, string keys whose text
+    spells out a nested dict, and lists, tuples and dicts (empty ones too) nested otherwise."""
     sd = {"a.weight": torch.ones(2, 2), "b.weight": torch.ones(2, 2)}
     renamed = {"a.weight": torch.ones(2, 2), "c.weight": torch.ones(2, 2)}
     assert rg.fingerprint(sd) != rg.fingerprint(renamed), (
@@ -161,6 +161,7 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
         "a small change of one value in a large tensor must change the fingerprint"
     )
     assert_framed()
+    assert_containers_framed()
     assert_keys_read_back_one_way()
 
 
@@ -435,6 +436,81 @@ def nestings(a, b, c):
         "{'a': [a, b], 'b': [c]}": {"a": [a, b], "b": [c]},
         "{'a': [a], 'b': [b, c]}": {"a": [a], "b": [b, c]},
     }
+
+
+def compositions(total):
+    """Every way to write ``total`` as an ordered sum of positive sizes (none for 0)."""
+    if total == 0:
+        yield ()
+    for first in range(1, total + 1):
+        for rest in compositions(total - first):
+            yield (first, *rest)
+
+
+def shapes(size):
+    """Every shape of exactly ``size`` nodes: "t" (the tensor), "empty" (a container with
+    nothing in it), ("seq", items) for a non-empty list or tuple, ("dict", ((key, item), ...))
+    for a dict keyed by one or both of 'a' and 'b'. A list and a tuple of the same items, or
+    empty containers of different kinds, share a shape: no test requires them to differ."""
+    if size == 1:
+        yield from ("t", "empty")
+        return
+    for sizes in compositions(size - 1):
+        for items in itertools.product(*(list(shapes(k)) for k in sizes)):
+            yield ("seq", items)
+            if len(items) == 1:
+                yield from (("dict", ((key, items[0]),)) for key in "ab")
+            elif len(items) == 2:
+                yield ("dict", tuple(zip("ab", items)))
+
+
+def built(shape, kind):
+    """``shape`` as an object: zeros(1) for the tensor, each list/tuple and empty container of
+    ``kind`` ("list", "tuple" or "dict"; a sequence a list when ``kind`` is "dict")."""
+    if shape == "t":
+        return torch.zeros(1)
+    if shape == "empty":
+        return {"list": [], "tuple": (), "dict": {}}[kind]
+    tag, items = shape
+    if tag == "dict":
+        return {key: built(item, kind) for key, item in items}
+    items = [built(item, kind) for item in items]
+    return tuple(items) if kind == "tuple" else items
+
+
+def shown(obj):
+    """obj written out with t for the tensor."""
+    if isinstance(obj, torch.Tensor):
+        return "t"
+    if isinstance(obj, Mapping):
+        return "{" + ", ".join(f"{k!r}: {shown(v)}" for k, v in obj.items()) + "}"
+    inner = ", ".join(shown(v) for v in obj)
+    return f"[{inner}]" if isinstance(obj, list) else f"({inner}{',' if len(obj) == 1 else ''})"
+
+
+def assert_containers_framed():
+    """Every shape of up to 3 nodes built from one tensor, lists, tuples, dicts and empty
+    containers (each built with lists, with tuples and with dicts for its empty containers)
+    gets its own digest: shapes differ in nesting, in a dict's keys or in where an empty
+    container sits, and each container must be framed so that it reads back one way only."""
+    cases = [
+        (shape, built(shape, kind))
+        for size in (1, 2, 3)
+        for shape in shapes(size)
+        for kind in ("list", "tuple", "dict")
+    ]
+    cases = list({shown(obj): (shape, obj) for shape, obj in cases}.values())
+    with because("fingerprint raised on a list, tuple or dict of tensors, or an empty one"):
+        digests = fingerprints_of([obj for _, obj in cases])
+    first = {}
+    for (shape, obj), digest in zip(cases, digests):
+        seen_shape, seen = first.setdefault(digest, (shape, obj))
+        assert isinstance(digest, str) and seen_shape == shape, (
+            f"fingerprint gave {shown(obj)} and {shown(seen)} the same digest {brief(digest)} "
+            "(t is one tensor, zeros(1)): they differ in nesting, keys or where an empty "
+            "container sits. Write every dict, list and tuple so that it reads back one way "
+            "only: with its kind and its number of items (empty ones included) before them"
+        )
 
 
 def assert_framed():
