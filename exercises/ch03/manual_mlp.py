@@ -46,7 +46,8 @@ def make_xor_data(n: int, seed: int) -> XorData:
     """n points ~ N(0, I) in 2-D labelled (x0 > 0) xor (x1 > 0), split 80/20 at random.
 
     From a ``torch.Generator`` seeded with ``seed``: X = randn(n, 2), then perm = randperm(n);
-    the first int(0.8 * n) indices of perm are the training set, the rest validation.
+    the first int(0.8 * n) indices of perm are the training set, the rest validation, each
+    in perm's order (X[perm[:k]]).
     """
     raise NotImplementedError("ch03.1 make_xor_data — see course/ch03.md#data-xor-quadrants")
 
