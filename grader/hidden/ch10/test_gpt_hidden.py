@@ -506,14 +506,38 @@ def few_token_windows(case, k):
     return x.to(TOKEN_DTYPES[(dtype + k) % 4]), y.to(TOKEN_DTYPES[(dtype + k) % 4])
 
 
+def periodic_windows(case, k, sign):
+    """x, y (B, T) of the k-th drawn ``case`` whose rows all repeat with one period P (1 to 6,
+    moved along by k; a row's own pattern over ROW_VOCABS[vocab + b] values may repeat
+    sooner) and T >= 2P - 1, y row b's sequence shifted by ``sign`` times the drawn shift,
+    plus P where that row's drawn shift is odd: every offset that differs from the shift by a
+    multiple of P fits every row, so a past offset and a larger future one (-1 and +3 at
+    P = 4) fit at once."""
+    B, T, vocab, dtype, shifts, seed = case
+    B, P = 1 + (B + k) % 6, 1 + (seed + k) % 6
+    T = 2 * P - 1 + (T + 3 * k) % (26 - 2 * P)
+    shifts = [shifts] * B if isinstance(shifts, int) else shifts[:B]
+    shifts = [sign * shifts[0] + P * (s % 2) for s in shifts]
+    g = torch.Generator().manual_seed(seed + 7 * k + sign)
+    rows = []
+    for b in range(B):
+        pattern = torch.randint(ROW_VOCABS[(vocab + k + b) % 4], (P,), generator=g)
+        seq = pattern.repeat((T + 20 + P - 1) // P)
+        rows.append((seq[10 : 10 + T], seq[10 + shifts[b] : 10 + shifts[b] + T]))
+    x, y = torch.stack([r[0] for r in rows]), torch.stack([r[1] for r in rows])
+    return x.to(TOKEN_DTYPES[(dtype + k) % 4]), y.to(TOKEN_DTYPES[(dtype + k) % 4])
+
+
 @pytest.mark.task("ch10.3")
 @examples(3)
 @given(cases=st.lists(few_token_batch(), min_size=12, max_size=12))
 def test_check_targets_where_several_shifts_fit(cases):
     """On batches over one to three token values (constant rows, periods, ties between +s and
-    -s), of one row or many, T from 1, in int64, int32, int16 and uint8, ok and shift agree
-    with the reference."""
+    -s) and batches whose rows repeat with a period of 1 to 6 (a past offset and a larger
+    future one both fit), of one row or many, T from 1, in int64, int32, int16 and uint8, ok
+    and shift agree with the reference."""
     pairs = [few_token_windows(case, k) for k, case in enumerate(cases)]
+    pairs += [periodic_windows(c, k, sign) for k, c in enumerate(cases) for sign in (1, -1)]
     seen = target_checks(pairs)
     bad = []
     for (x, y), got in zip(pairs, seen):
@@ -529,11 +553,12 @@ def test_check_targets_where_several_shifts_fit(cases):
         )
         raise AssertionError(
             f"check_targets(x={x.tolist()}, y={y.tolist()}) ({x.dtype}) {what}; expected "
-            f"ok={want.ok}, shift={want.shift} ({len(bad)} of {len(cases)} drawn batches wrong; "
-            "the smallest shown). With few token values several offsets fit: try s in the "
-            "order 0, +1, -1, +2, -2, ... (|s| < max(2, T/2)) on the whole batch at once and "
-            "report the first that holds in every row; 0 comes before 1, and the token ids may "
-            "be any integer dtype"
+            f"ok={want.ok}, shift={want.shift} ({len(bad)} of {len(pairs)} drawn batches wrong; "
+            "the smallest shown). With few token values or rows that repeat several offsets "
+            "fit: try s in the order 0, +1, -1, +2, -2, ... (|s| < max(2, T/2)) on the whole "
+            "batch at once and report the first that holds in every row; 0 comes before 1, a "
+            "past offset before any future one of larger |s| (-1 before +3), and the token "
+            "ids may be any integer dtype"
         )
 
 
