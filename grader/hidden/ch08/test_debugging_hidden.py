@@ -42,7 +42,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
     "left_with_gradients nonfinite_run used_by_the_caller typed_batch IDENTITY_CASES held_by_value "
     "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run SideBranch side_branch_run Rows rows_run "
-    "ClassesFirst overfit_model"
+    "ClassesFirst overfit_model PoisonGrad POISON_NAMES Poisoned poisoned_run"
 )
 
 
@@ -611,6 +611,116 @@ def reduction_run(name):
         ),
         1,
     )
+
+
+class PoisonGrad(torch.autograd.Function):
+    """The identity forward; backward gives its input ``value`` (inf, -inf or nan) in every
+    entry of the gradient, or in its first entry only."""
+
+    @staticmethod
+    def forward(ctx, t, value, whole):
+        ctx.value, ctx.whole = value, whole
+        return t.view_as(t)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.whole:
+            return torch.full_like(grad, ctx.value), None, None
+        grad = grad.clone()
+        grad.view(-1)[0] = ctx.value
+        return grad, None, None
+
+
+POISON_NAMES = ("body.0.weight", "body.0.bias", "head.weight", "head.bias", "scale")
+
+
+class Poisoned(nn.Module):
+    """Linear -> Tanh -> Linear, times a bare top-level ``scale``: backward poisons, on every
+    step, the gradient of each parameter named in ``poison`` (name -> (value, whole))."""
+
+    def __init__(self, d_in, hidden, d_out, poison):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(d_in, hidden), nn.Tanh())
+        self.head = nn.Linear(hidden, d_out)
+        self.scale = nn.Parameter(torch.ones(d_out))
+        self.poison = dict(poison)
+
+    def forward(self, x):
+        params = dict(self.named_parameters())
+
+        def use(name):
+            t = params[name]
+            if name in self.poison and t.requires_grad:
+                return PoisonGrad.apply(t, *self.poison[name])
+            return t
+
+        h = torch.tanh(F.linear(x, use("body.0.weight"), use("body.0.bias")))
+        return F.linear(h, use("head.weight"), use("head.bias")) * use("scale")
+
+
+def poisoned_cases(seed, count):
+    """``count`` seeded setups whose backward makes some gradients inf or nan while the loss
+    stays finite: (seed, d_in, hidden, d_out, frozen body?, held names, poison, optimizer,
+    labels?, steps). In every other case only parameters the optimizer does not hold (while
+    they require grad) are poisoned."""
+    rng = random.Random(seed)
+    cases = []
+    for i in range(count):
+        frozen = rng.random() < 0.3
+        trainable = [n for n in POISON_NAMES if not (frozen and n.startswith("body."))]
+        if i % 4 == 3:
+            held = list(trainable)  # the optimizer holds every trainable parameter
+        else:
+            held = rng.sample(trainable, rng.randint(1, len(trainable) - 1))
+        free = [n for n in trainable if n not in held]
+        pool = free if i % 2 == 0 and free else trainable
+        poison = {
+            n: (rng.choice([math.inf, -math.inf, math.nan]), rng.random() < 0.5)
+            for n in rng.sample(pool, rng.randint(1, min(2, len(pool))))
+        }
+        cases.append(
+            (
+                rng.randrange(10_000),
+                rng.choice([2, 3, 5]),
+                rng.choice([3, 4]),
+                rng.choice([2, 3]),
+                frozen,
+                sorted(held),
+                poison,
+                rng.choice(["SGD", "SGD momentum", "Adam"]),
+                rng.random() < 0.5,
+                rng.randint(1, 3),
+            )
+        )
+    return cases
+
+
+def poisoned_run(case):
+    """One poisoned_cases entry as diagnose's arguments."""
+    seed, d_in, hidden, d_out, frozen, held, poison, optimizer, labels, steps = case
+    torch.manual_seed(seed)
+    model = Poisoned(d_in, hidden, d_out, poison)
+    if frozen:
+        model.body.requires_grad_(False)
+    params = dict(model.named_parameters())
+    group = [params[n] for n in held]
+    if optimizer == "Adam":
+        opt = torch.optim.Adam(group, lr=1e-2)
+    else:
+        opt = torch.optim.SGD(group, lr=0.1, momentum=0.9 if optimizer == "SGD momentum" else 0.0)
+    g = torch.Generator().manual_seed(seed + 1)
+    x = torch.randn(10, d_in, generator=g)
+    if labels:
+        y, loss_fn = torch.randint(0, d_out, (10,), generator=g), F.cross_entropy
+    else:
+        y, loss_fn = torch.randn(10, d_out, generator=g), F.mse_loss
+    return model, opt, loss_fn, (x, y), steps
+
+
+@probe
+def poisoned_diagnosed(cases):
+    """diagnose on poisoned_run(case) for each case."""
+    return [dbg.diagnose(*poisoned_run(case)) for case in cases]
 
 
 @probe
@@ -1485,7 +1595,7 @@ def test_no_grad_means_never_reached_on_any_step():
 
 @pytest.mark.task("ch08.2")
 def test_nonfinite_gradients_and_parameters_are_reported_by_name():
-    """An inf gradient (finite loss) and a parameter stepped to inf are nonfinite at the parameter's name."""
+    """An inf or nan gradient (finite loss) and a parameter stepped to inf are nonfinite at the parameter's name, for every parameter of the model, whether or not the optimizer holds it."""
     findings = diagnosed("infinite gradient", 1)
     assert where(findings, "nonfinite") == ["bias", "weight"], (
         f"one step whose loss is finite but whose gradients are +inf gave nonfinite at "
@@ -1498,6 +1608,29 @@ def test_nonfinite_gradients_and_parameters_are_reported_by_name():
         f"nonfinite was reported at {where(findings, 'nonfinite')}: check the parameters' values "
         "after the steps too"
     )
+    cases = poisoned_cases(1487, 12)
+    with because("diagnose raised on a model whose backward makes some gradients inf or nan"):
+        seen = poisoned_diagnosed(cases)
+    for case, findings in zip(cases, seen):
+        _, d_in, hidden, d_out, frozen, held, poison, optimizer, labels, steps = case
+        got = sorted(where(findings, "nonfinite"))
+        want = sorted(where(ref.diagnose(*poisoned_run(case)), "nonfinite"))
+        named = ", ".join(
+            f"{n} ({'every entry' if whole else 'one entry'} {v})"
+            for n, (v, whole) in poison.items()
+        )
+        unheld = sorted(n for n in poison if n not in held)  # all poisoned ones require grad
+        assert got == want, (
+            f"diagnose(model, {optimizer} over {held}, "
+            f"{'cross_entropy' if labels else 'mse_loss'}, batch, {steps}) on Linear({d_in}, "
+            f"{hidden}) -> Tanh -> Linear({hidden}, {d_out}) times a bare 'scale'"
+            f"{', body frozen' if frozen else ''}, whose backward sets the gradient of {named}: "
+            f"nonfinite found at {got}, expected {want}"
+            + (f" ({unheld} require grad but the optimizer does not hold them)" if unheld else "")
+            + ". A gradient or a parameter that is inf or nan is nonfinite whoever holds it: "
+            "look at every parameter the model owns (not only those the optimizer steps) after "
+            "each backward, and at every parameter's values after the steps"
+        )
 
 
 @pytest.mark.task("ch08.2")
