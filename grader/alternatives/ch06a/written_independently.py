@@ -56,7 +56,8 @@ _REDUCTIONS = ("mean", "sum", "none")
 def hinge_loss(scores: torch.Tensor, y: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
     """max(0, 1 - y * scores) per example, for labels y in {-1, +1} of the same shape as
     ``scores`` (ValueError otherwise); reduction "mean" (default), "sum" or "none" (any
-    other name is a ValueError)."""
+    other name is a ValueError). Scores of any floating dtype, and the loss in the scores'
+    dtype; a nan score gives a nan loss."""
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of {_REDUCTIONS}, got {reduction!r}")
     if scores.shape != y.shape:
@@ -64,7 +65,9 @@ def hinge_loss(scores: torch.Tensor, y: torch.Tensor, reduction: str = "mean") -
             f"scores {tuple(scores.shape)} and labels {tuple(y.shape)} differ in shape; they "
             "would broadcast into a table of every score against every label"
         )
-    margins = 1 - y * scores
+    # The loss is in the scores' dtype (a clause added after this module was written):
+    # left to type promotion, float64 labels would make a float32 score's loss float64.
+    margins = 1 - y.to(scores.dtype) * scores
     losses = margins.clamp(min=0)
     if reduction == "none":
         return losses

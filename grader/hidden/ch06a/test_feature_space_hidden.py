@@ -723,8 +723,28 @@ HINGE_LABEL_DTYPES = [
     torch.int8,
 ]
 
+HINGE_REDUCTIONS = [None, "mean", "sum", "none"]
+
+
+def hinge_dtype_grid():
+    """Every (scores dtype, labels dtype) pair twice: once 0-d and once with axes (one
+    example, a column, a table, three axes or none), the reductions taking turns so that
+    each scores dtype meets each reduction in both kinds of shape (an empty batch with
+    "sum" or "none" only: its mean is nan)."""
+    cases, dims = [], [(5,), (0,), (3, 1), (2, 3, 2), (1,)]
+    for i, s_dtype in enumerate(HINGE_TOLERANCE):
+        for j, y_dtype in enumerate(HINGE_LABEL_DTYPES):
+            k = i * len(HINGE_LABEL_DTYPES) + j
+            shape, reduction = dims[k % len(dims)], HINGE_REDUCTIONS[(k + 1) % 4]
+            if shape == (0,) and reduction in (None, "mean"):
+                reduction = "sum" if reduction is None else "none"
+            cases.append(((), s_dtype, y_dtype, HINGE_REDUCTIONS[k % 4], 500 + k))
+            cases.append((shape, s_dtype, y_dtype, reduction, 600 + k))
+    return cases
+
 
 @examples(4)
+@example(cases=hinge_dtype_grid())  # the loss's dtype, for every pair of dtypes, in every run
 @example(  # every floating dtype of the scores, each reduction, in every run
     cases=[
         ((6,), torch.float16, torch.int64, "none", 11),
@@ -776,6 +796,16 @@ def check_hinge_matches_the_reference_on_generated_inputs(cases):
             problem = f"returned {brief(got)}, not a floating-point tensor"
         elif tuple(got.shape) != tuple(want.shape):
             problem = f"returned shape {list(got.shape)}, expected {list(want.shape)}"
+        elif got.dtype != s_dtype:
+            problem = (
+                f"returned a {got.dtype} loss for {s_dtype} scores and {y_dtype} labels: the "
+                "loss comes back in the scores' dtype, whatever the labels' dtype, the shape (a "
+                "0-d score or an empty batch included) or the reduction. Look at type promotion: "
+                "a tensor of another floating dtype in the arithmetic (labels of another "
+                "precision, or a constant such as the zero built as a tensor of the default "
+                "dtype, which wins against a 0-d score) or a reduction accumulated in, or "
+                "rebuilt as, another dtype decides the result's dtype; only the scores should"
+            )
         elif not judge.is_close(got.double(), want, atol=atol, rtol=rtol):
             problem = (
                 f"returned {brief(got)}, expected {brief(want)} (within {atol:g} + {rtol:g} * "
