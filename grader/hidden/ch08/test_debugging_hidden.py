@@ -1795,6 +1795,31 @@ def mixed_chance_runs(seed, count):
     return runs
 
 
+def one_label_runs(seed):
+    """Batches of one distinct label, one of each size 1 to 40 (the label drawn from 0 to 4),
+    each with 2 to 4 scripted losses between 0.05 and 3: no chance level, whatever the loss."""
+    rng = random.Random(seed)
+    return [
+        (
+            [round(rng.uniform(0.05, 3.0), 4) for _ in range(rng.randint(2, 4))],
+            [rng.randrange(5)] * n,
+        )
+        for n in range(1, 41)
+    ]
+
+
+def one_label_message(values, labels):
+    """What at_chance reported on a batch of one distinct label tells the student."""
+    return (
+        f"losses {values} on a batch whose {len(labels)} labels are all {labels[0]}: at_chance "
+        "reported, but with a single distinct label there is no chance level (at_chance needs "
+        "at least two distinct labels). The entropy of one label is exactly 0, yet a computed "
+        "one may come out a rounding error away (1e-16 from clamped probabilities or from "
+        "log N minus a mean of c log c): decide 'two distinct labels' on the labels "
+        "themselves, not on the sign of a floating-point entropy"
+    )
+
+
 @probe
 def chance_findings(runs):
     """diagnose on a linear model fed each run of scripted losses, on its labels: the
@@ -1805,13 +1830,13 @@ def chance_findings(runs):
 @pytest.mark.task("ch08.2")
 @pytest.mark.points(2)
 def test_at_chance_at_its_threshold():
-    """at_chance: the best loss stays above 0.9 x the entropy of the batch's label frequencies; the best of the finite losses when some steps were nan or inf."""
+    """at_chance: the best loss stays above 0.9 x the entropy of the batch's label frequencies; the best of the finite losses when some steps were nan or inf; never on a batch of one distinct label."""
     for values, labels, at_chance in CHANCE_CASES:
         findings = diagnosed_scripted(values, labels)
         got = "at_chance" in codes(findings)
-        counts = torch.bincount(torch.tensor(labels)).double()
-        p = counts[counts > 0] / counts.sum()
-        entropy = float(-(p * p.log()).sum())
+        if len(set(labels)) == 1:
+            assert not got, one_label_message(values, labels)
+        entropy = label_entropy(labels) + 0.0  # (no -0.0)
         assert got == at_chance, (
             f"losses {values} on labels with entropy {entropy:.4f} (threshold "
             f"{0.9 * entropy:.4f}): at_chance {'missing' if at_chance else 'reported'}; compare "
@@ -1838,6 +1863,9 @@ def test_at_chance_at_its_threshold():
             "their width and float targets float whatever theirs: dispatch on "
             "y.is_floating_point(), not on one dtype such as int64 or float32"
         )
+    runs = one_label_runs(1674)
+    for (values, labels), findings in zip(runs, chance_findings(runs)):
+        assert "at_chance" not in codes(findings), one_label_message(values, labels)
     runs = mixed_chance_runs(1608, 16)
     for (values, labels), findings in zip(runs, chance_findings(runs)):
         threshold = 0.9 * label_entropy(labels)
