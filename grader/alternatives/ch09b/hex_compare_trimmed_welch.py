@@ -53,7 +53,9 @@ def _trimmed_mean_and_noise(values: list[float]) -> tuple[float, float]:
     winsorized = [kept[0]] * cut + kept + [kept[-1]] * cut
     h = len(kept)
     squared_se = (n - 1) * statistics.variance(winsorized) / (h * (h - 1))
-    return statistics.fmean(kept), squared_se
+    # kept values all equal: that value itself (their mean can round away from it)
+    centre = kept[0] if kept[0] == kept[-1] else statistics.fmean(kept)
+    return centre, squared_se
 
 
 def is_regression(baseline_by_seed, candidate_by_seed):

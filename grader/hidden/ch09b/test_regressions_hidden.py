@@ -1128,6 +1128,18 @@ def test_deterministic_runs_with_no_noise():
     assert not verdict(base, runs([0.5 - 1e-3] * 8, 8)), (
         "with no noise, a candidate better on every seed is not a regression"
     )
+    # equal values whose means round differently with the number of runs (0.1 * 3 / 3 is
+    # 0.10000000000000002): with no noise, a rounding error is not a shift
+    for value in (0.1, 0.3, 0.7, 1 / 3, 2.2, 1e-5):
+        for n_base, n_cand in ((2, 3), (3, 2), (5, 7), (9, 4)):
+            got = verdict(runs([value] * n_base), runs([value] * n_cand, n_base))
+            assert not got, (
+                f"{n_base} baseline runs and {n_cand} candidate runs all gave {value!r}: "
+                f"is_regression said {got}. No run differs from any other, so nothing is worse; "
+                "with no noise, a difference of means that is only their rounding (a sum of "
+                "equal floats divided by their count need not give the value back) is not a "
+                "shift: compare the values themselves when a side never varies"
+            )
 
 
 @pytest.mark.task("ch09b.4")
