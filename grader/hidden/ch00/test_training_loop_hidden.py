@@ -794,26 +794,36 @@ def monotone_curve(start, factors):
 @pytest.mark.task("ch00.3")
 @examples(40)
 # the shortest curves, every run: one point, and two or three that only fall or only rise
-@example(falling=True, log_start=0.0, factors=[])
-@example(falling=True, log_start=0.5, factors=[0.9])
-@example(falling=True, log_start=0.0, factors=[0.9, 0.9])
-@example(falling=True, log_start=2.0, factors=[0.5])
-@example(falling=True, log_start=-1.0, factors=[0.2, 0.2])
-@example(falling=False, log_start=0.0, factors=[5.0])
-@example(falling=False, log_start=1.0, factors=[2.0, 3.0])
+@example(falling=True, log_start=0.0, factors=[], nan_at=None)
+@example(falling=True, log_start=0.5, factors=[0.9], nan_at=None)
+@example(falling=True, log_start=0.0, factors=[0.9, 0.9], nan_at=None)
+@example(falling=True, log_start=2.0, factors=[0.5], nan_at=None)
+@example(falling=True, log_start=-1.0, factors=[0.2, 0.2], nan_at=None)
+@example(falling=False, log_start=0.0, factors=[5.0], nan_at=None)
+@example(falling=False, log_start=1.0, factors=[2.0, 3.0], nan_at=None)
+# a falling curve with one nan passing in its middle (a skipped step): nan is no rise
+@example(falling=True, log_start=1.0, factors=[0.9, 0.9, 0.9, 0.9], nan_at=0.0)
+@example(falling=True, log_start=0.0, factors=[0.9, 0.9], nan_at=0.0)
+@example(falling=True, log_start=0.5, factors=[0.8, 0.9, 0.95], nan_at=1.0)
+@example(falling=True, log_start=-1.0, factors=[0.9], nan_at=0.5)
 @given(
     falling=st.booleans(),
     log_start=st.floats(-3, 3),
     factors=st.lists(
         st.sampled_from([0.0, 0.3, 0.6, 0.9, 1.0]) | st.floats(0.0, 1.0), min_size=0, max_size=4
     ),
+    nan_at=st.none() | st.floats(0, 1),
 )
-def test_classify_short_curves_that_only_fall_or_only_rise(falling, log_start, factors):
+def test_classify_short_curves_that_only_fall_or_only_rise(falling, log_start, factors, nan_at):
     """Curves of one to five points that never rise (or never fall) get the name their two ends
-    give them: a curve without a single rise is never oscillating, whatever its length."""
+    give them, also with one nan passing in the middle: a curve without a single rise is never
+    oscillating, whatever its length."""
     start = 10**log_start
     if falling:
         losses = monotone_curve(start, factors)
+        if nan_at is not None and len(losses) >= 2:  # one nan between two values, never last
+            at = 1 + int(nan_at * (len(losses) - 2))
+            losses = losses[:at] + [math.nan] + losses[at:]
         ratio = losses[-1] / start
         if 0.08 < ratio < 0.12:  # too near the 10% line to call
             return
@@ -829,7 +839,9 @@ def test_classify_short_curves_that_only_fall_or_only_rise(falling, log_start, f
         f"classify_curve({[float(f'{v:.4g}') for v in losses]}) said {got!r}, expected "
         f"{expected!r}: this {len(losses)}-point curve {shape} and ends at "
         f"{losses[-1] / start:.3g} of its start. Oscillating needs rises (up and down "
-        "repeatedly), and a curve with one, two or three points is a curve like any other: "
+        "repeatedly); a nan step between two values is neither a rise nor a fall (count a "
+        "step that went up, not one that failed to go down), and a curve with one, two or "
+        "three points is a curve like any other: "
         "check that the rise count and any share of the steps still mean what you intend when "
         "there are zero, one or two steps (integer division rounds a third of 2 steps to 0)"
     )
