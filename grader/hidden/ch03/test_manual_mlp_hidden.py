@@ -881,9 +881,10 @@ def test_step_report_on_a_frozen_step():
 
 
 def random_step(seed):
-    """A step with a random mix of healthy tensors (0-d and empty ones among them), missing
-    gradients, gradients holding inf or nan, tensors set to inf, tensors or gradients whose
-    finite entries are near float32's largest, and an update of random size."""
+    """A step with a random mix of healthy tensors (0-d and empty ones among them), constants
+    that require no grad, missing gradients, gradients holding inf or nan, tensors set to inf,
+    tensors or gradients whose finite entries are near float32's largest, and an update of
+    random size."""
     g = torch.Generator().manual_seed(seed)
     shapes = [(1,), (3,), (2, 2), (2, 3), (), (0,), (2, 0)]
     params, grads, moves = {}, {}, {}
@@ -903,6 +904,9 @@ def random_step(seed):
                 params[f"t{k}"].fill_(3e38 if kind == 5 else -3e38)
         grads[f"t{k}"] = grad
         moves[f"t{k}"] = (torch.randn(shape, generator=g) * 0.1, kind == 4)
+    for k in list(params):  # a constant among them (a mask, a frozen table): still a leaf
+        if int(torch.randint(0, 4, (1,), generator=g)) == 0:
+            params[k], grads[k] = params[k].detach(), None
     return params, grads, moves
 
 
@@ -933,7 +937,7 @@ def random_step_report(seeds):
 @pytest.mark.task("ch03.6")
 @pytest.mark.points(2)
 def test_step_report_agrees_with_the_reference_on_random_steps():
-    """step_report's rows equal the reference's on steps with missing, inf and nan gradients, overflowed, 0-d and empty tensors, with `before` in any key order."""
+    """step_report's rows equal the reference's on steps with missing, inf and nan gradients, constants (leaves that require no grad), overflowed, 0-d and empty tensors, with `before` in any key order."""
     seeds = list(range(30))
     with because(
         "step_report raised on a step with missing or non-finite gradients, 0-d or empty "
@@ -948,6 +952,11 @@ def test_step_report_agrees_with_the_reference_on_random_steps():
             "one row per tensor, in the order of params"
         )
         for r, w in zip(rows, want):
+            assert r.is_leaf == w.is_leaf or not w.is_leaf, (
+                f"row {w.name}: is_leaf should be True: this tensor was made by no operation; "
+                "is_leaf is the tensor's own leaf property, whether or not autograd tracks it: "
+                "a constant that requires no grad is a leaf too (it just never gets a .grad)"
+            )
             assert (r.is_leaf, r.grad_is_none, r.finite) == (w.is_leaf, w.grad_is_none, w.finite), (
                 f"row {w.name}: is_leaf/grad_is_none/finite should be {w.is_leaf}, "
                 f"{w.grad_is_none}, {w.finite}: finite is False when the tensor or its gradient "
