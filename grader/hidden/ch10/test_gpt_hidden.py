@@ -978,9 +978,42 @@ def test_square_gpt_is_causal_and_calibrated_at_init():
     )
 
 
+@probe
+def row_gradients(cases):
+    """For each (cfg, seed, idx, targets): a GPT(*cfg) built after torch.manual_seed(seed),
+    one backward of its loss; per parameter outside its Block submodules with two or more
+    axes: (name, shape, the largest |gradient| of each row of its last axis), None where
+    it got no gradient."""
+    seen = []
+    for cfg, seed, idx, targets in cases:
+        torch.manual_seed(seed)
+        model = gpt.GPT(*cfg)
+        _, loss = model(idx, targets)
+        loss.backward()
+        blocks = tuple(n + "." for n, m in model.named_modules() if isinstance(m, gpt.Block))
+        rows = []
+        for name, p in model.named_parameters():
+            if p.dim() < 2 or name.startswith(blocks):
+                continue
+            g = None if p.grad is None else p.grad.detach().reshape(-1, p.shape[-1])
+            rows.append((name, tuple(p.shape), None if g is None else g.abs().amax(dim=1)))
+        seen.append(rows)
+    return seen
+
+
+def every_token_at_every_position(V, T, rng):
+    """A (B, T) batch over V ids in which every id 0..V-1 and every position 0..T-1 occur
+    (ids placed at random), and random targets."""
+    B = max(1, -(-V // T)) + rng.randint(0, 1)
+    g = torch.Generator().manual_seed(rng.randrange(2**31))
+    idx = torch.randint(V, (B * T,), generator=g)
+    idx[torch.randperm(B * T, generator=g)[:V]] = torch.arange(V)
+    return idx.view(B, T), torch.randint(V, (B, T), generator=g)
+
+
 @pytest.mark.task("ch10.6")
 def test_every_layer_is_registered_and_trained():
-    """Parameters and state_dict grow with n_layer, and the loss reaches every parameter."""
+    """Parameters and state_dict grow with n_layer, and the loss reaches every parameter, every token's and every position's embedding row included."""
     one, two, three = gpt_structure(20, 8, 2, 16, [1, 2, 3])
     grows = one["parameters"] < two["parameters"] < three["parameters"]
     assert grows and one["state"] < two["state"] < three["state"], (
@@ -989,6 +1022,32 @@ def test_every_layer_is_registered_and_trained():
     )
     assert not three["unreached"], f"parameters the loss never reaches: {three['unreached'][:4]}"
     assert_stays_on_the_device("gpt")
+    # every character is a real token (id 0 is the smallest one) and every position is used:
+    # on a batch holding every id at every position, no embedding row may be cut off
+    rng = random.Random(1013)
+    cases = []
+    for V, T in [
+        (2, 1),
+        (3, 7),
+        (2, 9),
+        *((rng.randint(2, 40), rng.randint(1, 9)) for _ in range(3)),
+    ]:
+        H = rng.choice((1, 2))
+        cfg = (V, T, 1, H, 4 * H)
+        cases.append((cfg, rng.randrange(100), *every_token_at_every_position(V, T, rng)))
+    for (cfg, _, idx, _), rows in zip(cases, row_gradients(cases)):
+        for name, shape, norms in rows:
+            if norms is None:
+                continue  # a parameter with no gradient at all is the check above's
+            dead = [r for r, v in enumerate(norms.tolist()) if not v > 1e-7 * norms.max().item()]
+            assert not dead, (
+                f"GPT{cfg} on a {tuple(idx.shape)} batch that holds every token id 0..{cfg[0] - 1} "
+                f"at every position 0..{idx.shape[1] - 1}: after one backward, rows {dead[:5]} of "
+                f"{name} (shape {shape}) got no gradient; every character is a real token (id 0 "
+                "is simply the smallest) and every position is used, so each embedding row the "
+                "batch reads must learn: look for an embedding option that freezes a row (a "
+                "padding index) or a gradient cut for some ids or positions"
+            )
 
 
 @pytest.mark.task("ch10.6")
