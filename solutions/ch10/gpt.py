@@ -204,7 +204,8 @@ def train_gpt(
     seed: int = 0,
     batch_fn: Callable | None = None,
 ) -> TrainResult:
-    """Train a GPT on ``text`` (first 90% train, last 10% validation) with AdamW.
+    """Train a GPT on ``text`` (first 90% train, last 10% validation) with AdamW at ``lr``,
+    its other settings PyTorch's defaults (a weight decay of 0.01 included).
 
     ``batch_fn`` (default ``get_batch``) makes every batch, for training and validation;
     ``val_loss`` is the mean loss over 8 validation batches drawn after training.
