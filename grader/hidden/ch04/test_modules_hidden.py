@@ -372,7 +372,9 @@ def test_unregistered_modules_are_reported_once_and_copies_by_identity():
 #           ("list" | "tuple" | "dict" | "rows" | "odict", [entries])  a plain container
 #           (rows: a list subclass, odict: an OrderedDict); entries are ("tensor",),
 #           ("module",), ("parameter",) (an nn.Parameter no module registered), ("value", v),
-#           ("alias",) (the node's latest registered object, when it has one) or containers
+#           ("alias",) (the node's latest registered object, when it has one), ("far",) (an
+#           object registered outside the node's own subtree before it: a parameter, buffer or
+#           submodule of an ancestor or of an earlier branch, when there is one) or containers
 #   ("tensor", v), ("module", v) and ("hidden", v) name one of stray()'s kinds as v
 #   (a tensor of any shape and dtype; a module with parameters, buffers only or nothing)
 KINDS_OF_CONTAINER = ["list", "tuple", "dict", "rows", "odict"]
@@ -386,6 +388,7 @@ LEAVES = st.sampled_from(
         ("value", "s"),
         ("value", None),
         ("alias",),
+        ("far",),
         ("parameter",),
         *((("tensor", kind)) for kind in TENSOR_KINDS),
         *((("module", kind)) for kind in MODULE_KINDS),
@@ -434,7 +437,7 @@ def stray(kind):
     return makers[kind]()
 
 
-def build_entry(entry, latest):
+def build_entry(entry, latest, outside=()):
     kind = entry[0]
     if kind == "tensor":
         return stray(entry[1]) if len(entry) > 1 else torch.zeros(2)
@@ -444,9 +447,11 @@ def build_entry(entry, latest):
         return entry[1]
     if kind == "alias":
         return latest[-1] if latest else 0
+    if kind == "far":
+        return outside[-1 - len(latest) % len(outside)] if outside else 0
     if kind == "parameter":
         return nn.Parameter(torch.zeros(2))
-    items = [build_entry(e, latest) for e in entry[1]]
+    items = [build_entry(e, latest, outside) for e in entry[1]]
     if kind == "list":
         return items
     if kind == "rows":
@@ -457,31 +462,37 @@ def build_entry(entry, latest):
     return OrderedDict(keyed) if kind == "odict" else dict(keyed)
 
 
-def build_tree(node, built=None):
+def build_tree(node, built=None, registered=None):
     """The nn.Module a generated tree describes (same structure every time); ``built`` collects
-    the submodules finished so far, for ("shared",) items."""
+    the submodules finished so far, for ("shared",) items, and ``registered`` every parameter,
+    buffer and submodule registered so far anywhere, for ("far",) items."""
     built = [] if built is None else built
+    registered = [] if registered is None else registered
+    outside = list(registered)  # registered before this node: none of it is in its subtree
     module = nn.Module()
     latest = []
     for i, item in enumerate(node):
         name, kind = f"a{i}", item[0]
         if kind == "sub":
-            value = build_tree(item[1], built)
+            value = build_tree(item[1], built, registered)
             setattr(module, name, value)
             latest.append(value)
             built.append(value)
+            registered.append(value)
         elif kind == "param":
             setattr(module, name, nn.Parameter(torch.zeros(2)))
             latest.append(getattr(module, name))
+            registered.append(latest[-1])
         elif kind == "buffer":
             module.register_buffer(name, torch.zeros(2), persistent=item[1])
             latest.append(getattr(module, name))
+            registered.append(latest[-1])
         elif kind == "hidden":
             object.__setattr__(module, name, stray(item[1]) if len(item) > 1 else nn.Linear(1, 1))
         elif kind == "shared":  # one module under two paths: named_modules() yields it once
             setattr(module, name, built[-1] if built else nn.Module())
         else:
-            setattr(module, name, build_entry(item, latest))
+            setattr(module, name, build_entry(item, latest, outside))
     return module
 
 
@@ -505,15 +516,23 @@ def unregistered_in_tree(tree):
         ("tuple", [("tensor", "int"), ("tensor", "bool")]),
     ]
 )
+# plain references to objects registered elsewhere in the model (an ancestor's parameter or
+# buffer, an earlier branch's submodule): registered somewhere in the model, so never reported
+@example(tree=[("param",), ("sub", [("list", [("far",)])])])
+@example(tree=[("sub", [("param",)]), ("sub", [("list", [("far",), ("tensor",)])])])
+@example(tree=[("buffer", True), ("sub", [("sub", [("param",), ("dict", [("far",)])])])])
 @given(tree=TREES)
 def test_unregistered_state_agrees_with_the_reference_on_generated_models(tree):
-    """On generated module trees (containers and their subclasses at any depth, aliases, buffers, stray Parameters, modules without parameters, tensors of any shape and dtype, a submodule registered under two parents) the reported paths are the reference's."""
+    """On generated module trees (containers and their subclasses at any depth, aliases of objects registered in the same module or elsewhere in the model, buffers, stray Parameters, modules without parameters, tensors of any shape and dtype, a submodule registered under two parents) the reported paths are the reference's."""
     got = unquote(unregistered_in_tree(tree))
     want = unquote(ref.unregistered_state(build_tree(tree)))
     assert got == want, (
         f"on the generated model {tree} unregistered_state returned {got} (quotes removed), "
         f"expected {want}: search every registered module's plain attributes, inside lists, "
-        "tuples and dicts at any depth; skip objects registered anywhere in the model; report "
+        "tuples and dicts at any depth; skip objects registered anywhere in the model (a "
+        "parameter, buffer or submodule an ancestor or another branch registered counts too: "
+        "collect what is registered from the whole model, not from the module being searched); "
+        "report "
         "every unregistered module and tensor, whatever it holds (a ReLU with no parameters, "
         "a 0-d, empty, int or bool tensor: test with isinstance, not truthiness or size); report "
         "an unregistered object once, also when the module holding it is registered under two "
