@@ -406,11 +406,12 @@ def test_cross_entropy_is_written_by_hand():
 
 
 @probe
-def one_sgd_step(values, grads, lr):
-    """sgd_step on leaf tensors made from ``values`` with .grad from ``grads`` (None: no
-    gradient): afterwards, whether each entry is still the same tensor object, a leaf that
-    requires grad with no grad_fn, its value and its .grad."""
-    params = {k: v.clone().requires_grad_() for k, v in values.items()}
+def one_sgd_step(values, grads, lr, frozen=()):
+    """sgd_step on leaf tensors made from ``values``, each requiring grad unless its name is
+    in ``frozen`` (frozen after its backward: it keeps the .grad it received), with .grad
+    from ``grads`` (None: no gradient): afterwards, whether each entry is still the same
+    tensor object, a leaf, whether it requires grad, its value and its .grad."""
+    params = {k: v.clone().requires_grad_(k not in frozen) for k, v in values.items()}
     for k, g in grads.items():
         params[k].grad = None if g is None else g.clone()
     originals = dict(params)

@@ -17,6 +17,7 @@ from exercises.ch03.test_manual_mlp import (  # helpers shared with the public t
     linear_mlp,
     loss_and_gradient,
     loss_without_library_losses,
+    one_sgd_step,
     relu_mlp,
     trained,
 )
@@ -684,28 +685,6 @@ def test_sgd_step_reproduces_the_books_first_step():
         )
 
 
-@probe
-def sgd_step_with_frozen(values, grads, frozen, lr):
-    """sgd_step on leaf tensors made from ``values``, each requiring grad unless its name is in
-    ``frozen`` (a tensor frozen after its backward, which keeps the .grad it received), with
-    .grad from ``grads`` (None: no gradient): afterwards, whether each entry is still the same
-    tensor object, a leaf, whether it requires grad, and its value."""
-    params = {k: v.clone().requires_grad_(k not in frozen) for k, v in values.items()}
-    for k, g in grads.items():
-        params[k].grad = None if g is None else g.clone()
-    originals = dict(params)
-    mm.sgd_step(params, lr)
-    return {
-        k: {
-            "same_object": params.get(k) is originals[k],
-            "is_leaf": originals[k].is_leaf,
-            "requires_grad": originals[k].requires_grad,
-            "value": originals[k].detach().clone(),
-        }
-        for k in originals
-    }
-
-
 @pytest.mark.task("ch03.5")
 @examples(13)
 # float64 at an lr float32 cannot hold, beside empty and 0-d tensors, every run
@@ -755,7 +734,7 @@ def test_sgd_step_on_generated_tensors(shapes, missing, frozen, lr, double, seed
         f"sgd_step raised on tensors of shapes {shapes}: every tensor, 0-d or empty too, is "
         "updated (an empty one trivially), also one that no longer requires grad"
     ):
-        after = sgd_step_with_frozen(values, grads, frozen_names, lr)
+        after = one_sgd_step(values, grads, lr, frozen_names)
     for k, seen in after.items():
         want = values[k] if grads[k] is None else values[k] - lr * grads[k]
         assert seen["same_object"] and seen["is_leaf"], (
