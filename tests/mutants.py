@@ -243,6 +243,8 @@ def run_mutants(items: list, jobs: int, timeout: float) -> None:
 
     import harness.runner  # noqa: F401
 
+    for name in dict.fromkeys(n for chapter, _ in items for n in chapter.preload):
+        __import__(name)
     pending = list(items)
     running: dict[int, tuple] = {}
     started = time.monotonic()
@@ -294,34 +296,25 @@ def run_mutants(items: list, jobs: int, timeout: float) -> None:
 
 
 def run_chapter(
-    chapter_id: str,
-    jobs: int,
-    timeout: float,
-    show: bool,
-    only: set[str] | None = None,
-    keys: set[str] | None = None,
-    generated: list[Mutant] | None = None,
+    chapter_id: str, jobs: int, timeout: float, show: bool, only: set[str] | None = None
 ) -> dict:
     from harness import index
 
     chapter = index.chapter(chapter_id)
-    for name in chapter.preload:
-        __import__(name)
+    source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
+    # with ``only``, the mutants of these definitions only (after changing them, say)
+    mutants = mutants_of(source, only)
+    started = time.monotonic()
+    run_mutants([(chapter, m) for m in mutants], jobs, timeout)
+    return summarize(chapter, mutants, show, time.monotonic() - started)
+
+
+def summarize(chapter, mutants: list[Mutant], show: bool, seconds: float) -> dict:
+    """A chapter's run: outcome counts, score, survivors and stale equivalents (mutants that
+    survived on a line of given code count as given; listed equivalents as equivalent)."""
     source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
     stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text()
     given = given_lines(stub, source, {t.name for t in chapter.tasks})
-    # with ``only``, the mutants of these definitions only (after changing them, say)
-    mutants = generated if generated is not None else mutants_of(source, only)
-    if keys is not None:  # exactly these mutants (a sample, say)
-        mutants = [m for m in mutants if m.key in keys]
-    started = time.monotonic()
-    run_mutants([(chapter, m) for m in mutants], jobs, timeout)
-    return summarize(chapter, mutants, given, show, time.monotonic() - started)
-
-
-def summarize(chapter, mutants: list[Mutant], given: set[int], show: bool, seconds: float) -> dict:
-    """A chapter's run: outcome counts, score, survivors and stale equivalents (mutants that
-    survived on a line of given code count as given; listed equivalents as equivalent)."""
     known = equivalents(chapter)
     for m in mutants:
         if m.outcome == "survived" and m.line in given:
@@ -487,21 +480,15 @@ def check_changed(args) -> int:
     new, unmeasured = [], []
     baseline = mutation_baseline.load()
     chapters = {chapter_id: index.chapter(chapter_id) for chapter_id in sample}
-    for chapter in chapters.values():
-        for name in chapter.preload:
-            __import__(name)
     # one pool for every chapter's mutants: a chapter's few mutants alone would leave jobs idle
     run_mutants([(chapters[c], m) for c, ms in sample.items() for m in ms], args.jobs, args.timeout)
     for chapter_id, chosen_mutants in sample.items():
-        chapter = chapters[chapter_id]
-        keys = {m.key for m in chosen_mutants}
-        source = (REPO / "solutions" / chapter.id / f"{chapter.module}.py").read_text()
-        stub = (REPO / "exercises" / chapter.id / f"{chapter.module}.py").read_text()
-        given = given_lines(stub, source, {t.name for t in chapter.tasks})
-        r = summarize(chapter, chosen_mutants, given, args.show, 0.0)
+        r = summarize(chapters[chapter_id], chosen_mutants, args.show, 0.0)
         accepted = mutation_baseline.accepted_survivors(chapter_id)
         fresh = [f"{chapter_id}: {k}" for k in r["survivors"] if k not in accepted]
-        print(f"  {chapter_id}: {len(keys)} run, {r['killed']} killed, {len(fresh)} new survivors")
+        print(
+            f"  {chapter_id}: {len(chosen_mutants)} run, {r['killed']} killed, {len(fresh)} new survivors"
+        )
         # a chapter never measured completely has no accepted survivors to compare with:
         # its survivors are shown, and fail nothing until its first complete run
         (new if chapter_id in baseline else unmeasured).extend(fresh)
