@@ -488,6 +488,16 @@ def shown(obj):
     return f"[{inner}]" if isinstance(obj, list) else f"({inner}{',' if len(obj) == 1 else ''})"
 
 
+def assert_digests_apart(items, digests, collision):
+    """``items`` are (kind, name) pairs fingerprinted as ``digests``: each digest is a string,
+    and two items share one only if they are of one kind; ``collision(name, other, digest)``
+    says what went wrong when they do not."""
+    first = {}
+    for (kind, name), digest in zip(items, digests):
+        seen = first.setdefault(digest, (kind, name)) if isinstance(digest, str) else (None, None)
+        assert seen[0] == kind, collision(name, seen[1], digest)
+
+
 def assert_containers_framed():
     """Every shape of up to 3 nodes built from one tensor, lists, tuples, dicts and empty
     containers (each built with lists, with tuples and with dicts for its empty containers)
@@ -502,15 +512,16 @@ def assert_containers_framed():
     cases = list({shown(obj): (shape, obj) for shape, obj in cases}.values())
     with because("fingerprint raised on a list, tuple or dict of tensors, or an empty one"):
         digests = fingerprints_of([obj for _, obj in cases])
-    first = {}
-    for (shape, obj), digest in zip(cases, digests):
-        seen_shape, seen = first.setdefault(digest, (shape, obj))
-        assert isinstance(digest, str) and seen_shape == shape, (
-            f"fingerprint gave {shown(obj)} and {shown(seen)} the same digest {brief(digest)} "
+    assert_digests_apart(
+        [(shape, shown(obj)) for shape, obj in cases],
+        digests,
+        lambda name, other, digest: (
+            f"fingerprint gave {name} and {other} the same digest {brief(digest)} "
             "(t is one tensor, zeros(1)): they differ in nesting, keys or where an empty "
             "container sits. Write every dict, list and tuple so that it reads back one way "
             "only: with its kind and its number of items (empty ones included) before them"
-        )
+        ),
+    )
 
 
 def assert_framed():
@@ -524,15 +535,16 @@ def assert_framed():
     with because("fingerprint raised on a zeros tensor of a shape with 0 or 1 sizes, or on lists"):
         digests = fingerprints_of([*tensors, *groups.values()])
     names = [f"zeros{tuple(t.shape)} {t.dtype}" for t in tensors] + list(groups)
-    first = {}
-    for name, digest in zip(names, digests):
-        assert isinstance(digest, str) and digest not in first, (
-            f"fingerprint gave {name} and {first.get(digest)} the same digest {digest!r}: "
+    assert_digests_apart(
+        [(name, name) for name in names],
+        digests,
+        lambda name, other, digest: (
+            f"fingerprint gave {name} and {other} the same digest {digest!r}: "
             "they differ in shape, dtype or grouping. Write every part so it can be read back "
             "one way only: the shape as a delimited tuple (not its sizes run together, "
             "'111' is (1, 11) and (11, 1)), each container with its kind and length"
-        )
-        first[digest] = name
+        ),
+    )
 
 
 # int keys on both sides of every width an encoding may cut them at (32, 53 and 64 bits):
@@ -575,16 +587,17 @@ def assert_keys_read_back_one_way():
         "an int of any size (Python ints have no fixed width) or any text"
     ):
         digests = fingerprints_of(list(objects.values()))
-    first = {}
-    for name, digest in zip(names, digests):
-        assert isinstance(digest, str) and digest not in first, (
-            f"fingerprint gave {name} and {first.get(digest)} the same digest {brief(digest)}: "
+    assert_digests_apart(
+        [(name, name) for name in names],
+        digests,
+        lambda name, other, digest: (
+            f"fingerprint gave {name} and {other} the same digest {brief(digest)}: "
             "their keys (or their nesting) differ. Python ints have no fixed width and strings "
             "may hold any text, tags and separators included: write each int and string key "
             "so that it reads back one way only, whatever its size or content (its length "
             "before its text, or a quoted, escaped form)"
-        )
-        first[digest] = name
+        ),
+    )
 
 
 # ---------------------------------------------------------------- ch09b.2
