@@ -41,7 +41,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
     "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
     "left_with_gradients nonfinite_run used_by_the_caller typed_batch IDENTITY_CASES held_by_value "
-    "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run SideBranch side_branch_run Rows rows_run "
+    "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run SideBranch side_branch_run named_optimizer drawn_batch Rows rows_run "
     "ClassesFirst overfit_model PoisonGrad POISON_NAMES Poisoned poisoned_run"
 )
 
@@ -695,6 +695,22 @@ def poisoned_cases(seed, count):
     return cases
 
 
+def named_optimizer(name, params):
+    """ "SGD", "SGD momentum" (0.9) or "Adam" over ``params``, at the rates these cases use."""
+    if name == "Adam":
+        return torch.optim.Adam(params, lr=1e-2)
+    return torch.optim.SGD(params, lr=0.1, momentum=0.9 if name == "SGD momentum" else 0.0)
+
+
+def drawn_batch(n, d_in, d_out, labels, g):
+    """x [n, d_in] from ``g``, then class labels below d_out with cross-entropy, or real
+    targets [n, d_out] with mean squared error: ((x, y), loss_fn)."""
+    x = torch.randn(n, d_in, generator=g)
+    if labels:
+        return (x, torch.randint(0, d_out, (n,), generator=g)), F.cross_entropy
+    return (x, torch.randn(n, d_out, generator=g)), F.mse_loss
+
+
 def poisoned_run(case):
     """One poisoned_cases entry as diagnose's arguments."""
     seed, d_in, hidden, d_out, frozen, held, poison, optimizer, labels, steps = case
@@ -703,18 +719,9 @@ def poisoned_run(case):
     if frozen:
         model.body.requires_grad_(False)
     params = dict(model.named_parameters())
-    group = [params[n] for n in held]
-    if optimizer == "Adam":
-        opt = torch.optim.Adam(group, lr=1e-2)
-    else:
-        opt = torch.optim.SGD(group, lr=0.1, momentum=0.9 if optimizer == "SGD momentum" else 0.0)
-    g = torch.Generator().manual_seed(seed + 1)
-    x = torch.randn(10, d_in, generator=g)
-    if labels:
-        y, loss_fn = torch.randint(0, d_out, (10,), generator=g), F.cross_entropy
-    else:
-        y, loss_fn = torch.randn(10, d_out, generator=g), F.mse_loss
-    return model, opt, loss_fn, (x, y), steps
+    opt = named_optimizer(optimizer, [params[n] for n in held])
+    batch, loss_fn = drawn_batch(10, d_in, d_out, labels, torch.Generator().manual_seed(seed + 1))
+    return model, opt, loss_fn, batch, steps
 
 
 @probe
@@ -822,19 +829,8 @@ def side_branch_run(case):
     how, seed, d_in, n_out, bias, labels, optimizer, steps = case
     torch.manual_seed(seed)
     model = SideBranch(how, d_in, n_out, bias)
-    g = torch.Generator().manual_seed(seed + 1)
-    x = torch.randn(12, d_in, generator=g)
-    if labels:
-        y, loss_fn = torch.randint(0, n_out, (12,), generator=g), F.cross_entropy
-    else:
-        y, loss_fn = torch.randn(12, n_out, generator=g), F.mse_loss
-    if optimizer == "Adam":
-        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-    else:
-        opt = torch.optim.SGD(
-            model.parameters(), lr=0.1, momentum=0.9 if optimizer == "SGD momentum" else 0.0
-        )
-    return model, opt, loss_fn, (x, y), steps
+    batch, loss_fn = drawn_batch(12, d_in, n_out, labels, torch.Generator().manual_seed(seed + 1))
+    return model, named_optimizer(optimizer, model.parameters()), loss_fn, batch, steps
 
 
 @probe
