@@ -884,6 +884,8 @@ IDENTITY_CASES = {  # case -> (model, what the optimizer holds); value and ident
     "optimizer over storage-sharing aliases": ("mlp", "aliases"),
     "twin layers, optimizer over the first": ("twins", "first"),
     "twin layers, the second frozen, optimizer over the first": ("twins", "first, second frozen"),
+    "a weight tied across two layers, optimizer over the rest": ("tied", "all but the tie"),
+    "a frozen weight tied across two layers, optimizer over all": ("tied", "all, tie frozen"),
 }
 
 
@@ -897,10 +899,12 @@ def held_by_value(case):
     if kind == "1x1":
         model, d_in, d_out = nn.Linear(1, 1), 1, 1
     else:
-        d_in, d_out = 3, 3 if kind == "twins" else 2
+        d_in, d_out = 3, 3 if kind in ("twins", "tied") else 2
         model = nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, d_out))
         if kind == "twins":
             model[2].load_state_dict(model[0].state_dict())
+        if kind == "tied":  # one tensor registered twice: 0.weight and 2.weight
+            model[2].weight = model[0].weight
     params = list(model.parameters())
     if holds == "clones":
         held = [p.detach().clone().requires_grad_() for p in params]
@@ -909,6 +913,11 @@ def held_by_value(case):
         held += list(model[2].parameters())
     elif holds == "aliases":
         held = [p.detach().requires_grad_() for p in params]
+    elif kind == "tied":
+        tie = model[0].weight
+        if holds == "all, tie frozen":
+            tie.requires_grad_(False)
+        held = [p for p in params if p is not tie or holds != "all but the tie"]
     else:
         if holds.endswith("frozen"):
             model[2].requires_grad_(False)
@@ -1286,11 +1295,26 @@ def test_diagnose_matches_tensors_by_identity_not_by_value():
     """What the optimizer holds is matched with the model's parameters by identity: clones
     and aliases equal in value are not the model's (not_in_model, not_in_optimizer), and of
     two layers with equal values only the one the optimizer holds is held (no frozen,
-    not_moving for its twin)."""
+    not_moving for its twin); a weight tied across two layers is one parameter, found once."""
     for case in IDENTITY_CASES:
         with because(f"diagnose raised on a setup with {case}"):
-            got = finding_set(diagnosed_held_by_value(case, 2))
-        want = finding_set(ref.diagnose(*held_by_value(case), 2))
+            findings = diagnosed_held_by_value(case, 2)
+        expected = ref.diagnose(*held_by_value(case), 2)
+        got, want = finding_set(findings), finding_set(expected)
+        if IDENTITY_CASES[case][0] == "tied":  # each finding once per tensor, by any name
+            registered = {}  # a tensor's registrations: any one of them may name it
+            for n, p in held_by_value(case)[0].named_parameters(remove_duplicate=False):
+                registered.setdefault(id(p), []).append(n)
+            tied = [names for names in registered.values() if len(names) > 1]
+            first = {n: names[0] for names in registered.values() for n in names}
+            got, want = once_per_tensor(findings, first), once_per_tensor(expected, first)
+            assert got == want, (
+                f"diagnose(model, SGD(...), mse_loss, batch, 2) with {case} found {got} (a "
+                f"name shown as its tensor's first registration), expected {want}: "
+                + "; ".join(f"{' and '.join(names)} are one tensor" for names in tied)
+                + ". A tied parameter is one parameter: list the model's parameters once each "
+                "(as named_parameters() does), not once per module or per name registering it"
+            )
         assert got == want, (
             f"diagnose(model, SGD(...), mse_loss, batch, 2) with {case} found {got}, expected "
             f"{want}: a tensor is the model's parameter only if it is the same object (id(p)), "
@@ -1905,6 +1929,16 @@ def repeated(findings):
     allows one per held tensor)."""
     pairs = [(f.code, f.where) for f in checked(findings) if f.code != "not_in_model"]
     return sorted({pair for pair in pairs if pairs.count(pair) > 1})
+
+
+def once_per_tensor(findings, first):
+    """(code, where) of ``findings`` (checked first), each name replaced by its tensor's first
+    registration (``first``), as a sorted list where a repeat shows; not_in_model, which may
+    come once per foreign tensor, counted once."""
+    seen = [(f.code, first.get(f.where, f.where)) for f in checked(findings)]
+    return sorted({s for s in seen if s[0] == "not_in_model"}) + sorted(
+        s for s in seen if s[0] != "not_in_model"
+    )
 
 
 def finding_set(findings, ignore=()):
