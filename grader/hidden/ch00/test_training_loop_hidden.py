@@ -744,6 +744,8 @@ def with_a_passing_spike(losses, at, spike):
 @example(kind="crawl", log_start=0.0, ratio=1.0, steps=12, where=0.0, spike=0.0)
 @example(kind="crawl", log_start=-2.0, ratio=0.4, steps=25, where=1.0, spike=0.05)
 @example(kind="crawl", log_start=2.5, ratio=0.0, steps=14, where=0.6, spike=1e-3)
+# a curve that falls for 30 steps and then jumps to 5 times its start at its very last step
+@example(kind="decay", log_start=0.0, ratio=0.3, steps=30, where=0.5, spike=3.0)
 @given(
     kind=st.sampled_from(["decay", "crawl", "zigzag"]),
     log_start=st.floats(-3, 3),
@@ -755,7 +757,7 @@ def with_a_passing_spike(losses, at, spike):
 def test_classify_judges_by_the_end_not_a_passing_spike_or_dip(
     kind, log_start, ratio, steps, where, spike
 ):
-    """A curve that jumps far above its start once (or to inf or nan), or dips far below 10% of it once (to 0 included), early on, and then carries on keeps the name its end gives it: diverging and converging are judged by the end."""
+    """A curve that jumps far above its start once (or to inf or nan), or dips far below 10% of it once (to 0 included), early on, and then carries on keeps the name its end gives it, and one that jumps to 5 times its start or more at its last step is diverging: diverging and converging are judged by the end."""
     losses, expected = clear_cut_curve(kind, 10**log_start, ratio, steps)
     at = int(where * (len(losses) // 2 - 1))  # the first half: the last points stay the curve's
     spiked = with_a_passing_spike(losses, at, losses[0] * spike)
@@ -780,6 +782,17 @@ def test_classify_judges_by_the_end_not_a_passing_spike_or_dip(
         f"at step {at + 1} and then carried on; without that one value it is {expected!r}. "
         f"{judged}"
     )
+    if not spike < 1:  # the same curve, ending with one jump to >= 5x its start (or inf/nan)
+        ended = losses + [losses[0] * max(spike, 5.0)]
+        got = tl.classify_curve(ended)
+        assert got == "diverging", (
+            f"classify_curve said {got!r} for a {kind} curve from {losses[0]:.4g} that went to "
+            f"{losses[-1]:.4g} over {len(losses)} steps and then ended at {ended[-1]:.4g}, "
+            f"{ended[-1] / ended[0]:.3g} times its start, at its last step: a loss that ends far "
+            "above where it started is diverging, whatever came before. Judge the end by the "
+            "last value itself, not by a mean, median or other smoothing of the last few values "
+            "(which averages a final jump away)"
+        )
 
 
 def monotone_curve(start, factors):
