@@ -42,7 +42,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
     "left_with_gradients nonfinite_run used_by_the_caller typed_batch IDENTITY_CASES held_by_value "
     "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run SideBranch side_branch_run named_optimizer drawn_batch Rows rows_run "
-    "ClassesFirst overfit_model PoisonGrad POISON_NAMES Poisoned poisoned_run"
+    "ClassesFirst overfit_model PoisonGrad POISON_NAMES Poisoned poisoned_run stateful_dead"
 )
 
 
@@ -510,6 +510,23 @@ def used_by_the_caller(dtype):
     model.eval()
     model[2].train()
     return model, opt, F.cross_entropy, (x, y)
+
+
+def stateful_dead(optimizer):
+    """Dead (its ``dead`` gets exact-zero gradients) with an optimizer (named_optimizer) that
+    has already taken two steps on gradients of ones: momentum or Adam's moments still move
+    ``dead`` on every later step, though its gradient is zero."""
+    torch.manual_seed(88)
+    model = Dead()
+    opt = named_optimizer(optimizer, list(model.parameters()))
+    for _ in range(2):
+        for p in model.parameters():
+            p.grad = torch.ones_like(p)
+        opt.step()
+    opt.zero_grad()
+    g = torch.Generator().manual_seed(89)
+    x, y = torch.randn(6, 2, generator=g), torch.randn(6, 2, generator=g)
+    return model, opt, F.mse_loss, (x, y)
 
 
 class Scaled:
@@ -1050,6 +1067,12 @@ def test_diagnose_leaves_the_callers_buffers_alone():
             f"diagnose on a healthy BatchNorm model in train mode ({steps} steps) found "
             f"{finding_set(findings)}, expected {want}"
         )
+
+
+@probe
+def stateful_dead_diagnosed(optimizers, steps):
+    """diagnose on stateful_dead(name) for each optimizer name."""
+    return [dbg.diagnose(*stateful_dead(name), steps) for name in optimizers]
 
 
 @probe
@@ -1948,7 +1971,7 @@ def finding_set(findings, ignore=()):
 
 @pytest.mark.task("ch08.2")
 def test_diagnose_leaves_a_used_caller_alone():
-    """A caller's model and optimizer as a run leaves them (gradients in .grad, eval mode but for one layer, a frozen layer, Adam with state, float32 or float64) come back untouched, and are diagnosed like fresh ones."""
+    """A caller's model and optimizer as a run leaves them (gradients in .grad, eval mode but for one layer, a frozen layer, Adam with state, float32 or float64) come back untouched, and are diagnosed from the state they are in: an optimizer's momentum or moments still move a parameter whose gradient is zero."""
     for dtype in (torch.float32, torch.float64):
         with because(
             f"diagnose raised on a {dtype} model the caller had trained (a .grad in every "
@@ -1962,6 +1985,19 @@ def test_diagnose_leaves_a_used_caller_alone():
             f".grad, eval mode, a frozen layer outside the optimizer, Adam with state) found "
             f"{finding_set(findings)}, expected {want}: each step starts from zero_grad on the "
             "copy, whatever the caller's .grad held"
+        )
+    optimizers = ("SGD momentum", "Adam")
+    with because("diagnose raised on a model whose optimizer has already taken two steps"):
+        seen = stateful_dead_diagnosed(optimizers, 3)
+    for name, findings in zip(optimizers, seen):
+        got, want = finding_set(findings), finding_set(ref.diagnose(*stateful_dead(name), 3))
+        assert got == want, (
+            f"diagnose(Linear + 0 * dead, {name} that has already taken two steps, mse_loss, "
+            f"batch, 3) found {got}, expected {want}: dead's gradient is exactly zero, yet "
+            "the optimizer's state (momentum buffers, Adam's moments and step count) keeps "
+            "moving it, so it is not not_moving. The copy of the optimizer must run the "
+            "caller's steps, its state included: deep-copy (model, optimizer) together, do "
+            "not build a new optimizer or re-point a copy's param_groups without its state"
         )
 
 
