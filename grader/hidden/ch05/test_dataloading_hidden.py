@@ -268,18 +268,23 @@ DTYPES = [
 @examples(40)
 @example(lengths=[1, 3], trailing=[2], dtype=torch.float32, target_kind="int", seed=1)
 @example(lengths=[4], trailing=[], dtype=torch.int64, target_kind="float", seed=2)
+# tensor targets of other dtypes than int64 and float32, every run: float64 and int32 0-d
+# ones, bfloat16 vectors
+@example(lengths=[2, 5, 1], trailing=[], dtype=torch.float32, target_kind="typed tensor", seed=1)
+@example(lengths=[3, 3], trailing=[2], dtype=torch.int64, target_kind="typed tensor", seed=13)
+@example(lengths=[1, 2], trailing=[], dtype=torch.float16, target_kind="typed tensor", seed=3)
 @given(
     lengths=st.lists(st.integers(1, 5), min_size=1, max_size=5),
     trailing=st.lists(st.integers(1, 3), max_size=2),
     dtype=st.sampled_from(DTYPES),
-    target_kind=st.sampled_from(["int", "float", "scalar tensor", "vector tensor"]),
+    target_kind=st.sampled_from(["int", "float", "scalar tensor", "vector tensor", "typed tensor"]),
     seed=st.integers(0, 10_000),
 )
 def test_pad_collate_matches_the_reference_on_generated_batches(
     lengths, trailing, dtype, target_kind, seed
 ):
     """pad_collate matches the reference on generated batches: any lengths (1 and a batch of
-    one included), trailing dims, dtypes and target kinds (ints, floats, tensors), with
+    one included), trailing dims, dtypes and target kinds (ints, floats, tensors of any dtype), with
     plenty of real zeros in the data. A length of 0 is left out: the reading's lengths start
     at 1, and torch's own pack_sequence refuses an empty sequence."""
     g = torch.Generator().manual_seed(seed)
@@ -290,8 +295,11 @@ def test_pad_collate_matches_the_reference_on_generated_batches(
         targets = [float(v) / 4 for v in torch.randint(-8, 8, (len(seqs),), generator=g)]
     elif target_kind == "scalar tensor":
         targets = list(torch.randint(0, 5, (len(seqs),), generator=g))
-    else:
+    elif target_kind == "vector tensor":
         targets = list(torch.randn(len(seqs), 2, generator=g))
+    else:  # 0-d or (2,) tensors of any dtype: stacking keeps it
+        shape = (len(seqs),) if seed % 3 else (len(seqs), 2)
+        targets = list(torch.randint(0, 5, shape, generator=g).to(DTYPES[seed % len(DTYPES)]))
     batch = [(s, t) for s, t in zip(seqs, targets)]
     with because(
         f"pad_collate on {len(seqs)} {dtype} sequences of lengths {lengths} (trailing dims "
@@ -312,7 +320,10 @@ def test_pad_collate_matches_the_reference_on_generated_batches(
     )
     assert got_targets.dtype == want_targets.dtype and judge.is_equal(got_targets, want_targets), (
         f"{target_kind} targets came back as {brief(got_targets)}, expected {brief(want_targets)}: "
-        f"stack them in batch order ({first_difference(got_targets, want_targets)})"
+        f"stack them in batch order ({first_difference(got_targets, want_targets)}); stacking "
+        "tensor targets keeps their dtype (float64, int32, uint8, float16 ... as given), while "
+        "a round trip through Python numbers (.item(), .tolist(), torch.tensor of a list) "
+        "infers a new one"
     )
 
 
