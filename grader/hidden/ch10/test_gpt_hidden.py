@@ -1557,9 +1557,17 @@ def split_of(text):
 @pytest.mark.points(2)
 @pytest.mark.timeout(120)
 def test_batches_come_from_the_right_split():
-    """Each training step draws one batch from the first 90%; val_loss is the mean loss over 8 batch_fn batches from the last 10%."""
+    """Each training step draws one batch from the first 90%; val_loss is the mean loss over 8 batch_fn batches from the last 10% (zero steps too: then of the initial model)."""
     text = corpus()[:4001]
-    seen = recorded_training(text, 2, SPLIT_CFG)
+    for steps in (SPLIT_CFG["steps"], 0):
+        check_split_and_validation(text, steps)
+
+
+def check_split_and_validation(text, steps):
+    """train_gpt(text, steps) with a recording batch_fn: steps training batches, then 8 on
+    the validation split whose mean loss is val_loss."""
+    with because(f"train_gpt(steps={steps}) raised" + ("" if steps else ZERO_STEPS)):
+        seen = recorded_training(text, 2, {**SPLIT_CFG, "steps": steps})
     ids, cuts = split_of(text)
     calls = seen["calls"]
 
@@ -1573,9 +1581,12 @@ def test_batches_come_from_the_right_split():
         return "other"
 
     kinds = [kind(c["data"]) for c in calls]
-    steps = SPLIT_CFG["steps"]
     observed = f"train_gpt(steps={steps}) called batch_fn {len(calls)} times, with: " + ", ".join(
         f"{k} x{n}" for k, n in _runs(kinds)
+    )
+    assert seen["steps"] == steps, (
+        f"train_gpt(steps={steps}) returned {seen['steps']} training losses: one per step"
+        + ("" if steps else ZERO_STEPS)
     )
     assert kinds[:steps] == ["train"] * steps, (
         f"{observed}; expected {steps} calls on the training split (the first 90% of the tokens), "
@@ -1583,14 +1594,22 @@ def test_batches_come_from_the_right_split():
     )
     assert kinds[steps:] == ["val"] * 8, (
         f"{observed}; after training, val_loss must be measured on 8 batches that batch_fn draws "
-        "from the validation split (the last 10% of the tokens)"
+        "from the validation split (the last 10% of the tokens)" + ("" if steps else ZERO_STEPS)
     )
     val_losses = [cross_entropy(lg, c["y"]) for lg, c in zip(seen["logits"][steps:], calls[steps:])]
     want = sum(val_losses) / len(val_losses)
-    assert abs(seen["val_loss"] - want) < 1e-4, (
-        f"val_loss is {seen['val_loss']:.5f}, but the trained model's mean loss over the 8 "
-        f"validation batches batch_fn returned is {want:.5f}: val_loss is their mean loss (model in eval mode)"
+    assert judge.is_number(seen["val_loss"], want, abs=1e-4), (
+        f"train_gpt(steps={steps}): val_loss is {seen['val_loss']!r}, but the trained model's mean "
+        f"loss over the 8 validation batches batch_fn returned is {want:.5f}: val_loss is their "
+        "mean loss (model in eval mode)" + ("" if steps else ZERO_STEPS)
     )
+
+
+ZERO_STEPS = (
+    ". A run of steps=0 takes no step: no training losses, and val_loss is the initial "
+    "model's, measured after the (empty) loop like any other run's; look at what gathers the "
+    "steps' losses into one tensor, or a validation that only the last step triggers"
+)
 
 
 def _runs(kinds):
