@@ -1333,17 +1333,42 @@ PLAIN_EXTRAS = {
     "note": "\u00e9t\u00e9\n",
 }
 
+# extras named as a checkpoint's own entries are often named (any keyword is an extra's name
+# except path, model and optimizer): a layout that puts extras beside the states loses them
+# or lets them replace a state
+STATE_NAMED_EXTRAS = {
+    "model_state_dict": {"weight": 1},
+    "optimizer_state_dict": "sgd",
+    "model_state": [0.5],
+    "optimizer_state": {"lr": 0.3},
+    "state_dict": (1, 2),
+    "optim_state_dict": 4,
+    "optim": "adam",
+    "opt": 7,
+    "weights": [1.0, 2.0],
+    "params": 2,
+    "state": {"step": 3},
+    "extra": {"epoch": 1},
+    "extras": (),
+    "meta": "m",
+    "metadata": {"a": 1},
+    "kwargs": 5,
+    "checkpoint": 8,
+}
+
 
 @pytest.mark.task("ch04.5")
 def test_the_checkpoint_lives_in_the_file():
-    """save_checkpoint takes a str path and returns it; a copy of the file restores model, optimizer and extras, each plain Python value as the same type (tuples, int keys, inf and nan included)."""
+    """save_checkpoint takes a str path and returns it; a copy of the file restores model, optimizer and extras, each plain Python value as the same type (tuples, int keys, inf and nan included), whatever their names (model_state_dict, state, meta ... too)."""
     extras = {"epoch": 12, "lr": 0.1, "tags": ["warm", "cosine"], "best": {"val": 0.93}, "n": None}
-    extras |= PLAIN_EXTRAS
+    extras |= PLAIN_EXTRAS | STATE_NAMED_EXTRAS
     with because(
         "save_checkpoint to a str path, then load_checkpoint of a copy of that file (the "
         "original deleted) failed: everything must be in the file torch.save wrote, the extras "
         f"({', '.join(PLAIN_EXTRAS)}: tuples, bytes, sets, complex, inf, nan) as they are; "
-        "a text form (json, repr) of them fails or changes their types"
+        "a text form (json, repr) of them fails or changes their types. Extras may also be "
+        f"named like the checkpoint's own entries ({', '.join(STATE_NAMED_EXTRAS)}): an extra "
+        "that shares a dict with the states can replace one"
     ):
         seen = checkpoint_in_the_file(6, extras)
     assert seen["returned"] is not None and Path(seen["returned"]) == Path(seen["path"]), (
@@ -1353,11 +1378,25 @@ def test_the_checkpoint_lives_in_the_file():
     if isinstance(got, dict) and sorted(got, key=repr) == sorted(want, key=repr):
         wrong = [k for k in want if typed(got[k]) != typed(want[k])]
         got, want = {k: got[k] for k in wrong}, {k: want[k] for k in wrong}
+    named = sorted(set(STATE_NAMED_EXTRAS) & set(want))
+    gap = ""
+    if isinstance(got, dict) and set(got) != set(want):
+        lost = [k for k in want if k not in got]
+        added = [k for k in got if k not in want]
+        gap = f" (missing {lost!r}, not given {added!r})"
+        got, want = {k: got[k] for k in added}, {k: want[k] for k in lost}
     assert typed(got) == typed(want), (
-        f"load_checkpoint of a copy of the file returned the extras {got!r}, expected "
+        f"load_checkpoint of a copy of the file returned the extras {got!r}{gap}, expected "
         f"{want!r} (the same values of the same types): torch.save pickles plain Python values "
         "as they are and torch.load(weights_only=True) brings them back; a text form (json, "
         "str) turns tuples into lists, int keys into strings and cannot write inf or nan"
+        + (
+            f". Extras here are named like the checkpoint's own entries ({', '.join(named)}): "
+            "an extra may have any keyword's name, so keep the extras apart from the model's "
+            "and optimizer's states, where no name of theirs can hide or replace one"
+            if named
+            else ""
+        )
     )
     out, out2 = seen["outputs"]
     judge.equal(
