@@ -402,8 +402,8 @@ def test_pairwise_sq_dists_of_a_set_with_itself():
 
 @pytest.mark.task("ch01.2")
 def test_pairwise_sq_dists_with_an_empty_side():
-    """An empty set of points gives an empty (0, M) or (N, 0) matrix, and the same code
-    still measures a non-empty set."""
+    """An empty set of points gives an empty (0, M) or (N, 0) matrix, points with no
+    features (D = 0) an (N, M) matrix of zeros, and the same code still measures a non-empty set."""
     x, y = torch.randn(0, 3, generator=gen(32)), torch.randn(4, 3, generator=gen(33))
     # an empty answer shows only a shape: the same function must also measure real points
     z = torch.randn(2, 3, generator=gen(36))
@@ -421,6 +421,18 @@ def test_pairwise_sq_dists_with_an_empty_side():
             f"tensor of shape {want}: one entry per (row of x, row of y) pair, so none here",
             dtype="float",
         )
+    for n, m in [(3, 2), (0, 2)]:  # D = 0: every distance is a sum over no features
+        a, b = torch.randn(n, 0, generator=gen(37)), torch.randn(m, 0, generator=gen(38))
+        featureless = (
+            f"pairwise_sq_dists(x[{n}, 0], y[{m}, 0]): points with no features (D = 0) are "
+            "all at distance 0 from each other, so out is an [N, M] matrix of zeros (a sum "
+            "over no features is 0, not a missing value); a Python sum or a stack over the "
+            "features has nothing to add or stack here: reduce over the feature axis of an "
+            "[N, M, D] tensor instead"
+        )
+        with because(f"{featureless} (it raised)"):
+            got = sh.pairwise_sq_dists(a, b)
+        judge.equal(got, torch.zeros(n, m), featureless, dtype="float")
 
 
 @probe
