@@ -418,11 +418,21 @@ def served_smoother(lengths, batch, seed):
 @pytest.mark.points(3)
 def test_serve_other_lengths_and_batch():
     """serve returns one output per request, in order, equal to eager, after at most two
-    compilations through the given backend, for another model, batch size and lengths."""
+    compilations through the given backend, for another model, batch size and lengths (no
+    request at all included)."""
     lengths = [9, 6, 12, 6, 40, 15, 18, 21, 24, 27, 30, 9, 33, 2, 47, 50, 3, 64, 12, 70]
     with because("serve(another causal model, 20 batched requests) raised"):
         seen = served_smoother(lengths, 3, 11)
     check_served(seen, smoother_reference, "a Smoother model, 20 requests of batch 3, 17 lengths")
+    no_request = (
+        "an empty sequence is a legal list of requests, and serve then returns an empty list "
+        "(it need compile nothing); look at what reads a first request before the loop"
+    )
+    with because(f"serve(a Smoother model, no request) raised: {no_request}"):
+        _, _, outputs, _, _ = served_smoother([], 3, 11)
+    assert len(outputs) == 0, (
+        f"serve(a Smoother model, no request) returned {len(outputs)} outputs: {no_request}"
+    )
 
 
 @probe
