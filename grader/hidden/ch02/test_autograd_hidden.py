@@ -1750,33 +1750,45 @@ NAMED_FORMS = {  # every form the signature allows, each built from the same (na
 
 
 @probe
-def reachability_given_as(form):
+def reachability_given_as(form, empty=False):
     """reachable_params(loss, named) with named in ``form``: loss = b * 2 + d.sum(), names
-    of two letters (a name unpacked as a pair still splits) in the order bb, aa, dd, cc."""
+    of two letters (a name unpacked as a pair still splits) in the order bb, aa, dd, cc;
+    with ``empty``, the same loss and no pairs at all."""
     a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
     c, d = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
     loss = (b * 2).sum() + d.sum()
-    pairs = [("bb", b), ("aa", a), ("dd", d), ("cc", c)]
+    pairs = [] if empty else [("bb", b), ("aa", a), ("dd", d), ("cc", c)]
     return list(ag.reachable_params(loss, NAMED_FORMS[form](pairs)).items())
 
 
 @pytest.mark.task("ch02.1")
 def test_reachable_params_takes_every_mapping_and_every_iterable_of_pairs():
-    """named_params is any Mapping[str, Tensor] or any iterable of (name, tensor) pairs."""
+    """named_params is any Mapping[str, Tensor] or any iterable of (name, tensor) pairs, an empty one included."""
     want = [("bb", True), ("aa", False), ("dd", True), ("cc", False)]
     for form in NAMED_FORMS:
         check_reachability_given_as(form, want)
+    for form in ("dict", "a list of pairs", "a generator of pairs"):  # and nothing to name
+        check_reachability_given_as(form, [], empty=True)
 
 
-def check_reachability_given_as(form, want):
+def check_reachability_given_as(form, want, empty=False):
+    given = f"an empty {form}" if empty else form
+    nothing = (
+        " (a model without parameters, or a filter that kept none, names nothing: the answer "
+        "is {}, so nothing may assume there is a first pair to unzip or to read a device or "
+        "dtype from)"
+        if empty
+        else ""
+    )
     with because(
-        f"reachable_params(loss, named) raised with named given as {form}: the signature takes "
-        "any Mapping (test isinstance(named, collections.abc.Mapping), not dict) or any "
-        "iterable of (name, tensor) pairs, which may be read only once"
+        f"reachable_params(loss, named) raised with named given as {given}: the signature "
+        "takes any Mapping (test isinstance(named, collections.abc.Mapping), not dict) or any "
+        f"iterable of (name, tensor) pairs, which may be read only once{nothing}"
     ):
-        got = reachability_given_as(form)
+        got = reachability_given_as(form, empty)
     assert got == want, (
-        f"reachable_params(loss = (b*2).sum() + d.sum(), named) with named given as {form} "
+        f"reachable_params(loss = (b*2).sum() + d.sum(), named) with named given as {given} "
         f"gave {got}, expected {want} in the order given: a Mapping's items() are the "
-        "pairs (iterating a Mapping yields its keys only); an iterable of pairs is read once"
+        f"pairs (iterating a Mapping yields its keys only); an iterable of pairs is read once"
+        f"{nothing}"
     )
