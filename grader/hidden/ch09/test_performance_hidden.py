@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from exercises.ch09.test_performance import (  # helpers and probes shared with the public twin
+    CudaSyncAs,
     FakeGPU,
     ms_per_step_on_fake,
     peak_on_fake,
@@ -35,11 +36,22 @@ except ImportError:
 perf = chapter_module("ch09", "performance")
 ref = reference_module("ch09", "performance")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "FakeGPU FakePerfCounter perf_counter_replaced CHEAP_FIRST"
+    "CudaSyncAs FakeGPU FakePerfCounter perf_counter_replaced CHEAP_FIRST"
 )
 
 
 # ---------------------------------------------------------------- probes
+
+
+@probe
+def time_fn_given_sync_on_cuda(kernel_ms, launch_ms, warmup, iters, device):
+    """time_fn(gpu.step, warmup, iters, device, sync=gpu.synchronize, clock=gpu.clock) on a
+    FakeGPU, with torch.cuda.synchronize replaced by a no-op for the call (so calling it too
+    is harmless, and no machine needs CUDA): the Timing and how many times fn ran."""
+    gpu = FakeGPU(kernel_ms, launch_ms)
+    with CudaSyncAs(lambda *args, **kwargs: None):
+        t = perf.time_fn(gpu.step, warmup, iters, device, sync=gpu.synchronize, clock=gpu.clock)
+    return {"timing": t, "calls": gpu.launches}
 
 
 @probe
@@ -294,7 +306,20 @@ def test_time_fn_defaults_work_on_the_cpu():
     "device", ["cuda", "cuda:0", torch.device("cuda")], ids=["cuda", "cuda:0", "torch.device"]
 )
 def test_time_fn_synchronizes_cuda_by_default(device):
-    """Without a sync argument, time_fn on a CUDA device synchronizes with torch.cuda.synchronize."""
+    """Without a sync argument, time_fn on a CUDA device synchronizes with torch.cuda.synchronize; with one, it uses the sync it was given."""
+    with because(f"time_fn(fn, 1, 3, {device!r}, sync=..., clock=...) raised"):
+        seen = time_fn_given_sync_on_cuda(16.0, 4.9, 1, 3, device)
+    judge.number(
+        seen["timing"].median_ms,
+        20.9,
+        f"on device {device!r} with a sync given, time_fn must call that sync before every "
+        f"clock read (a call takes 20.9 ms once it is synchronized; got median "
+        f"{seen['timing'].median_ms:.4g}, with torch.cuda.synchronize a no-op): "
+        "torch.cuda.synchronize is only the default, for when no sync is given, on CUDA as on "
+        "the CPU",
+        abs=1e-6,
+        rel=1e-6,
+    )
     with because(f"time_fn(fn, 1, 3, {device!r}) without sync raised"):
         seen = time_fn_on_fake(16.0, 4.9, 1, 3, device=device, default_sync=True)
     t = seen["timing"]
