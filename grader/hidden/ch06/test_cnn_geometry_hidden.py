@@ -435,9 +435,25 @@ def axis_rule(size, k, s, p, d):
     return None if size + 2 * p < span else (size + 2 * p - span) // s + 1
 
 
+# (size, kernel, stride, padding, dilation) past what a float holds exactly (2**53): sizes,
+# paddings and dilations are Python ints and the count is exact integer arithmetic, where a
+# float division rounds the numerator. Each sits beside a 3-pixel axis, so every size and
+# the bytes of a float32 tensor of that shape stay below 2**63 (torch's int64 shapes hold them)
+HUGE_AXES = (
+    (2**53 + 2, 1, 1, 0, 1),
+    (2**53 + 6, 3, 2, 1, 2),
+    (10**17 + 7, 3, 3, 1, 1),
+    (2**59 + 3, 5, 7, 2, 3),
+    (1, 3, 1, 2**58, 1),  # a huge padding around one pixel
+    (5, 3, 1, 0, 2**61),  # a dilated kernel of 2**62 + 1 pixels: too small
+)
+SMALL_AXIS = (3, 3, 1, 0, 1)  # one window
+
+
 def sweep_calls():
     """(args, expected) for every configuration of AXIS_SWEEP as ints, and for each too small
-    one on the height and on the width alone; expected is None where ValueError is due."""
+    one on the height and on the width alone; then each of HUGE_AXES beside SMALL_AXIS, on
+    either axis; expected is None where ValueError is due."""
     fits = [a for a in AXIS_SWEEP if axis_rule(*a) is not None]
     calls = []
     for i, a in enumerate(AXIS_SWEEP):
@@ -447,6 +463,11 @@ def sweep_calls():
             other = fits[(5 * i) % len(fits)]
             calls.append(((a[0], other[0], *zip(a[1:], other[1:])), None))
             calls.append(((other[0], a[0], *zip(other[1:], a[1:])), None))
+    for a in HUGE_AXES:
+        for first, second in ((a, SMALL_AXIS), (SMALL_AXIS, a)):
+            want = (axis_rule(*first), axis_rule(*second))
+            args = (first[0], second[0], *zip(first[1:], second[1:]))
+            calls.append((args, None if None in want else want))
     return calls
 
 
@@ -476,7 +497,7 @@ def output_sizes_or_refusals(calls):
 @pytest.mark.task("ch06.2")
 @pytest.mark.points(2)
 def test_every_small_configuration_follows_the_rule():
-    """On every small configuration, as ints and on either axis alone, conv2d_output_hw raises ValueError exactly when the padded input is smaller than the dilated kernel, and otherwise returns nn.Conv2d's size."""
+    """On every small configuration, as ints and on either axis alone, and on sizes, paddings and dilations past 2**53, conv2d_output_hw raises ValueError exactly when the padded input is smaller than the dilated kernel, and otherwise returns nn.Conv2d's size."""
     calls = sweep_calls()
     with because(
         f"conv2d_output_hw raised something other than ValueError on one of {len(calls)} small "
@@ -484,10 +505,21 @@ def test_every_small_configuration_follows_the_rule():
         "edge of fitting)"
     ):
         seen = output_sizes_or_refusals([args for args, _ in calls])
-    wrong = {"returned": [], "refused": [], "size": []}
+    wrong = {"returned": [], "refused": [], "size": [], "huge": []}
     for (args, want), (kind, got) in zip(calls, seen):
         shown = f"conv2d_output_hw{args}"
-        if want is None and kind == "returned":
+        huge = max(v for a in args for v in (a if isinstance(a, tuple) else (a,))) > 2**50
+        if huge:
+            if want is None:
+                ok = kind == "ValueError"
+            else:
+                ok = kind == "returned" and isinstance(got, (tuple, list)) and tuple(got) == want
+            if not ok:
+                wrong["huge"].append(
+                    f"{shown} {'returned ' + repr(got) if kind == 'returned' else 'raised ' + kind}"
+                    f", nn.Conv2d's rule gives {'ValueError' if want is None else want}"
+                )
+        elif want is None and kind == "returned":
             wrong["returned"].append(f"{shown} returned {got!r}{too_small_axis(args)}")
         elif want is not None and kind != "returned":
             wrong["refused"].append(f"{shown} raised ValueError ({got}), nn.Conv2d gives {want}")
@@ -510,6 +542,12 @@ def test_every_small_configuration_follows_the_rule():
         f"{len(wrong['size'])} sizes differ from nn.Conv2d's, e.g. {'; '.join(wrong['size'][:3])}: "
         "out = (size + 2*padding - dilation*(kernel-1) - 1) // stride + 1 on each axis"
         if wrong["size"]
+        else "",
+        f"{len(wrong['huge'])} configurations with sizes, paddings or dilations past 2**53 "
+        f"went wrong, e.g. {'; '.join(wrong['huge'][:2])}: the arguments are Python ints of any "
+        "size and the rule is exact integer arithmetic (//); a float division (a / b, then "
+        "math.floor, math.ceil or int) rounds a numerator past 2**53"
+        if wrong["huge"]
         else "",
     ]
     assert not any(found), " | ".join(f for f in found if f)
