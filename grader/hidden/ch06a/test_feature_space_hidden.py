@@ -496,35 +496,46 @@ EDGE_MASKS = {  # (B, T): masks with an empty (all-padding) row wherever the siz
     (1, 2): ([[False, True]], [[True, False]]),
     (2, 2): ([[True, False], [False, False]],),
     (3, 1): ([[False], [True], [True]],),
+    (0, 3): ([],),  # a batch of no examples
+    (2, 0): ([[], []],),  # examples of no positions: every row empty
 }
 
 
 def check_scores_at_the_edges():
     """sequence_scores with B, T or E of 1 and padded (even empty) rows, with and without a head:
-    shape (B,), the mean of the valid positions' scores, 0 for a row with none."""
+    shape (B,), the mean of the valid positions' scores, 0 for a row with none; a batch of
+    no examples (B == 0) gives shape (0,), examples of no positions (T == 0) give 0 each."""
     for (b, t), masks in EDGE_MASKS.items():
-        for e in (1, 3):
+        for e in (1, 3) if b * t else (3,):
             x = torch.randn(b, t, e, generator=gen(b * 10 + t * 3 + e)) + 2.0
             for rows in masks:
-                mask = torch.tensor(rows)
+                mask = torch.tensor(rows, dtype=torch.bool).view(b, t)
                 padded = padded_with(x, mask, 1e4)
                 for kind in (None, "linear"):
                     what = (
                         f"sequence_scores(x[{b}, {t}, {e}], mask={rows}"
                         f"{'' if kind is None else ', a ' + kind + ' head'})"
                     )
-                    with because(f"{what} raised"):
+                    empty = (
+                        ""
+                        if b * t
+                        else f" (a batch of {'no examples' if b == 0 else 'examples of no positions'}"
+                        ": legal tensors, as the last batch of a filtered dataset can be; a "
+                        "result put together from per-example pieces with torch.stack or "
+                        "torch.cat has nothing to join when B == 0)"
+                    )
+                    with because(f"{what} raised{empty}"):
                         got = (
                             fs.sequence_scores(padded, mask)
                             if kind is None
                             else scores_with_head(padded, mask, kind, seed=e)
                         )
                     head = (lambda v: v.mean()) if kind is None else make_head(kind, e, seed=e)
-                    want = loop_scores(x, mask, head)
+                    want = loop_scores(x, mask, head) if b else torch.zeros(0)
                     assert isinstance(got, torch.Tensor) and tuple(got.shape) == (b,), (
                         f"{what} returned {brief(got)}: one score per example, shape ({b},), "
                         "whatever B and T are (drop only the head's own size-1 axis: a squeeze "
-                        "of every size-1 axis also removes B or T when they are 1)"
+                        f"of every size-1 axis also removes B or T when they are 1){empty}"
                     )
                     assert judge.is_close(got, want, atol=1e-4, rtol=1e-4), (
                         f"{what} returned {got.tolist()}, expected {want.tolist()} (padding "
