@@ -547,7 +547,8 @@ def on_the_bound(i):
     constant channel's std 0 lies exactly on the lower bound. Every number is dyadic with few bits
     and every channel is either two values or one value repeated, so any way of computing the
     means, a constant channel's std and the distance (any summation order, Welford's update,
-    float32 or float64, |m - mu| <= tol * s or |m - mu| / s <= tol) gives them exactly; the std
+    float32 or float64, |m - mu| <= tol * s or, for these s > 0, |m - mu| / s <= tol) gives
+    them exactly; the std
     of a pair sits well inside the band, unbiased or biased."""
     g = torch.Generator().manual_seed(500 + i)
     pairs = i % 2 == 0  # two values per channel (tol < 1 allowed) or constant channels (tol >= 1)
@@ -594,6 +595,42 @@ def on_the_bound(i):
     return x.to(dtype).contiguous(), fields, "; ".join(notes)
 
 
+def constant_channels_case(i):
+    """Draw i of the contracts that expect one or more constant channels (channel_std 0, as a
+    mask or alpha channel has): (batch, contract fields, the order the batch holds them in).
+    The batch holds every contract channel, the constant ones as that exact value repeated
+    (dyadic, so its mean is exact and its std exactly 0 in any dtype and summation order),
+    the others as two values m +- 13/16 s (std 1.15 s unbiased, 0.81 s biased: inside a band
+    of tol >= 0.25); about half
+    the cases hold the channels in another order. Each constant channel's limit is
+    tol * 0 = 0 and its distance exactly 0: on the bound, so it fits."""
+    g = torch.Generator().manual_seed(700 + i)
+    c = 1 + i % 4
+    dtype = (torch.float32, torch.float64)[i // 4 % 2]
+    tol = (0.25, 0.5, 1.0)[int(torch.randint(3, (), generator=g))]
+    means = [int(v) / 8 for v in torch.randperm(33, generator=g)[:c] - 16]  # distinct
+    stds = [2.0 ** int(k) for k in torch.randint(-3, 2, (c,), generator=g)]
+    constant = torch.rand(c, generator=g) < 0.5
+    constant[int(torch.randint(c, (), generator=g))] = True  # at least one
+    stds = [0.0 if z else s for z, s in zip(constant.tolist(), stds)]
+    order = torch.randperm(c, generator=g).tolist() if i % 2 else list(range(c))
+    n, h, w = ((2, 1, 1), (1, 1, 2), (1, 2, 1))[i % 3]
+    columns = []
+    for k in order:  # batch channel j holds contract channel order[j]
+        d = 13 / 16 * stds[k]
+        pair = torch.tensor([means[k] + d, means[k] - d], dtype=torch.float64)
+        columns.append(pair.view(n, h, w))
+    x = torch.stack(columns, dim=1).to(dtype)
+    fields = dict(
+        dtype=dtype,
+        value_range=(-64.0, 64.0),
+        channel_mean=tuple(means),
+        channel_std=tuple(stds),
+        tol=tol,
+    )
+    return x, fields, order
+
+
 @pytest.mark.task("ch05a.2")
 @pytest.mark.points(1)  # one of its two points went to the decades-of-std test
 def test_the_tolerance_boundary_on_both_sides():
@@ -630,6 +667,24 @@ def test_the_tolerance_boundary_on_both_sides():
             "'within tol' is a closed band, its ends included, like the value range. These "
             "numbers are exact in float32 and float64 (no rounding moved them): look at how the "
             "distance is compared with the limit"
+        )
+    for i in range(8):  # a contract channel that never varies: limit tol * 0 = 0, distance 0
+        x, fields, order = constant_channels_case(i)
+        want = kinds(ref.check_contract(x, ref.Contract(**fields)))
+        with because(
+            f"check_contract raised on a contract with channel_std {fields['channel_std']}"
+        ):
+            found = violations(x, **fields)
+        assert kinds(found) == want, (
+            f"check_contract on a {x.dtype} batch {tuple(x.shape)} against channel_mean "
+            f"{list(fields['channel_mean'])}, channel_std {list(fields['channel_std'])} and tol "
+            f"{fields['tol']:g}, the batch holding the contract's channels in the order {order} "
+            f"(each constant channel exactly its expected value, std exactly 0), gave {found}, "
+            f"expected the kinds {sorted(want)}: a contract channel with std 0 (a mask or alpha "
+            "channel never varies) has the limit tol * 0 = 0, and a batch channel exactly at its "
+            "mean with std 0 lies on that bound, so it fits. Dividing the distance by the "
+            "expected std instead of multiplying the limit by it gives 0 / 0 = nan there, which "
+            "fits nothing"
         )
 
 
