@@ -967,6 +967,8 @@ LABEL_FORMS = ("int", "0-d tensor", "vector", "matrix")
 
 @pytest.mark.task("ch05a.3")
 @examples(25)
+@example(lead=[0], h=3, w=3, form="vector", dtype=torch.uint8, seed=1)  # a batch of no images
+@example(lead=[0, 3], h=2, w=4, form="matrix", dtype=torch.float32, seed=2)
 @given(
     lead=st.lists(st.integers(1, 3), max_size=2),
     h=st.integers(1, 4),
@@ -976,14 +978,20 @@ LABEL_FORMS = ("int", "0-d tensor", "vector", "matrix")
     seed=st.integers(0, 10_000),
 )
 def test_flip_matches_the_reference_on_generated_images(lead, h, w, form, dtype, seed):
-    """flip_with_label matches the reference for any image, dtype and label (int or tensor of any shape)."""
+    """flip_with_label matches the reference for any image, dtype and label (int or tensor of any shape, a batch of none included)."""
     g = torch.Generator().manual_seed(seed)
     image = torch.randint(0, 256, (*lead, h, w), generator=g).to(dtype)
     n_labels = lead[0] if lead else 1
     shape = {"int": (), "0-d tensor": (), "vector": (n_labels,), "matrix": (n_labels, 2)}[form]
     labels = torch.randint(0, 4, shape, generator=g)
     label = int(labels) if form == "int" else labels
-    flipped, new, unchanged = flip_observed(image, label)
+    with because(
+        f"flip_with_label raised on a {dtype} image of shape {tuple(image.shape)} with the "
+        f"{form} label {brief(label)}: a batch may hold no images and no labels (the last "
+        "batch of a filtered dataset); mirror and map it like any other, without building the "
+        "result from a list of per-label pieces"
+    ):
+        flipped, new, unchanged = flip_observed(image, label)
     want_image, want_label = ref.flip_with_label(image, label)
     assert flipped.dtype == dtype and judge.is_equal(flipped, want_image), (
         f"flip_with_label on a {dtype} image of shape {tuple(image.shape)} must return the same "
@@ -996,8 +1004,10 @@ def test_flip_matches_the_reference_on_generated_images(lead, h, w, form, dtype,
         )
     else:
         assert isinstance(new, torch.Tensor) and new.dtype == torch.int64, (
-            f"flip_with_label with a {form} label {brief(label)} returned {brief(new)}: a label "
-            "tensor comes back as an int64 tensor"
+            f"flip_with_label with a {form} label {brief(label)} of shape {tuple(label.shape)} "
+            f"returned {brief(new)}: a label tensor comes back as an int64 tensor, also when it "
+            "holds no labels (torch.tensor([]) of an empty list is float32: map the labels on "
+            "the tensor itself, or give the new tensor the label's dtype)"
         )
         assert tuple(new.shape) == tuple(label.shape), (
             f"flip_with_label with a {form} label of shape {tuple(label.shape)} returned a label "
