@@ -17,6 +17,7 @@ import dataclasses
 from typing import NamedTuple
 
 import torch
+from torch.utils._pytree import tree_flatten
 
 from harness.ownership import IMMUTABLE
 
@@ -192,12 +193,15 @@ _TOLERANCE = {
 
 
 def difference(
-    a, b, where: str = "the result", depth: int = 0, numbers: bool = False
+    a, b, where: str = "the result", depth: int = 0, numbers: bool = False, inputs: float = 0.0
 ) -> str | None:
     """Where two results of the same call on the same values differ beyond a reduction's
     rounding (None if nowhere): tensors by shape, dtype and value, containers by their
     items, numbers within rounding; what cannot be compared (a figure, an object) is not.
-    With ``numbers``, an int and a float of the same value are the same."""
+    With ``numbers``, an int and a float of the same value are the same. ``inputs`` is the
+    largest magnitude among the call's inputs: a result far smaller than its inputs
+    (x - mean on data far from zero) carries their rounding, so differences within 16 ulps
+    of it are rounding too."""
     if numbers and type(a) in (int, float) and type(b) in (int, float) and type(a) is not type(b):
         a, b = float(a), float(b)
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
@@ -211,7 +215,8 @@ def difference(
         if a.is_floating_point() or a.is_complex():
             tol = _TOLERANCE.get(a.dtype, 1e-4)
             scale = a.abs().nan_to_num(0, 0, 0).amax().item() if a.numel() else 0.0
-            if torch.allclose(a, b, rtol=tol, atol=tol * max(scale, 1e-6), equal_nan=True):
+            atol = max(tol * max(scale, 1e-6), 16 * torch.finfo(a.dtype).eps * inputs)
+            if torch.allclose(a, b, rtol=tol, atol=atol, equal_nan=True):
                 return None
         elif torch.equal(a, b):
             return None
@@ -232,7 +237,7 @@ def difference(
         fields = getattr(a, "_fields", None) or range(len(a))
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             name = f"{where}.{fields[i]}" if isinstance(fields, tuple) else f"{where}[{i}]"
-            found = difference(x, y, name, depth + 1, numbers)
+            found = difference(x, y, name, depth + 1, numbers, inputs)
             if found:
                 return found
         return None
@@ -240,7 +245,7 @@ def difference(
         if list(a) != list(b):
             return f"{where}: keys {list(a)} vs {list(b)}"
         for k in a:
-            found = difference(a[k], b[k], f"{where}[{k!r}]", depth + 1, numbers)
+            found = difference(a[k], b[k], f"{where}[{k!r}]", depth + 1, numbers, inputs)
             if found:
                 return found
         return None
@@ -252,7 +257,21 @@ def difference(
                 f"{where}.{f.name}",
                 depth + 1,
                 numbers,
+                inputs,
             )
             if found:
                 return found
     return None
+
+
+def largest_input(args, kwargs) -> float:
+    """The largest finite magnitude among the floating-point tensors of a call's arguments
+    (0.0 if none): the scale their rounding is measured against."""
+    leaves, _ = tree_flatten((args, kwargs))
+    largest = 0.0
+    for t in leaves:
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel():
+            if t.device.type == "meta":
+                continue
+            largest = max(largest, t.detach().abs().nan_to_num(0, 0, 0).amax().item())
+    return largest

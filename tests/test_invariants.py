@@ -627,6 +627,26 @@ def test_a_one_dim_argument_is_laid_out_strided_and_inside_lists_too():
     assert "`xs`[0] held the same values as every other element of a wider tensor" in text
 
 
+def test_rounding_bounded_by_the_inputs_size_is_not_a_layout_difference():
+    # F.batch_norm takes x * a + b on contiguous memory and (x - mean) * a on other layouts:
+    # on data far from zero the two differ by ~1e-3 at results near 1, a few ulps of 1e4
+    x = (torch.randn(8, 2, 4, generator=torch.Generator().manual_seed(0)) * 0.1 + 1e4).float()
+    mean, var = x.double().mean((0, 2)).float(), x.double().var((0, 2)).float()
+
+    def standardize(x):
+        return torch.nn.functional.batch_norm(x, mean, var, training=False, eps=0.0)
+
+    run(standardize, x)
+
+    def from_memory(x):  # a real layout mistake on the same data is still caught
+        raw = torch.as_strided(x, x.shape, x.contiguous().stride(), x.storage_offset())
+        return standardize(raw)
+
+    text = broken(from_memory, x)
+    assert "works on contiguous tensors, but when `x` held" in text
+    assert "the values differ" in text
+
+
 def test_a_layout_free_function_passes_and_is_called_again_once_per_input_signature():
     calls = []
 
