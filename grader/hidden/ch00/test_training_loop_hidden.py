@@ -657,6 +657,34 @@ def test_classify_on_both_sides_of_each_boundary(boundary):
         )
 
 
+ZIGZAG_PLACES = ("first", "middle", "last")
+
+
+def part_zigzag(start, ratio, steps):
+    """A zigzag that climbs twice and drops back to its level, over and over, across 55%..65%
+    of the steps, confined to the curve's first, middle or last part (``ratio`` picks which,
+    and the share, swing and end), beside a gentle steady fall over the other steps to
+    82%..95% of the start: well over a third of all the steps rise (about 40%), and the
+    curve ends about where it started."""
+    place = min(int(ratio * 3), 2)
+    sub = ratio * 3 - place
+    n = steps - 1  # the steps between points
+    periods = math.ceil((0.55 + 0.1 * sub) * n / 3)  # each: up, up, back down to the level
+    zig = 3 * periods
+    drift = n - zig
+    before = {"first": 0, "middle": drift // 2, "last": drift}[ZIGZAG_PLACES[place]]
+    fall = (0.82 + 0.13 * sub) ** (1 / drift)
+    swing = 0.03 + 0.07 * sub
+    out, level = [start], start
+    for k in range(n):
+        if before <= k < before + zig:  # inside the zigzag: up, up, back down to the level
+            out.append(level * (1 + swing * (((k - before) % 3 + 1) % 3)))
+        else:
+            level *= fall
+            out.append(level)
+    return out
+
+
 def clear_cut_curve(kind, start, ratio, steps):
     """A curve whose name the reading fixes: (losses, expected name)."""
     if kind == "decay":
@@ -669,6 +697,8 @@ def clear_cut_curve(kind, start, ratio, steps):
         return zigzag(start, 0.9 + 0.2 * ratio, 0.1 + 0.2 * ratio, steps | 1), "oscillating"
     if kind == "rising-zigzag":  # ends 1.2x..2.4x: never fell; "far above" may be read either way
         return zigzag(start, 1.2 + 1.2 * ratio, 0.1 + 0.2 * ratio, steps | 1), "oscillating"
+    if kind == "part-zigzag":  # first, middle or last part: the rises count on the whole curve
+        return part_zigzag(start, ratio, steps), "oscillating"
     curve, _ = clear_cut_curve("growth", start, ratio, steps)
     return curve + [float("inf"), float("nan")][: 1 + int(ratio > 0.5)], "diverging"
 
@@ -686,8 +716,14 @@ def clear_cut_curve(kind, start, ratio, steps):
 # zigzags that end above their start without being far above it, every run
 @example(kind="rising-zigzag", log_start=0.5, ratio=0.5, steps=20, log_scale=3)
 @example(kind="rising-zigzag", log_start=-2.0, ratio=0.0, steps=9, log_scale=-6)
+# zigzags confined to the first, the middle and the last part of the curve, every run
+@example(kind="part-zigzag", log_start=1.0, ratio=0.1, steps=18, log_scale=3)
+@example(kind="part-zigzag", log_start=0.0, ratio=0.4, steps=30, log_scale=-3)
+@example(kind="part-zigzag", log_start=-1.0, ratio=0.9, steps=24, log_scale=6)
 @given(
-    kind=st.sampled_from(["decay", "crawl", "growth", "zigzag", "rising-zigzag", "overflow"]),
+    kind=st.sampled_from(
+        ["decay", "crawl", "growth", "zigzag", "rising-zigzag", "part-zigzag", "overflow"]
+    ),
     log_start=st.floats(-4, 4),
     ratio=st.floats(0, 1),
     steps=st.integers(8, 40),
@@ -706,6 +742,18 @@ def test_classify_generated_curves_by_ratio_only(kind, log_start, ratio, steps, 
             "never slow or converging, which both need a fall. Look at what the oscillating "
             "check asks of the end: that the curve has not clearly fallen, not that it ended "
             "close to where it started"
+        )
+    elif kind == "part-zigzag":
+        steps_up = sum(b > a for a, b in zip(losses, losses[1:]))
+        place = ZIGZAG_PLACES[min(int(ratio * 3), 2)]
+        assert got == expected, (
+            f"classify_curve said {got!r} for a {len(losses)}-point curve from {losses[0]:.4g} "
+            f"to {losses[-1]:.4g} ({losses[-1] / losses[0]:.2f} of its start) that zigzags "
+            f"in its {place} part and falls gently elsewhere: {steps_up} of its "
+            f"{len(losses) - 1} steps rise, so it goes up and down repeatedly without a clear "
+            "fall: oscillating. Count the rises over every step of the curve, not over a "
+            "window of it (its first or second half, its last few steps): a zigzag anywhere "
+            "is part of the curve's shape"
         )
     else:
         assert got == expected, (
