@@ -104,7 +104,8 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     1-element, and same-byte tensors of other dtypes or shapes all change the fingerprint,
     shapes whose sizes run together read alike ((1, 11) and (11, 1)) and lists grouping the
     same tensors otherwise included; so do int keys of any size, string keys whose text
-    spells out a nested dict, and lists, tuples and dicts (empty ones too) nested otherwise."""
+    spells out a nested dict, and lists, tuples and dicts (empty ones too) nested otherwise;
+    equal values held in another dtype (bfloat16 against float32, int8 against int64) too."""
     sd = {"a.weight": torch.ones(2, 2), "b.weight": torch.ones(2, 2)}
     renamed = {"a.weight": torch.ones(2, 2), "c.weight": torch.ones(2, 2)}
     assert rg.fingerprint(sd) != rg.fingerprint(renamed), (
@@ -163,6 +164,7 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     assert_framed()
     assert_containers_framed()
     assert_keys_read_back_one_way()
+    assert_equal_values_in_every_dtype_apart()
 
 
 DTYPES = [
@@ -543,6 +545,34 @@ def assert_framed():
             "they differ in shape, dtype or grouping. Write every part so it can be read back "
             "one way only: the shape as a delimited tuple (not its sizes run together, "
             "'111' is (1, 11) and (11, 1)), each container with its kind and length"
+        ),
+    )
+
+
+def assert_equal_values_in_every_dtype_apart():
+    """The same values held in each of ten dtypes get ten different digests: seeded draws of
+    0s and 1s (which every dtype holds, bool included) and of small integers (which all the
+    others hold exactly), in several shapes, empty and 0-d included. A dtype change that
+    keeps every value (bfloat16 or float16 against float32, int8 against int64) is still a
+    change of dtype."""
+    gen = torch.Generator().manual_seed(23)
+    tensors, kinds = [], []
+    for shape, high in (((), 2), ((0,), 2), ((2, 3), 2), ((5,), 100), ((3, 1, 2), 100)):
+        values = torch.randint(0, high, shape, generator=gen)
+        for dtype in EVERY_DTYPE if high == 2 else EVERY_DTYPE[:-1]:  # bool holds 0 and 1 only
+            tensors.append(values.to(dtype))
+            kinds.append((shape, repr(values.tolist()), dtype))
+    with because("fingerprint raised on a small tensor of one of the ten common dtypes"):
+        digests = fingerprints_of(tensors)
+    assert_digests_apart(
+        [(kind, f"{kind[1]} as {kind[2]} (shape {kind[0]})") for kind in kinds],
+        digests,
+        lambda name, other, digest: (
+            f"fingerprint gave {name} and {other} the same digest {brief(digest)}: the values "
+            "are equal, but a dtype change that keeps every value is still a change of dtype. "
+            "Hash the dtype of the tensor you were given with its own bytes; a tensor converted "
+            "to a wider dtype on the way (for numpy, or for one common type) reports the wider "
+            "one"
         ),
     )
 
