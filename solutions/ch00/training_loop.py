@@ -21,7 +21,9 @@ class TrainResult(NamedTuple):
 def gradient_at(w: float, x: float, target: float) -> float:
     """d/dw of (x*w - target)**2 at ``w``, obtained with autograd. Returns a Python float."""
     w_t = torch.tensor(float(w), requires_grad=True)
-    loss = (x * w_t - target) ** 2
+    # floats before x and target meet the tensor: torch reads a Python int as an int64,
+    # which holds no int of 2**63 or more
+    loss = (float(x) * w_t - float(target)) ** 2
     loss.backward()
     return w_t.grad.item()
 

@@ -12,7 +12,7 @@ import torch
 def gradient_at(w: float, x: float, target: float) -> float:
     """d/dw of (x*w - target)**2 at ``w``, obtained with autograd. Returns a Python float."""
     weight = torch.tensor(float(w), dtype=torch.float64, requires_grad=True)
-    squared_error = torch.square(weight * x - target)
+    squared_error = torch.square(weight * float(x) - float(target))  # an int may pass int64
     (slope,) = torch.autograd.grad(squared_error, (weight,))
     return float(slope)
 
