@@ -4,6 +4,7 @@ public ones. Messages state the violated property, not the test."""
 import itertools
 import math
 import random
+import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -105,7 +106,8 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     shapes whose sizes run together read alike ((1, 11) and (11, 1)) and lists grouping the
     same tensors otherwise included; so do int keys of any size, string keys whose text
     spells out a nested dict, and lists, tuples and dicts (empty ones too) nested otherwise;
-    equal values held in another dtype (bfloat16 against float32, int8 against int64) too."""
+    equal values held in another dtype (bfloat16 against float32, int8 against int64) too.
+    Every digest is a SHA-256 hex digest (64 lowercase hex characters)."""
     sd = {"a.weight": torch.ones(2, 2), "b.weight": torch.ones(2, 2)}
     renamed = {"a.weight": torch.ones(2, 2), "c.weight": torch.ones(2, 2)}
     assert rg.fingerprint(sd) != rg.fingerprint(renamed), (
@@ -491,9 +493,17 @@ def shown(obj):
 
 
 def assert_digests_apart(items, digests, collision):
-    """``items`` are (kind, name) pairs fingerprinted as ``digests``: each digest is a string,
-    and two items share one only if they are of one kind; ``collision(name, other, digest)``
-    says what went wrong when they do not."""
+    """``items`` are (kind, name) pairs fingerprinted as ``digests``: each digest is a SHA-256
+    hex digest (64 lowercase hex characters), and two items share one only if they are of one
+    kind; ``collision(name, other, digest)`` says what went wrong when they do not."""
+    for (_, name), digest in zip(items, digests):
+        assert isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest), (
+            f"fingerprint of {name} returned {brief(digest)}"
+            + (f" ({len(digest)} characters)" if isinstance(digest, str) else "")
+            + ": the contract's digest is a SHA-256 hex digest, what hashlib.sha256's "
+            "hexdigest() returns: 64 lowercase hexadecimal characters. Another hash function "
+            "(md5, sha1), a shortened digest or other letters is another fingerprint"
+        )
     first = {}
     for (kind, name), digest in zip(items, digests):
         seen = first.setdefault(digest, (kind, name)) if isinstance(digest, str) else (None, None)
