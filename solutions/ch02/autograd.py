@@ -119,9 +119,12 @@ class _CutRecorder(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
         inputs, _ = tree_flatten((args, kwargs))
-        if any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
+        # Asked before the call: an in-place op (detach_, requires_grad_(False)) changes its
+        # input, which then no longer requires grad, though it did when the op took it.
+        took_grad = any(isinstance(t, Tensor) and t.requires_grad for t in inputs)
+        out = func(*args, **kwargs)
+        if took_grad:
             name = _op_name(func)
             outputs = out if isinstance(out, (list, tuple)) else [out]
             keeps_path = any(isinstance(o, Tensor) and o.requires_grad for o in outputs)

@@ -36,9 +36,10 @@ class _GraphCutWatcher(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = {} if kwargs is None else kwargs
-        result = func(*args, **kwargs)
         inputs, _ = tree_flatten((args, kwargs))
-        if not any(isinstance(v, Tensor) and v.requires_grad for v in inputs):
+        on_path = [isinstance(v, Tensor) and v.requires_grad for v in inputs]  # before: an
+        result = func(*args, **kwargs)  # in-place op (detach_) may take the flag away
+        if not any(on_path):
             return result  # nothing here was on a gradient path to begin with
         label = resolve_name(func) or getattr(func, "__name__", None) or repr(func)
         label = label.removesuffix(".__get__")  # torch.Tensor.data.__get__ -> torch.Tensor.data

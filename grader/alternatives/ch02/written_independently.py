@@ -128,12 +128,14 @@ class _CutRecorder(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        # Whether the graph fed this call is asked before it runs: an in-place op such as
+        # detach_ takes requires_grad away from the very tensor it was given.
+        fed_by_graph = any(
+            isinstance(t, Tensor) and t.requires_grad for t in _flatten((args, kwargs))
+        )
         result = func(*args, **kwargs)
         name = _op_name(func)
         if name.strip("_") not in _NEVER_CUTS:
-            fed_by_graph = any(
-                isinstance(t, Tensor) and t.requires_grad for t in _flatten((args, kwargs))
-            )
             if fed_by_graph and _left_the_graph(result):
                 self.cuts.append(Cut(name, _caller_location()))
         return result

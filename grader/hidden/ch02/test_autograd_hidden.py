@@ -718,6 +718,11 @@ def program(w, x, codes):
             h = h * h.new_tensor([1.0, 2.0, 0.5])
         elif code == 39:
             h = h + h.new_empty_strided(h.shape, h.stride()).fill_(0.0)
+        # in place: the op changes the tensor it took, which required grad until then
+        elif code == 40:
+            h.detach_()  # h is never w, nor a view: every step above makes a new tensor
+        elif code == 41:
+            h = h * torch.full((3,), 2.0, requires_grad=True).requires_grad_(False)
     return h
 
 
@@ -762,8 +767,11 @@ STEPS = [
     "new_zeros",
     "new_tensor",
     "new_empty_strided",
+    "detach_",
+    "requires_grad_",
 ]
-SHAPE_ONLY = {"zeros_like", "new_ones", *STEPS[STEPS.index("empty_like") :]}
+SHAPE_ONLY = {"zeros_like", "new_ones", *STEPS[STEPS.index("empty_like") : STEPS.index("detach_")]}
+IN_PLACE = {"detach_", "requires_grad_"}
 
 
 def program_args():
@@ -847,6 +855,16 @@ def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
             if len(found) < len(want) and len(set(steps)) < len(steps)
             else ""
         )
+        in_place = (
+            f". The program runs {sorted(IN_PLACE.intersection(steps))}, which change the "
+            "tensor they take: when such an op takes a tensor that requires grad and leaves it "
+            "one that does not, it is a cut like detach (an in-place update after which the "
+            "tensor still requires grad, an optimizer step, is none), so whether an input "
+            "required grad is a question about the moment the op took it, not about the input "
+            "once the op has run"
+            if IN_PLACE.intersection(steps) and len(found) < len(want)
+            else ""
+        )
         assert len(found) == len(want) and all(
             w.strip("_") in g for g, w in zip(got_ops, want_ops)
         ), (
@@ -854,7 +872,8 @@ def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
             "call whose input required grad and whose real-valued result (tensor, Python float "
             "or list, numpy array) does not, one Cut per operation however many values or "
             "tensors it returns; integer results, shape-only constructors and calls on tensors "
-            f"that no longer require grad are not cuts{shape_only}{repeated}"
+            "that no longer require grad when the call takes them are not cuts"
+            f"{shape_only}{repeated}{in_place}"
         )
         for g, w in zip(found, want):
             assert points_at(g, int(line_of(w)), HERE), (
