@@ -844,27 +844,54 @@ OFFSETS = {
 }
 
 
-def offset_trace(norm, num_features, sizes, seed, dtype, offset, spread):
+# How a trace's forwards run (grad mode, and whether the input requires grad): "graph" is
+# the ordinary training step; in the others no graph is recorded, yet a module in training
+# mode still updates its running statistics (BatchNorm1d does: self.training decides)
+GRAD_MODES = {
+    "graph": "with gradients (input requires grad, backward run)",
+    "no_grad": "under torch.no_grad()",
+    "inference_mode": "under torch.inference_mode()",
+    "input_without_grad": "with grad mode on and an input that does not require grad",
+    "enable_grad": "under torch.enable_grad() inside torch.no_grad() (input requires grad)",
+}
+
+
+def offset_trace(norm, num_features, sizes, seed, dtype, offset, spread, mode="graph"):
     """trace_norm's observations of ``norm`` on norm_batches moved to offset + spread * randn
-    (eval batch included)."""
+    (eval batch included; not moved where offset is None), every forward run in ``mode``
+    (GRAD_MODES; gradients only where a graph is recorded, None elsewhere)."""
     train, weights, x_eval, w_eval = norm_batches(num_features, sizes, seed, dtype)
-    train = [offset + spread * (x - 2) / 3 for x in train]
-    x_eval = offset + spread * x_eval
+    if offset is not None:
+        train = [offset + spread * (x - 2) / 3 for x in train]
+        x_eval = offset + spread * x_eval
+    graph = mode in ("graph", "enable_grad")
+
+    def forward(x, w):
+        x = x.clone().requires_grad_(graph)
+        if mode == "no_grad":
+            with torch.no_grad():
+                out = norm(x)
+        elif mode == "inference_mode":
+            with torch.inference_mode():
+                out = norm(x)
+        elif mode == "enable_grad":
+            with torch.no_grad(), torch.enable_grad():
+                out = norm(x)
+        else:
+            out = norm(x)
+        if graph:
+            (out * w).sum().backward()
+        return out.detach().clone(), None if x.grad is None else x.grad.clone()
+
     seen = {"out": [], "grad": [], "mean": [], "var": []}
     for x, w in zip(train, weights):
-        x = x.clone().requires_grad_()
-        out = norm(x)
-        (out * w).sum().backward()
-        seen["out"].append(out.detach().clone())
-        seen["grad"].append(None if x.grad is None else x.grad.clone())
+        out, grad = forward(x, w)
+        seen["out"].append(out)
+        seen["grad"].append(grad)
         seen["mean"].append(norm.running_mean.detach().clone())
         seen["var"].append(norm.running_var.detach().clone())
     norm.eval()
-    x = x_eval.clone().requires_grad_()
-    out = norm(x)
-    (out * w_eval).sum().backward()
-    seen["eval_out"] = out.detach().clone()
-    seen["eval_grad"] = None if x.grad is None else x.grad.clone()
+    seen["eval_out"], seen["eval_grad"] = forward(x_eval, w_eval)
     seen["eval_mean"] = norm.running_mean.detach().clone()
     seen["eval_var"] = norm.running_var.detach().clone()
     seen["stats_require_grad"] = bool(
@@ -874,22 +901,29 @@ def offset_trace(norm, num_features, sizes, seed, dtype, offset, spread):
 
 
 @probe
-def running_norm_offset_trace(num_features, momentum, sizes, seed, eps, to64, offset, spread):
+def running_norm_offset_trace(
+    num_features, momentum, sizes, seed, eps, to64, offset, spread, mode="graph"
+):
     """offset_trace of a fresh md.RunningNorm(num_features, momentum, eps) (.to(float64)
-    where to64)."""
+    where to64), its forwards run in ``mode``."""
     norm, dtype = md.RunningNorm(num_features, momentum=momentum, eps=eps), torch.float32
     if to64:
         norm, dtype = norm.to(torch.float64), torch.float64
-    return offset_trace(norm, num_features, sizes, seed, dtype, offset, spread)
+    if mode != "graph":  # a hook that counts the forwards: a training forward that leaves
+        # the statistics alone must fail on them, not be re-run on one row (a ValueError)
+        norm.register_forward_hook(lambda module, args, out: None)
+    return offset_trace(norm, num_features, sizes, seed, dtype, offset, spread, mode)
 
 
-def batchnorm_offset_trace(num_features, momentum, sizes, seed, eps, to64, offset, spread):
+def batchnorm_offset_trace(
+    num_features, momentum, sizes, seed, eps, to64, offset, spread, mode="graph"
+):
     """The oracle: offset_trace of nn.BatchNorm1d(affine=False) (trusted side)."""
     norm = nn.BatchNorm1d(num_features, eps=eps, momentum=momentum, affine=False)
     dtype = torch.float32
     if to64:
         norm, dtype = norm.to(torch.float64), torch.float64
-    return offset_trace(norm, num_features, sizes, seed, dtype, offset, spread)
+    return offset_trace(norm, num_features, sizes, seed, dtype, offset, spread, mode)
 
 
 def assert_trace_matches(ours, want, what, atol, rtol=1e-5):
@@ -903,8 +937,10 @@ def assert_trace_matches(ours, want, what, atol, rtol=1e-5):
             rtol=rtol,
         )
         got_grad = ours["grad"][step]
-        assert got_grad is not None and judge.is_close(
-            got_grad, want["grad"][step], atol=atol, rtol=rtol
+        assert (
+            want["grad"][step] is None
+            or got_grad is not None
+            and judge.is_close(got_grad, want["grad"][step], atol=atol, rtol=rtol)
         ), (
             f"{what}: the input gradient at batch {step} differs from BatchNorm's: the batch "
             "statistics are part of the graph in training mode"
@@ -928,8 +964,10 @@ def assert_trace_matches(ours, want, what, atol, rtol=1e-5):
         atol=atol,
         rtol=rtol,
     )
-    assert ours["eval_grad"] is not None and judge.is_close(
-        ours["eval_grad"], want["eval_grad"], atol=atol, rtol=rtol
+    assert (
+        want["eval_grad"] is None
+        or ours["eval_grad"] is not None
+        and judge.is_close(ours["eval_grad"], want["eval_grad"], atol=atol, rtol=rtol)
     ), f"{what}: the eval-mode input gradient differs from BatchNorm's (1 / sqrt(var + eps))"
     assert judge.is_equal(ours["eval_mean"], ours["mean"][-1]) and judge.is_equal(
         ours["eval_var"], ours["var"][-1]
@@ -1092,13 +1130,62 @@ def test_running_norm_defaults_are_batchnorms():
 
 
 @pytest.mark.task("ch04.4")
-@examples(13)
-@example(num_features=1, momentum=0, eps=1, sizes=[2, 3], seed=1, double=False, far=0)
-@example(num_features=3, momentum=0.0, eps=1e-5, sizes=[4], seed=2, double=True, far=0)
+@examples(11)
+@example(num_features=1, momentum=0, eps=1, sizes=[2, 3], seed=1, double=False, far=0, mode="graph")
+@example(
+    num_features=3, momentum=0.0, eps=1e-5, sizes=[4], seed=2, double=True, far=0, mode="graph"
+)
 # inputs far from zero for their spread, every run: float32 and float64, momentum 0 too
-@example(num_features=4, momentum=0.1, eps=1e-5, sizes=[6, 3], seed=3, double=False, far=1)
-@example(num_features=2, momentum=0.0, eps=1e-5, sizes=[5, 2], seed=4, double=False, far=2)
-@example(num_features=3, momentum=0.3, eps=1e-5, sizes=[7], seed=5, double=True, far=1)
+@example(
+    num_features=4, momentum=0.1, eps=1e-5, sizes=[6, 3], seed=3, double=False, far=1, mode="graph"
+)
+@example(
+    num_features=2, momentum=0.0, eps=1e-5, sizes=[5, 2], seed=4, double=False, far=2, mode="graph"
+)
+@example(
+    num_features=3, momentum=0.3, eps=1e-5, sizes=[7], seed=5, double=True, far=1, mode="graph"
+)
+# training-mode forwards that record no graph, every run: they update the statistics too
+@example(
+    num_features=3,
+    momentum=0.1,
+    eps=1e-5,
+    sizes=[8, 2],
+    seed=6,
+    double=False,
+    far=0,
+    mode="no_grad",
+)
+@example(
+    num_features=2,
+    momentum=0.5,
+    eps=0.1,
+    sizes=[3, 5],
+    seed=7,
+    double=True,
+    far=0,
+    mode="inference_mode",
+)
+@example(
+    num_features=4,
+    momentum=0.2,
+    eps=1e-5,
+    sizes=[6, 4],
+    seed=8,
+    double=False,
+    far=0,
+    mode="input_without_grad",
+)
+@example(
+    num_features=2,
+    momentum=0.1,
+    eps=1e-5,
+    sizes=[4, 3],
+    seed=9,
+    double=False,
+    far=0,
+    mode="enable_grad",
+)
 @given(
     num_features=st.integers(1, 6),
     momentum=st.sampled_from([0.0, 0.05, 0.3, 0.9, 1.0, 1]),
@@ -1107,33 +1194,46 @@ def test_running_norm_defaults_are_batchnorms():
     seed=st.integers(0, 1000),
     double=st.booleans(),
     far=st.sampled_from([0, 0, 1, 2, 3]),
+    mode=st.sampled_from(["graph", "graph", *GRAD_MODES]),
 )
 def test_running_norm_matches_batchnorm_on_generated_runs(
-    num_features, momentum, eps, sizes, seed, double, far
+    num_features, momentum, eps, sizes, seed, double, far, mode
 ):
-    """On generated sizes, batch sizes (2 included), momenta (0 and 1, ints too), eps (an int too), float32 and float64, inputs near zero or far from it for their spread, outputs, gradients and statistics are BatchNorm1d's."""
+    """On generated sizes, batch sizes (2 included), momenta (0 and 1, ints too), eps (an int too), float32 and float64, inputs near zero or far from it for their spread, forwards with gradients or under no_grad, inference_mode or enable_grad, outputs, gradients and statistics are BatchNorm1d's."""
     dtype = torch.float64 if double else torch.float32
     moved = OFFSETS[dtype][far]
+    traced = moved is not None or mode != "graph"
+    where = (None, None) if moved is None else moved
     with because(
         f"RunningNorm({num_features}, momentum={momentum!r}, eps={eps!r}) raised on batches of "
-        f"{sizes} rows: a batch of 2 rows, 1 feature, momentum 0 or 1 and int arguments are "
-        "all ordinary inputs"
+        f"{sizes} rows run {GRAD_MODES[mode]}: a batch of 2 rows, 1 feature, momentum 0 or 1, "
+        "int arguments and any grad mode are all ordinary inputs"
     ):
-        if moved is None:
+        if not traced:
             ours = running_norm_trace(num_features, momentum, sizes, seed, eps=eps, to64=double)
         else:
             ours = running_norm_offset_trace(
-                num_features, momentum, sizes, seed, eps, double, *moved
+                num_features, momentum, sizes, seed, eps, double, *where, mode
             )
-    if moved is None:
+    if not traced:
         want = batchnorm_trace(num_features, momentum, sizes, seed, eps=eps, to64=double)
     else:
-        want = batchnorm_offset_trace(num_features, momentum, sizes, seed, eps, double, *moved)
+        want = batchnorm_offset_trace(
+            num_features, momentum, sizes, seed, eps, double, *where, mode
+        )
     what = (
         f"RunningNorm({num_features}, momentum={momentum!r}, eps={eps!r}) "
         f"{'.to(torch.float64) ' if double else ''}on batches of {sizes} rows (momentum 0 "
         "keeps the statistics where they are, 1 replaces them with the batch's)"
     )
+    if mode != "graph":
+        what = (
+            f"{what}, every forward run {GRAD_MODES[mode]}: a module in training mode "
+            "updates its running statistics whatever the grad mode and whether its input "
+            "requires grad (BatchNorm1d does; a warm-up pass under no_grad is still "
+            "training). Grad mode only decides whether a graph is recorded; self.training "
+            "decides whether the statistics move"
+        )
     if moved is None:
         assert_trace_matches(ours, want, what, atol=1e-9 if double else 2e-5)
         return
