@@ -594,7 +594,10 @@ def tied_setup(seed):
     (Module, Sequential, ModuleDict), then 1 to 3 ties, each making one leaf's weight or
     bias the same tensor as another leaf's (siblings, cousins, a leaf and a deeper one),
     or registering it again on an ancestor under a new name; sometimes a tied tensor is
-    frozen, and each distinct tensor is held by a group or not."""
+    frozen, and each distinct tensor is held by a group or not. The held tensors and the
+    stray sit in 1 to 3 param groups of an SGD, Adam or AdamW, each with settings of its own
+    (lr 0 often, 1e-9 or 0.1; weight decay; momentum; sometimes a "name" key; an lr set to 0
+    after construction)."""
     rng = random.Random(seed)
     model, leaves, holders = nn.Module(), [], []
 
@@ -631,7 +634,26 @@ def tied_setup(seed):
     distinct = list(model.parameters())
     held = [p for p in distinct if rng.random() < (0.2 if any(p is t for t in tied) else 0.5)]
     outsider = torch.zeros(2, requires_grad=True)
-    return model, torch.optim.SGD([*held, outsider], lr=0.1)
+    # the held tensors in 1 to 3 param groups with settings of their own (lr 0 often):
+    # settings say how a group's tensors are updated, never which tensors it holds
+    tensors = [*held, outsider]
+    rng.shuffle(tensors)
+    cuts = sorted(rng.sample(range(1, len(tensors)), min(rng.randint(0, 2), len(tensors) - 1)))
+    kind = rng.choice(["SGD", "Adam", "AdamW"])
+    groups = []
+    for lo, hi in zip([0, *cuts], [*cuts, len(tensors)]):
+        group = {"params": tensors[lo:hi], "lr": rng.choice([0.0, 0, 0.0, 1e-9, 0.1])}
+        group["weight_decay"] = rng.choice([0.0, 0.0, 0.01])
+        if kind == "SGD":
+            group["momentum"] = rng.choice([0.0, 0.9])
+        if rng.random() < 0.3:
+            group["name"] = f"group{len(groups)}"  # a key of the caller's own
+        groups.append(group)
+    opt = getattr(torch.optim, kind)(groups, lr=0.1)
+    for group in opt.param_groups:
+        if rng.random() < 0.2:
+            group["lr"] = 0.0  # set after construction, as a schedule does
+    return model, opt
 
 
 @probe
@@ -651,8 +673,18 @@ def tied_problem(seed, got):
     names = {i: sorted(n for n, t in tensor_of.items() if t == i) for i in set(tensor_of.values())}
     missing = list(got.missing)
     strangers = [n for n in missing if tensor_of.get(n) not in want]
+    settings = {
+        id(p): ", ".join(f"{k}={g[k]!r}" for k in g if k in ("lr", "weight_decay", "momentum"))
+        for g in opt.param_groups
+        for p in g["params"]
+    }
     if strangers:
-        return f"it names {strangers}, which are not trainable tensors that no group holds"
+        holders = sorted({settings[tensor_of[n]] for n in strangers if tensor_of.get(n) in held})
+        return f"it names {strangers}, which are not trainable tensors that no group holds" + (
+            f" (a param group of the {type(opt).__name__} with {' / '.join(holders)} holds them)"
+            if holders
+            else ""
+        )
     for i in want:
         named = [n for n in missing if tensor_of[n] == i]
         if len(named) != 1:
@@ -661,8 +693,28 @@ def tied_problem(seed, got):
                 f"({named}) in missing"
             )
     if got.foreign != ref.optimizer_coverage(model, opt).foreign:
-        return f"foreign is {got.foreign}, but the optimizer holds one stray tensor"
+        stray = [
+            settings[id(p)]
+            for g in opt.param_groups
+            for p in g["params"]
+            if id(p) not in {id(q) for q in model.parameters()}
+        ]
+        return (
+            f"foreign is {got.foreign}, but the optimizer holds one stray tensor (in a param "
+            f"group of the {type(opt).__name__} with {' / '.join(stray)})"
+        )
     return None
+
+
+def group_settings(seed):
+    """tied_setup(seed)'s optimizer in words: its type and each group's size and settings."""
+    _, opt = tied_setup(seed)
+    described = [
+        f"{len(g['params'])} tensors, "
+        + ", ".join(f"{k}={g[k]!r}" for k in ("lr", "weight_decay", "momentum", "name") if k in g)
+        for g in opt.param_groups
+    ]
+    return f"{type(opt).__name__} [{'; '.join(described)}]"
 
 
 COVERAGE_SETUPS = {
@@ -703,14 +755,18 @@ def test_coverage_with_groups_shared_and_frozen_parameters():
         seed, problem = failed[0]
         model, _ = tied_setup(seed)
         raise AssertionError(
-            f"optimizer_coverage on a model whose parameters are tied across modules "
-            f"({len(failed)} of {len(seeds)} generated models; the first: "
+            f"optimizer_coverage on a model whose parameters are tied across modules, with "
+            f"param groups of their own settings ({len(failed)} of {len(seeds)} generated "
+            "models; the first: "
             f"{model.__class__.__name__} with parameters registered as "
             f"{[n for n, _ in model.named_parameters(remove_duplicate=False)]}): {problem}. "
             "A tied parameter is one tensor however many modules hold it: missing names each "
             "tensor once (as named_parameters() does, which skips a tensor it has already "
             "met), so building names module by module, or per submodule, lists it once per "
-            "owner"
+            "owner. A param group holds its tensors whatever its settings (lr 0, weight "
+            "decay, momentum, keys of the caller's own): the settings say how its tensors are "
+            "updated, not whether the optimizer holds them; these groups were "
+            f"{group_settings(seed)}"
         )
 
 
