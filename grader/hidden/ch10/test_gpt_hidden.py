@@ -1001,6 +1001,58 @@ def row_gradients(cases):
     return seen
 
 
+@probe
+def position_code_jacobians(cases):
+    """For each (cfg, seed, token): a GPT(*cfg) built after torch.manual_seed(seed), called on
+    one sequence of block_size copies of token; x0, the input of its first Block call, and
+    for each position t >= 1 and channel c the gradient of x0[0, t, c] - x0[0, 0, c] with
+    respect to every trainable parameter, flattened and joined: a ((T-1) * C, P) matrix,
+    zeros where no trainable parameter reaches it. None where no Block runs on (1, T, C)."""
+    seen = []
+    for cfg, seed, token in cases:
+        torch.manual_seed(seed)
+        model = gpt.GPT(*cfg).eval()
+        T = cfg[1]
+        firsts = []
+
+        def first_input(mod, args, firsts=firsts):
+            if not firsts and args and isinstance(args[0], torch.Tensor):
+                firsts.append(args[0])
+
+        blocks = [m for m in model.modules() if isinstance(m, gpt.Block)]
+        hooks = [m.register_forward_pre_hook(first_input) for m in blocks]
+        try:
+            model(torch.full((1, T), token, dtype=torch.long))
+        finally:
+            for h in hooks:
+                h.remove()
+        if not firsts or firsts[0].dim() != 3 or tuple(firsts[0].shape[:2]) != (1, T):
+            seen.append(None)
+            continue
+        x0 = firsts[0]
+        params = [p for p in model.parameters() if p.requires_grad]
+        width = sum(p.numel() for p in params)
+        rows = []
+        for t in range(1, T):
+            for c in range(x0.shape[-1]):
+                if not (x0.requires_grad and params):
+                    rows.append(torch.zeros(width))
+                    continue
+                grads = torch.autograd.grad(
+                    x0[0, t, c] - x0[0, 0, c], params, retain_graph=True, allow_unused=True
+                )
+                rows.append(
+                    torch.cat(
+                        [
+                            (torch.zeros(p.numel()) if g is None else g.detach().reshape(-1))
+                            for p, g in zip(params, grads)
+                        ]
+                    )
+                )
+        seen.append(torch.stack(rows) if rows else torch.zeros(0, width))
+    return seen
+
+
 def every_token_at_every_position(V, T, rng):
     """A (B, T) batch over V ids in which every id 0..V-1 and every position 0..T-1 occur
     (ids placed at random), and random targets."""
@@ -1013,7 +1065,7 @@ def every_token_at_every_position(V, T, rng):
 
 @pytest.mark.task("ch10.6")
 def test_every_layer_is_registered_and_trained():
-    """Parameters and state_dict grow with n_layer, and the loss reaches every parameter, every token's and every position's embedding row included."""
+    """Parameters and state_dict grow with n_layer, the loss reaches every parameter, every token's and every position's embedding row included, and training can change every position's code."""
     one, two, three = gpt_structure(20, 8, 2, 16, [1, 2, 3])
     grows = one["parameters"] < two["parameters"] < three["parameters"]
     assert grows and one["state"] < two["state"] < three["state"], (
@@ -1048,6 +1100,44 @@ def test_every_layer_is_registered_and_trained():
                 "batch reads must learn: look for an embedding option that freezes a row (a "
                 "padding index) or a gradient cut for some ids or positions"
             )
+    check_positions_are_learned(random.Random(1014))
+
+
+def check_positions_are_learned(rng):
+    """On one token repeated at every position, the differences between positions in the
+    first Block's input move with the trainable parameters in every direction: each
+    position's code is a learned vector, not a fixed table."""
+    cases = [((2, 2, 1, 1, 4), 0, 0), ((5, 5, 1, 2, 8), 1, 4)]
+    for _ in range(2):
+        V, T, H = rng.randint(2, 30), rng.randint(2, 6), rng.choice((1, 2))
+        cases.append(((V, T, rng.choice((1, 2)), H, 4 * H), rng.randrange(100), rng.randrange(V)))
+    for (cfg, _, token), jac in zip(cases, position_code_jacobians(cases)):
+        if jac is None:
+            continue  # no Block runs on the embedded sequence: not observable this way
+        V, T, _, _, C = cfg
+        want = (T - 1) * C
+        judge.answer(jac, (want, jac.shape[1]), f"GPT{cfg}: the position-code gradients")
+        rank = 0 if want == 0 else int(torch.linalg.matrix_rank(jac.double()))
+        where = (
+            f"GPT{cfg} on token {token} repeated at all {T} positions: the first Block's input "
+            "at each position is the token's embedding plus that position's code, and training"
+        )
+        assert rank > 0, (
+            f"{where} cannot change that code at all (no trainable parameter has a gradient "
+            "from the difference between two positions of the embedded sequence): the position "
+            "code is fixed. The reading's position embedding is learned, one trainable vector "
+            "of n_embd values per position 0..block_size-1, added to the token embedding; a "
+            "fixed table (sinusoidal, random, a buffer) or a frozen embedding encodes positions "
+            "in a way training can never adjust"
+        )
+        assert rank == want, (
+            f"{where} can move that code in only {rank} of the {want} directions in which "
+            f"{'position 1' if T == 2 else f'positions 1..{T - 1}'} can differ from position 0: "
+            "the reading's position embedding "
+            "gives each position its own learned vector of n_embd values, so training can "
+            "shape every position's code freely; a fixed table with a few learned scales on it "
+            "cannot"
+        )
 
 
 @pytest.mark.task("ch10.6")
