@@ -868,6 +868,19 @@ def close(a, b, tol=1e-4):
     return judge.is_close(a, b, atol=tol * (1 + b.abs().max().item()), rtol=0.0, dtype="float")
 
 
+OTHER_ACTIVATIONS = [  # what a Block's MLP might apply instead of GELU, for the message
+    ("no activation", lambda z: z),
+    ("ReLU", F.relu),
+    ("SiLU", F.silu),
+    ("tanh", torch.tanh),
+    ("sigmoid", torch.sigmoid),
+    ("LeakyReLU", F.leaky_relu),
+    ("ELU", F.elu),
+    ("Mish", F.mish),
+    ("Softplus", F.softplus),
+]
+
+
 def mlp(h, norm, fc, proj, approximate):
     C = h.shape[-1]
     z = F.linear(F.layer_norm(h, (C,), *norm), *fc)
@@ -906,17 +919,36 @@ def test_block_computes_the_pre_norm_residual_branches(C, H, T):
         for approximate in ("none", "tanh")
     )
     n, diagnosis = ln2[0], ""
+    other = (
+        None
+        if matched
+        else next(
+            (
+                name
+                for name, act in OTHER_ACTIVATIONS
+                for m in ln2
+                if close(out, h + F.linear(act(F.linear(F.layer_norm(h, (C,), *m), *fc)), *proj))
+            ),
+            None,
+        )
+    )
     if matched:
         pass
     elif close(out, h + mlp(x, n, fc, proj, "none")):
         diagnosis = " (its MLP reads ln2 of the block's input, not of x + attn(ln1(x)))"
-    elif close(out, h + F.linear(F.linear(F.layer_norm(h, (C,), *n), *fc), *proj)):
+    elif other == "no activation":
         diagnosis = " (its MLP has no GELU between the two linear maps)"
+    elif other:
+        diagnosis = (
+            f" (its MLP applies {other} between the two linear maps, and everything else "
+            "matches: the reading's MLP applies GELU there)"
+        )
     elif close(out, h + mlp(h, reads[0], fc, proj, "none")):
         diagnosis = " (the MLP branch reuses ln1 instead of its own LayerNorm)"
     assert matched, (
         f"Block({C}, {H}): with h = x + attn(ln1(x)) the output is not h + mlp(ln2(h))"
-        f"{diagnosis}; {first_difference(out, h + mlp(h, n, fc, proj, 'none'))}"
+        f"{diagnosis}; the reading's MLP is a linear layer C -> 4C, GELU, and a linear layer "
+        f"4C -> C; {first_difference(out, h + mlp(h, n, fc, proj, 'none'))}"
     )
 
 
