@@ -5,6 +5,7 @@ import operator
 import random
 import re
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -821,6 +822,21 @@ OPERATOR_FORMS = {
     "h = k.clone(); h <<= 1": lambda x, y, k: operator.ilshift(k.clone(), 1),
     "h = k.clone(); h >>= 1": lambda x, y, k: operator.irshift(k.clone(), 1),
     "h = x.clone(); h[:, 0] += 1": lambda x, y, k: add_into_a_column(x),
+    # Tensor methods and functions whose result is no tensor: no entry of their own (an
+    # ndarray, a Python number, a torch.Size, a list, a dtype, a storage)
+    "x.numpy()": lambda x, y, k: x.numpy(),
+    "x.T.numpy()": lambda x, y, k: x.T.numpy(),
+    "np.asarray(x)": lambda x, y, k: np.asarray(x),
+    "x.sum().item()": lambda x, y, k: x.sum().item(),
+    "float(x[0, 0])": lambda x, y, k: float(x[0, 0]),
+    "bool(x[0, 0] > 0)": lambda x, y, k: bool(x[0, 0] > 0),
+    "int(k[0, 0])": lambda x, y, k: int(k[0, 0]),
+    "x.tolist()": lambda x, y, k: x.tolist(),
+    "len(x) + x.dim() + x.numel()": lambda x, y, k: len(x) + x.dim() + x.numel(),
+    "x.size(), x.stride()": lambda x, y, k: (x.size(), x.stride()),
+    "x.shape[0]": lambda x, y, k: x.shape[0],
+    "x.is_contiguous(), x.dtype": lambda x, y, k: (x.is_contiguous(), x.dtype),
+    "x.untyped_storage()": lambda x, y, k: x.untyped_storage(),
 }
 
 
@@ -911,7 +927,10 @@ def test_trace_shapes_on_another_program():
         "in-place operators (h &= 1 calls h.__iand__) through the tensor's dunder methods, and "
         "the mode hands them to __torch_function__ under those names (__getitem__, __rsub__, "
         "__iand__, __get__ ...); each one that returns a tensor is an op and needs its entry, "
-        "whatever its name looks like"
+        "whatever its name looks like. A call whose result is no tensor (x.numpy()'s ndarray, "
+        "x.item()'s or float(x)'s number, x.size()'s torch.Size, x.tolist()'s list) produced "
+        "no tensor and has no entry: ask whether each result is a torch.Tensor, not whether "
+        "it has a .shape or is a number"
     )
 
 
