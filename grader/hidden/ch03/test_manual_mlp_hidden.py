@@ -1166,10 +1166,35 @@ def three_class_data(seed):
 def trained_watched(X_train, y_train, X_val, y_val, **options):
     """train_mlp on the given split while autograd's backward passes are watched: the
     History, and each leaf a pass reached with its version counter and value at every such
-    pass and after the call (``harness.backward.LeafSightings.found``)."""
-    with backward.leaf_sightings() as seen:
+    pass and after the call (``harness.backward.LeafSightings.found``); and for each tensor
+    of the returned params whether it is a leaf, requires grad, and is one of the leaves
+    the backward passes reached (None where the passes cannot be watched)."""
+    reached = {}  # id -> every leaf a backward pass reached, kept alive so ids stay unique
+
+    def note(roots):
+        todo = [t.grad_fn for t in roots if t.grad_fn is not None]
+        visited = set()
+        while todo:
+            node = todo.pop()
+            if node is None or id(node) in visited:
+                continue
+            visited.add(id(node))
+            leaf = getattr(node, "variable", None)
+            if leaf is not None:
+                reached[id(leaf)] = leaf
+            todo.extend(nxt for nxt, _ in node.next_functions)
+
+    with backward.leaf_sightings() as seen, backward.watched(note) as on:
         history = mm.train_mlp(mm.XorData(X_train, y_train, X_val, y_val), **options)
-    return history, seen.found
+    kept = {
+        name: {
+            "is_leaf": getattr(t, "is_leaf", None),
+            "requires_grad": getattr(t, "requires_grad", None),
+            "trained": reached.get(id(t)) is t if on else None,
+        }
+        for name, t in dict(history.params).items()
+    }
+    return history, seen.found, kept
 
 
 def training_cases(seed=35, count=10):
@@ -1204,24 +1229,40 @@ def training_cases(seed=35, count=10):
             seed=rng.randint(0, 10_000),
         )
         cases.append((X_train, y_train, X_val, y_val, options))
+    # XOR points whose validation accuracy peaks before the last step (1/3, 2/3, 5/6, 2/3):
+    # the History's params are the last update's, whatever step scored best
+    g = torch.Generator().manual_seed(13)
+    X = torch.randn(18, 2, generator=g)
+    y = ((X[:, 0] > 0) ^ (X[:, 1] > 0)).long()
+    cases.append((X[:12], y[:12], X[12:], y[12:], dict(hidden=4, lr=2.0, steps=4, seed=13)))
     return cases
 
 
 @probe
 def trained_cases(cases):
     """train_mlp on each (X_train, y_train, X_val, y_val, options): {"value": (its
-    parameters, detached, train_loss, val_acc)} or what it raised."""
+    parameters, detached, train_loss, val_acc), "leaves": {name: (is_leaf, requires_grad)}
+    of the returned parameters} or what it raised."""
     out = []
     for X_train, y_train, X_val, y_val, options in cases:
         try:
             h = mm.train_mlp(mm.XorData(X_train, y_train, X_val, y_val), **options)
             params = {k: v.detach().clone() for k, v in h.params.items()}
-            out.append({"value": (params, list(h.train_loss), list(h.val_acc))})
+            leaves = {k: (v.is_leaf, v.requires_grad) for k, v in h.params.items()}
+            out.append({"value": (params, list(h.train_loss), list(h.val_acc)), "leaves": leaves})
         except NotImplementedError:
             raise
         except Exception as exc:  # noqa: BLE001 - what was raised is the observation
             out.append({"raised": f"{type(exc).__name__}: {str(exc)[:200]}"})
     return out
+
+
+RETURNED_PARAMS = (
+    "History.params are the trained tensors: the very leaves init_mlp made, which every "
+    "sgd_step updated in place, holding the values after the last update; not copies of "
+    "them, and not the values of an earlier or best-scoring step (the history records "
+    "the run, it selects nothing)"
+)
 
 
 def training_problem(outcome, want):
@@ -1231,9 +1272,15 @@ def training_problem(outcome, want):
     params, losses, accs = outcome["value"]
     if list(params) != list(want.params):
         return f"its parameters are {list(params)}, expected {list(want.params)}"
+    copies = [k for k, (leaf, grad) in outcome["leaves"].items() if not (leaf and grad)]
+    if copies:
+        return f"the returned params {copies} are not leaves that require grad ({RETURNED_PARAMS})"
     for k, w in want.params.items():
         if not judge.is_close(params[k], w.detach(), atol=1e-5, rtol=1e-4, dtype=w.dtype):
-            return f"the trained {k} is {brief(params[k])}, expected {brief(w.detach())}"
+            return (
+                f"the returned {k} is {brief(params[k])}, expected the value after the last "
+                f"update, {brief(w.detach())} ({RETURNED_PARAMS})"
+            )
     if not judge.is_number(losses, list(want.train_loss), abs=1e-6, rel=1e-4):
         return f"train_loss is {losses}, expected {list(want.train_loss)}"
     if not judge.is_number(accs, list(want.val_acc), abs=1e-6, rel=1e-6):
@@ -1243,7 +1290,7 @@ def training_problem(outcome, want):
 
 @pytest.mark.task("ch03.7")
 def test_training_takes_its_sizes_from_the_data():
-    """train_mlp takes d_in and n_classes from the data (1 to 4 inputs, labels up to 1 to 3 with some classes absent or only one present, training and validation sets of any size), follows gradient descent for any hidden, lr (0 and ints included) and steps, and its updates change the leaves in place where autograd sees them."""
+    """train_mlp takes d_in and n_classes from the data (1 to 4 inputs, labels up to 1 to 3 with some classes absent or only one present, training and validation sets of any size), follows gradient descent for any hidden, lr (0 and ints included) and steps, its updates change the leaves in place where autograd sees them, and it returns those trained leaves themselves with the last update's values (not copies, not a best-scoring step's)."""
     data = three_class_data(21)
     options = dict(hidden=6, lr=0.4, steps=4, seed=5)
     with because(
@@ -1251,7 +1298,7 @@ def test_training_takes_its_sizes_from_the_data():
         "X_train.shape[1] and n_classes comes from the labels (the largest label + 1), not "
         "from XOR's 2 and 2"
     ):
-        hist, leaves = trained_watched(*data, **options)
+        hist, leaves, kept = trained_watched(*data, **options)
     want = ref.train_mlp(ref.XorData(*data), **options)
     shapes = {k: tuple(v.shape) for k, v in hist.params.items()}
     want_shapes = {k: tuple(v.shape) for k, v in want.params.items()}
@@ -1283,6 +1330,17 @@ def test_training_takes_its_sizes_from_the_data():
             f"{hidden[0]}: the update went behind autograd's back (.data); train_mlp calls "
             "sgd_step, which changes each leaf in place under torch.no_grad()"
         )
+    not_trained = [
+        f"{k} (is_leaf {seen['is_leaf']}, requires_grad {seen['requires_grad']}, reached by "
+        f"the backward passes {seen['trained']})"
+        for k, seen in kept.items()
+        if not (seen["is_leaf"] and seen["requires_grad"] and seen["trained"] is not False)
+    ]
+    assert not not_trained, (
+        f"train_mlp(hidden=6, lr=0.4, steps=4) on 3-class data returned params that are not "
+        f"the tensors its backward passes reached and its updates moved: "
+        f"{'; '.join(not_trained)}. {RETURNED_PARAMS}"
+    )
     cases = training_cases()
     outcomes = trained_cases(cases)
     failed = []
@@ -1292,10 +1350,14 @@ def test_training_takes_its_sizes_from_the_data():
             failed.append((data[0].numel() * (options["steps"] + 1), data, options, problem))
     if failed:
         _, (X_train, y_train, X_val, y_val), options, problem = min(failed, key=lambda f: f[0])
-        raise AssertionError(
+        called = (
             f"train_mlp(XorData(X_train {tuple(X_train.shape)}, y_train {y_train.tolist()}, "
             f"X_val {tuple(X_val.shape)}, y_val {y_val.tolist()}), {options}): {problem} "
-            f"({len(failed)} of {len(cases)} runs differ). d_in is X_train.shape[1], "
+            f"({len(failed)} of {len(cases)} runs differ)"
+        )
+        assert RETURNED_PARAMS not in problem, called
+        raise AssertionError(
+            f"{called}. d_in is X_train.shape[1], "
             "n_classes the largest label + 1 (labels index the logit columns, so a class no "
             "example carries, below the largest, still has its column: the labels present "
             "need not be all of 0 .. n_classes-1, and how many distinct ones there are is "
