@@ -1332,13 +1332,17 @@ def checkpoint_snapshot(seed):
 @probe
 def checkpoint_in_the_file(seed, extras):
     """save_checkpoint to a str path (what it returned, and the path given); copy the file
-    elsewhere, delete the original, load the copy: the extras, both models' outputs and the
-    optimizer's per-parameter state sizes on both sides."""
+    elsewhere, delete the original, load the copy: the extras, both models' outputs and
+    parameters after one more step each; what torch.load(weights_only=True) made of the copy
+    (the error it raised, or every tensor in what it read back) and the tensors saved (the
+    model's state_dict values and the momentum buffers)."""
     torch.manual_seed(seed)
     x, y = torch.randn(16, 2), torch.randint(0, 2, (16,))
     model = md.Classifier(depth=2)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     fit_steps(model, opt, x, y, 2)
+    saved = [t.detach().clone() for t in model.state_dict().values()]
+    saved += [opt.state[p]["momentum_buffer"].clone() for p in model.parameters()]
     with tempfile.TemporaryDirectory() as folder:
         path = str(Path(folder) / "first.pt")
         returned = md.save_checkpoint(path, model, opt, **extras)
@@ -1346,6 +1350,23 @@ def checkpoint_in_the_file(seed, extras):
         copy.parent.mkdir()
         shutil.copyfile(path, copy)
         Path(path).unlink()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # torch.load's notes on a foreign pickle
+                found, pending = [], [torch.load(copy, weights_only=True)]
+            while pending:
+                item = pending.pop()
+                if isinstance(item, torch.Tensor):
+                    found.append(item.detach().clone())
+                elif isinstance(item, dict):
+                    pending.extend(item.values())
+                elif isinstance(item, (list, tuple)):
+                    pending.extend(item)
+            read = {"raised": None, "tensors": found, "saved": saved}
+        except Exception as exc:  # noqa: BLE001 - what torch.load made of it is the point
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+            said = [b for a, b in zip(lines, lines[1:]) if a.endswith("error:")] or lines[:1]
+            read = {"raised": f"{type(exc).__name__} ({said[0][:120] if said else ''})"}
         torch.manual_seed(seed + 5)
         model2 = md.Classifier(depth=2)
         opt2 = torch.optim.SGD(model2.parameters(), lr=0.1, momentum=0.9)
@@ -1363,6 +1384,7 @@ def checkpoint_in_the_file(seed, extras):
             [p.detach() for p in model.parameters()],
             [p.detach() for p in model2.parameters()],
         ),
+        "read": read,
     }
 
 
@@ -1515,7 +1537,7 @@ STATE_NAMED_EXTRAS = {
 
 @pytest.mark.task("ch04.5")
 def test_the_checkpoint_lives_in_the_file():
-    """save_checkpoint takes a str path and returns it; a copy of the file restores model, optimizer and extras, each plain Python value as the same type (tuples, int keys, inf and nan included), whatever their names (model_state_dict, state, meta ... too)."""
+    """save_checkpoint takes a str path and returns it; a copy of the file restores model, optimizer and extras, each plain Python value as the same type (tuples, int keys, inf and nan included), whatever their names (model_state_dict, state, meta ... too); torch.load(weights_only=True) reads the file, the state_dicts' tensors in it."""
     extras = {"epoch": 12, "lr": 0.1, "tags": ["warm", "cosine"], "best": {"val": 0.93}, "n": None}
     extras |= PLAIN_EXTRAS | STATE_NAMED_EXTRAS
     with because(
@@ -1565,6 +1587,25 @@ def test_the_checkpoint_lives_in_the_file():
     assert all(judge.is_equal(a, b) for a, b in zip(after, after2)), (
         "one more SGD-with-momentum step after loading the copy diverges from the original "
         "run: the optimizer's state_dict (momentum buffers) must be in the file too"
+    )
+    read = seen["read"]
+    assert read["raised"] is None, (
+        f"torch.load(<a copy of the checkpoint>, weights_only=True) raised {read['raised']}: "
+        "the contract writes the checkpoint with torch.save, so the file must be what "
+        "torch.load reads back (weights only, as it holds only tensors and plain Python "
+        "values); a file your own reader alone understands (pickle, compression, a class of "
+        "your own) is another format, even where your load_checkpoint round-trips it"
+    )
+    lost = [
+        i
+        for i, t in enumerate(read["saved"])
+        if not any(judge.is_equal(t, u) for u in read["tensors"])
+    ]
+    assert not lost, (
+        f"torch.load(<a copy of the checkpoint>, weights_only=True) read back "
+        f"{len(read['tensors'])} tensors, and {len(lost)} of the {len(read['saved'])} saved ones "
+        "(the model's state_dict values and the momentum buffers) are not among them: "
+        "save_checkpoint writes the state_dicts themselves with torch.save, tensors as tensors"
     )
 
 
