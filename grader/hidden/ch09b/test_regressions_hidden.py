@@ -681,11 +681,44 @@ def test_data_order_depends_on_the_seed_not_on_the_model():
     assert len({str(o) for o in orders}) == 4, "different seeds must shuffle the data differently"
 
 
+def book_visits(fields, seed):
+    """The examples each step feeds as the reading fixes them (a trusted replica): one
+    torch.Generator().manual_seed(seed) made once per run, one torch.randperm(n) drawn from
+    it per epoch, walked in slices of batch_size."""
+    gen = torch.Generator().manual_seed(seed)
+    n, bs, visits = fields["n"], fields["batch_size"], []
+    for _ in range(fields["epochs"]):
+        order = torch.randperm(n, generator=gen).tolist()
+        visits += [order[start : start + bs] for start in range(0, n, bs)]
+    return visits
+
+
+def order_problem(fields, seed, visits):
+    """What is wrong with the examples a run's steps fed (lists of indices), or None: they
+    must be book_visits(fields, seed), step for step."""
+    expected = book_visits(fields, seed)
+    if visits == expected:
+        return None
+    steps = -(-fields["n"] // fields["batch_size"])
+    k = next((i for i, (a, b) in enumerate(zip(visits, expected)) if a != b), None)
+    if k is None:
+        return f"its training steps fed {len(visits)} batches, expected {len(expected)}"
+    return (
+        f"step {k} (epoch {k // steps}) fed the examples {brief(visits[k])} where the shuffle "
+        f"the reading fixes feeds {brief(expected[k])}: each epoch's order is the next "
+        "torch.randperm(n) drawn from one generator seeded with the run's seed itself and made "
+        "once per run (epoch e is its permutation number e). A generator made or seeded anew "
+        "each epoch (even from seed + epoch), or seeded from anything but the seed, feeds other "
+        "examples: runs of neighbouring seeds then share permutations"
+    )
+
+
 @pytest.mark.task("ch09b.2")
 def test_every_epoch_visits_each_example_once_in_a_new_order():
     """Each epoch visits every example exactly once, in minibatches of batch_size (the last
     one smaller when n does not divide), each epoch shuffled anew, and another seed in
-    other orders."""
+    other orders: epoch e's order is the e-th permutation of one generator seeded with the
+    seed and made once per run."""
     fields = hidden_config(n=100, batch_size=32, epochs=3)
     result, _, visits = run_of(fields, 5)
     _, _, other_seed = run_of(fields, 6)
@@ -709,6 +742,9 @@ def test_every_epoch_visits_each_example_once_in_a_new_order():
     assert other_seed != visits, (
         "seeds 5 and 6 visited the data in the same order: seed the shuffling generator from the seed"
     )
+    for seed, seen in ((5, visits), (6, other_seed)):
+        problem = order_problem(fields, seed, seen)
+        assert problem is None, f"make_run(RunConfig(**{fields}), seed={seed}): {problem}"
 
 
 def replay(fields, init, visits):
@@ -757,7 +793,8 @@ BOOK = dict(n=256, d_in=8, hidden=16, lr=0.05, epochs=4, batch_size=32, data_see
 @pytest.mark.task("ch09b.2")
 def test_the_books_experiment_runs_as_the_reading_describes():
     """RunConfig() is the reading's experiment: 256 examples of make_data's fixed problem, a
-    8 -> 16 -> 1 MLP seeded from the seed, 4 epochs of 8 steps of SGD at lr 0.05."""
+    8 -> 16 -> 1 MLP seeded from the seed, 4 epochs of 8 steps of SGD at lr 0.05, shuffled
+    by one generator seeded with the seed."""
     with because("make_run(RunConfig(), seed=2) raised"):
         result, built, inputs = watched_run({}, 2, 4)
     assert built and same_state(built[0], book_init(BOOK, 2)), (
@@ -769,6 +806,8 @@ def test_the_books_experiment_runs_as_the_reading_describes():
         f"RunConfig() trains 4 epochs of 8 steps of 32 examples; the model saw batches of "
         f"{[len(v) for v in visits][:10]}..."
     )
+    problem = order_problem(BOOK, 2, visits)
+    assert problem is None, f"make_run(RunConfig(), seed=2): {problem}"
     expected = replay(BOOK, built[0], visits)
     assert len(result.losses) == 32 and judge.is_close(
         torch.tensor(result.losses, dtype=torch.float64),
@@ -907,6 +946,8 @@ def run_problem(fields, seed, seen):
     for e in range(epochs):
         if sorted(sum(visits[e * steps : (e + 1) * steps], [])) != list(range(n)):
             return f"epoch {e} did not visit each of the {n} examples exactly once"
+    if (problem := order_problem(fields, seed, visits)) is not None:
+        return problem
     init = book_init(fields, seed)
     if not same_state(built[0], init):
         return (
@@ -932,7 +973,8 @@ def run_problem(fields, seed, seen):
 def test_runs_over_the_whole_config_domain(cases):
     """On generated configs (1 to 16 examples, batches of one or larger than the data, 0 to 2
     epochs, lr 0) and seeds up to 2**62, make_run visits every example once per epoch in
-    batch_size slices, starts from the seeded weights and records each step's loss."""
+    batch_size slices of the permutations one generator seeded with the seed draws, starts
+    from the seeded weights and records each step's loss."""
     cases = [part(f, s) for part, (f, s) in zip(CONFIG_PARTS, cases)]
     seen = watched_runs(cases)
     bad = [
@@ -945,8 +987,8 @@ def test_runs_over_the_whole_config_domain(cases):
         raise AssertionError(
             f"make_run(RunConfig(**{fields}), seed={seed}): {problem} ({len(bad)} of "
             f"{len(cases)} drawn configs wrong; the smallest shown). Seed torch with seed "
-            "before build_model, shuffle each epoch with torch.randperm(n) from a generator "
-            "seeded from seed, and walk the permutation in slices of batch_size"
+            "before build_model, shuffle each epoch with torch.randperm(n) from one generator "
+            "seeded with seed and made once per run, and walk the permutation in slices of batch_size"
         )
 
 
