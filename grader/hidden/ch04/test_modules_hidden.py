@@ -43,8 +43,8 @@ md = chapter_module("ch04", "modules")
 ref = reference_module("ch04", "modules")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Private Rows Scratch Tied "
-    "blocks_run_by build_entry build_tree deep_paths fit_steps frozen_but_held "
-    "groups_shared_frozen model_state moved_to_float64 norm_batches offset_trace "
+    "blocks_run_by build_entry build_tree checkpoint_before_a_step deep_paths fit_steps "
+    "frozen_but_held groups_shared_frozen model_state moved_to_float64 norm_batches offset_trace "
     "registered_twice shared_storage stray "
     "tied_setup "
     "coverage_through_edits unregistered_through_edits"
@@ -1389,6 +1389,69 @@ def checkpoint_in_the_file(seed, extras):
 
 
 @probe
+def checkpoints_before_a_step(kinds):
+    """checkpoint_before_a_step of each kind."""
+    return [checkpoint_before_a_step(kind) for kind in kinds]
+
+
+def checkpoint_before_a_step(kind):
+    """A Classifier(depth=1) and an optimizer of ``kind`` in two param groups (settings of
+    their own, the first group's lr changed after construction as a schedule does) that has
+    not stepped yet ("sgd", "adam") or has stepped but keeps no state ("plain sgd", two
+    steps): save_checkpoint, load into a fresh Classifier and an optimizer of the same kind
+    built with other settings. What load raised (None if nothing), the settings of both
+    optimizers' groups (params left out) and each one's state size, and both models'
+    parameters after one more step each."""
+    torch.manual_seed(11)
+    x, y = torch.randn(12, 2), torch.randint(0, 2, (12,))
+
+    def build(model, other):
+        body, head = list(model.encoder.parameters()), list(model.head.parameters())
+        if kind == "adam":
+            first = {"params": body, "betas": (0.8, 0.99) if not other else (0.9, 0.999)}
+            second = {"params": head, "lr": 0.01 if not other else 0.5, "weight_decay": 0.1}
+            return torch.optim.Adam([first, second], lr=0.05 if not other else 0.2)
+        momentum = 0.0 if kind == "plain sgd" else 0.9
+        first = {"params": body, "momentum": momentum if not other else 0.5}
+        second = {"params": head, "lr": 0.3 if not other else 0.02, "nesterov": False}
+        return torch.optim.SGD([first, second], lr=0.1 if not other else 0.7)
+
+    model = md.Classifier(depth=1, hidden=4)
+    opt = build(model, other=False)
+    opt.param_groups[0]["lr"] *= 0.5  # a schedule's first change, before any step
+    if kind == "plain sgd":
+        fit_steps(model, opt, x, y, 2)
+    model2 = md.Classifier(depth=1, hidden=4)
+    opt2 = build(model2, other=True)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "warmup.pt"
+        md.save_checkpoint(path, model, opt, epoch=0)
+        try:
+            md.load_checkpoint(path, model2, opt2)
+            raised = None
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the raised error is the observation
+            raised = f"{type(exc).__name__}: {str(exc)[:200]}"
+
+    def settings(o):
+        return [{k: v for k, v in g.items() if k != "params"} for g in o.param_groups]
+
+    seen = {
+        "raised": raised,
+        "settings": (settings(opt), settings(opt2)),
+        "state_sizes": (len(opt.state), len(opt2.state)),
+    }
+    fit_steps(model, opt, x, y, 1)
+    fit_steps(model2, opt2, x, y, 1)
+    seen["after"] = (
+        [p.detach().clone() for p in model.parameters()],
+        [p.detach().clone() for p in model2.parameters()],
+    )
+    return seen
+
+
+@probe
 def checkpoint_at(name):
     """save_checkpoint of a small Classifier to <fresh folder>/name: what it returned, the
     files in that folder afterwards, and the extras load_checkpoint reads back from
@@ -1537,7 +1600,7 @@ STATE_NAMED_EXTRAS = {
 
 @pytest.mark.task("ch04.5")
 def test_the_checkpoint_lives_in_the_file():
-    """save_checkpoint takes a str path and returns it; a copy of the file restores model, optimizer and extras, each plain Python value as the same type (tuples, int keys, inf and nan included), whatever their names (model_state_dict, state, meta ... too); torch.load(weights_only=True) reads the file, the state_dicts' tensors in it."""
+    """save_checkpoint takes a str path and returns it; a copy of the file restores model, optimizer and extras, each plain Python value as the same type (tuples, int keys, inf and nan included), whatever their names (model_state_dict, state, meta ... too); torch.load(weights_only=True) reads the file, the state_dicts' tensors in it; an optimizer that has not stepped yet (or keeps no state) comes back with its groups' settings."""
     extras = {"epoch": 12, "lr": 0.1, "tags": ["warm", "cosine"], "best": {"val": 0.93}, "n": None}
     extras |= PLAIN_EXTRAS | STATE_NAMED_EXTRAS
     with because(
@@ -1607,6 +1670,38 @@ def test_the_checkpoint_lives_in_the_file():
         "(the model's state_dict values and the momentum buffers) are not among them: "
         "save_checkpoint writes the state_dicts themselves with torch.save, tensors as tensors"
     )
+    kinds = ["sgd", "adam", "plain sgd"]
+    with because(
+        "save_checkpoint / load_checkpoint of an optimizer that has not stepped yet (or keeps "
+        "no state per parameter) raised"
+    ):
+        seen_all = checkpoints_before_a_step(kinds)
+    for kind, seen in zip(kinds, seen_all):
+        stepped = "stepped twice but keeps no state" if kind == "plain sgd" else "not stepped yet"
+        what = (
+            f"save_checkpoint / load_checkpoint of a {kind} optimizer that has {stepped} "
+            "(two param groups, settings of their own, lr changed after construction), loaded "
+            "into one built with other settings"
+        )
+        assert seen["raised"] is None, (
+            f"{what}: load_checkpoint raised {seen['raised']}. An optimizer's state_dict holds "
+            "its param_groups (lr, momentum, weight decay, betas ...) from the moment it is "
+            "built, before any step and whatever it keeps per parameter: save it whenever an "
+            "optimizer is given, and load it whenever one is given, state or no state"
+        )
+        saved_settings, loaded_settings = seen["settings"]
+        assert typed(loaded_settings) == typed(saved_settings), (
+            f"{what}: the loaded optimizer's groups have settings {loaded_settings}, the saved "
+            f"one's {saved_settings}. An optimizer's state_dict holds its param_groups (lr, "
+            "momentum, weight decay, betas ...) from the moment it is built, before any step "
+            "and whatever it keeps per parameter: save it whenever an optimizer is given and "
+            "load it whenever one is given, an empty per-parameter state included"
+        )
+        after, after2 = seen["after"]
+        assert all(judge.is_equal(a, b) for a, b in zip(after, after2)), (
+            f"{what}: one more step after the reload diverges from the original run: the "
+            "loaded optimizer must take the same step (same groups' settings, same state)"
+        )
 
 
 # ---------------------------------------------------------------- every task taking a model
