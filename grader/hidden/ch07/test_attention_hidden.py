@@ -160,15 +160,28 @@ def mhsa_on_gpu(E, H, causal, x, params):
 # ---------------------------------------------------------------- ch07.1
 
 
+def empty_note(B, T, also="") -> str:
+    """What a raise on a batch or a sequence of size 0 means, for the split/merge messages."""
+    if B and T:
+        return ""
+    return (
+        f": {'B' if not B else 'T'} = 0 is a legal input (an empty batch or an empty sequence), "
+        f"and splitting or merging heads is a shape operation that works on it{also}: a size "
+        "left to -1 cannot be inferred from no elements, so give every size, read from the input"
+    )
+
+
 @pytest.mark.task("ch07.1")
 @pytest.mark.points(2)
 @examples(40)
-@given(B=st.integers(1, 3), T=st.integers(1, 6), H=st.integers(1, 5), Dh=st.integers(1, 5))
+@example(B=0, T=3, H=2, Dh=3)
+@example(B=2, T=0, H=3, Dh=2)
+@given(B=st.integers(0, 3), T=st.integers(0, 6), H=st.integers(1, 5), Dh=st.integers(1, 5))
 def test_split_gives_each_head_a_slice_of_every_position(B, T, H, Dh):
-    """Head h of split_heads holds features h*Dh..(h+1)*Dh-1 of every position, for any sizes."""
+    """Head h of split_heads holds features h*Dh..(h+1)*Dh-1 of every position, for any sizes (empty batches and sequences too)."""
     E = H * Dh
     x = torch.arange(float(B * T * E)).reshape(B, T, E)
-    with because(f"split_heads(x[{B}, {T}, {E}], {H}) raised"):
+    with because(f"split_heads(x[{B}, {T}, {E}], {H}) raised{empty_note(B, T)}"):
         got = at.split_heads(x, H)
     expected = heads_of(x, H)
     ok = tuple(got.shape) == tuple(expected.shape) and judge.is_equal(got, expected)
@@ -208,17 +221,20 @@ def test_split_keeps_random_values_and_rejects_indivisible_sizes():
 @pytest.mark.task("ch07.2")
 @pytest.mark.points(2)
 @examples(30)
+@example(B=2, H=2, T=0, Dh=4, seed=0)
+@example(B=0, H=3, T=2, Dh=2, seed=0)
 @given(
-    B=st.integers(1, 3),
+    B=st.integers(0, 3),
     H=st.integers(1, 5),
-    T=st.integers(1, 6),
+    T=st.integers(0, 6),
     Dh=st.integers(1, 5),
     seed=st.integers(0, 10_000),
 )
 def test_merge_concatenates_heads_per_position(B, H, T, Dh, seed):
-    """merge_heads returns [B, T, H*Dh]: position t holds head 0's output, then head 1's, ..."""
+    """merge_heads returns [B, T, H*Dh]: position t holds head 0's output, then head 1's, ... (empty batches and sequences too)."""
     heads = torch.randn(B, H, T, Dh, generator=gen(seed))
-    with because(f"merge_heads(x[{B}, {H}, {T}, {Dh}]) raised"):
+    inverse = " (merge_heads inverts split_heads on every shape split_heads accepts)"
+    with because(f"merge_heads(x[{B}, {H}, {T}, {Dh}]) raised{empty_note(B, T, inverse)}"):
         got = at.merge_heads(heads)
     expected = torch.cat(heads.unbind(1), dim=-1)
     ok = tuple(got.shape) == (B, T, H * Dh) and judge.is_equal(got, expected)
