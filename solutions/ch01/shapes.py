@@ -105,9 +105,10 @@ def is_view_of(a: torch.Tensor, b: torch.Tensor) -> bool:
     its own storage (``e.t()`` of an empty ``e``), never of another empty tensor, although
     every storage without bytes reports address 0. Only reads: neither tensor changes."""
     sa, sb = a.untyped_storage(), b.untyped_storage()
-    if not sa.nbytes():
-        # No bytes, so no address to tell storages apart (all report 0): only the storage
-        # object itself counts, and every view of a storage hands out that same object.
+    if not sa.nbytes() or a.is_meta:
+        # No bytes, or no memory behind them (meta), so no address to tell storages apart
+        # (all report 0): only the storage object itself counts, and every view of a
+        # storage hands out that same object.
         return sa is sb
     return a.device == b.device and sa.data_ptr() == sb.data_ptr()
 

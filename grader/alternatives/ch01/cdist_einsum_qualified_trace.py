@@ -95,6 +95,7 @@ def is_view_of(a: torch.Tensor, b: torch.Tensor) -> bool:
     storage_a, storage_b = a.untyped_storage(), b.untyped_storage()
     if storage_a is storage_b:  # views of one storage hand out one storage object
         return True
-    if storage_a.nbytes() == 0 or storage_b.nbytes() == 0:
-        return False  # address 0 is shared by every storage without bytes: proves nothing
+    if storage_a.nbytes() == 0 or storage_b.nbytes() == 0 or a.device.type == "meta":
+        return False  # address 0 is shared by every storage without bytes (or memory, on
+        # the meta device): proves nothing
     return a.device == b.device and _storage_base(a) == _storage_base(b)

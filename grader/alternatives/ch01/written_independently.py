@@ -122,8 +122,8 @@ def is_view_of(a: torch.Tensor, b: torch.Tensor) -> bool:
     sb = b.untyped_storage()
     if sa.device != sb.device:
         return False
-    if sa.nbytes() > 0 and sb.nbytes() > 0:
-        # real memory: the same block means the same base address
+    if sa.nbytes() > 0 and sb.nbytes() > 0 and sa.device.type != "meta":
+        # real memory: the same block means the same base address (meta has none)
         return sa.data_ptr() == sb.data_ptr()
     # at least one storage has no bytes: addresses are meaningless, compare the
     # underlying storage objects themselves

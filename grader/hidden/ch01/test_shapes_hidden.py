@@ -35,7 +35,7 @@ sh = chapter_module("ch01", "shapes")
 ref = reference_module("ch01", "shapes")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "HIDDEN_PAIRS HIDDEN_PROGRAMS OPERATOR_FORMS add_into_a_column run_operator_forms changes crashes_at_its_third_op factories_and_tuples "
-    "on_empty other_program raises_its_own_error reshapes_in_place rows_summed shapes_of single_sum snapshot "
+    "on_empty meta_pair other_program raises_its_own_error reshapes_in_place rows_summed shapes_of single_sum snapshot "
     "WINDOWS WINDOW_LAYOUTS zeros_of"
 )
 
@@ -1158,7 +1158,12 @@ def on_empty(window):
     return window(e), e
 
 
-HIDDEN_PAIRS = {  # case: how to make (a, b) from x = randn(4, 6); e = torch.empty(0, 3)
+def meta_pair(pair):
+    """pair(m) for a fresh meta tensor m = torch.empty(4, 6, device="meta")."""
+    return pair(torch.empty(4, 6, device="meta"))
+
+
+HIDDEN_PAIRS = {  # case: how to make (a, b) from x = randn(4, 6); e = torch.empty(0, 3); m meta
     "x[1:].t()[::2], x": lambda x: (x[1:].t()[::2], x),
     "x.t().contiguous(), x": lambda x: (x.t().contiguous(), x),
     "x[0], x[3]": lambda x: (x[0], x[3]),
@@ -1191,6 +1196,15 @@ HIDDEN_PAIRS = {  # case: how to make (a, b) from x = randn(4, 6); e = torch.emp
     ),
     "e, e": lambda x: on_empty(lambda e: e),
     "x, x": lambda x: (x, x),
+    # meta tensors: storages with a size but no memory, every one at address 0
+    "m[1:].t(), m": lambda x: meta_pair(lambda m: (m[1:].t(), m)),
+    "m[0], m[3]": lambda x: meta_pair(lambda m: (m[0], m[3])),
+    "torch.empty(4, 6, device='meta'), torch.empty(4, 6, device='meta')": lambda x: (
+        torch.empty(4, 6, device="meta"),
+        torch.empty(4, 6, device="meta"),
+    ),
+    "m.clone(), m": lambda x: meta_pair(lambda m: (m.clone(), m)),
+    "x.to('meta'), x": lambda x: (x.to("meta"), x),
 }
 # What each case is, on the trusted side only (the probe asks about every case at once).
 HIDDEN_CASES = {
@@ -1213,20 +1227,25 @@ HIDDEN_CASES = {
         "torch.zeros_like(x), torch.zeros_like(x)",
         "x.to(torch.float64), x",
     ],
-    "edge views": [  # disjoint windows of one storage, empty windows onto it
+    "edge views": [  # disjoint windows of one storage, empty windows onto it, meta windows
         "x[0], x[3]",
         "x.view(-1)[:10], x.view(-1)[10:]",
         "x[::2].view(torch.int32), x[1::2]",
         "e.view(3, 0), e",
         "x[:, 6:], x[1:1]",
         "e, e",
+        "m[1:].t(), m",
+        "m[0], m[3]",
     ],
-    "edge copies": [  # empty tensors on storages of their own
+    "edge copies": [  # empty and meta tensors on storages of their own
         "torch.empty(0, 3), torch.empty(0, 3)",
         "torch.tensor([]), x[2:2]",
         "x[2:2], torch.tensor([])",
         "x.new_empty(0), x",
         "torch.zeros(0, dtype=torch.int64), torch.zeros(0)",
+        "torch.empty(4, 6, device='meta'), torch.empty(4, 6, device='meta')",
+        "m.clone(), m",
+        "x.to('meta'), x",
     ],
 }
 
@@ -1277,17 +1296,19 @@ def test_is_view_of_more_copies():
 @pytest.mark.task("ch01.6")
 @pytest.mark.points(2)
 def test_is_view_of_disjoint_and_empty_windows():
-    """Disjoint windows of one storage and empty windows onto it are views; empty tensors on storages of their own are not."""
+    """Disjoint windows of one storage, empty windows onto it and windows of one meta tensor are views; empty or meta tensors on storages of their own are not."""
     for label, verdict in hidden_verdicts_on("edge views"):
         assert verdict is True, (
             f"is_view_of({label}) is {verdict!r}, not True: both lie in one storage, "
-            "whether or not they share an element and even with no element at all"
+            "whether or not they share an element, even with no element at all and on the "
+            "meta device (m is torch.empty(4, 6, device='meta'))"
         )
     for label, verdict in hidden_verdicts_on("edge copies"):
         assert verdict is False, (
             f"is_view_of({label}) is {verdict!r}, not False: each has a storage of its "
-            "own; storages without bytes all report address 0, so compare the storages "
-            "themselves when there are no bytes"
+            "own; storages without bytes, and every storage on the meta device (sizes, no "
+            "memory), all report address 0, so compare the storages themselves where there "
+            "is no address to compare"
         )
 
 
