@@ -56,25 +56,16 @@ def test_gradient_at_random_points():
 
 @pytest.mark.task("ch00.1")
 @examples(25)
-# Python ints past int64 (2**63 and beyond) as x or target, every run: torch turns a Python
-# int it meets in arithmetic with a tensor into an int64 first, and these do not fit
-@example(w=1, x=2**70, t=2**70)
-@example(w=0, x=-(2**64) - 1, t=3)
-@example(w=-2, x=3, t=2**63)
-@example(w=2**80, x=1, t=-(2**80))
 @given(
     w=st.integers(-6, 6) | st.floats(-6, 6),
     x=st.integers(-6, 6) | st.floats(-6, 6),
-    t=st.integers(-6, 6) | st.floats(-6, 6) | st.integers(-(2**70), 2**70),
+    t=st.integers(-6, 6) | st.floats(-6, 6),
 )
 def test_gradient_at_takes_ints_and_floats(w, x, t):
-    """gradient_at takes any Python numbers, ints of any size included, and returns a Python float."""
+    """gradient_at takes any Python numbers, ints included, and returns a Python float."""
     with because(
-        f"gradient_at({w!r}, {x!r}, {t!r}) raised: the arguments are numbers, ints of any size "
-        "included; torch.tensor of an int is an int64 tensor, which cannot require grad (use "
-        "float(w)), and a Python int that meets a tensor in arithmetic is converted to int64 "
-        "first, which holds no int of 2**63 or more (make x and target floats before they meet "
-        "the tensor)"
+        f"gradient_at({w!r}, {x!r}, {t!r}) raised: the arguments are numbers, ints included; "
+        "torch.tensor of an int is an int64 tensor, which cannot require grad (use float(w))"
     ):
         g = tl.gradient_at(w, x, t)
     assert type(g) is float, f"gradient_at({w!r}, {x!r}, {t!r}) returned a {type(g).__name__}"
