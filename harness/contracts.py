@@ -28,7 +28,8 @@ objects of its own. A contract that says otherwise is written here, once, keyed 
   function it is given must not see;
 - ``modes=True``: a module's ``forward`` may compute another function in training mode
   than in eval mode (batch statistics); by default it computes the same in both, and
-  draws no random numbers (no dropout: no contract here asks for one).
+  draws no random numbers (no dropout: no contract here asks for one). Such a module's
+  ``batch`` holds in eval mode only: in training its examples share the batch's statistics.
 
 The table is immutable: the student's process holds a copy of it (the harness runs
 there too), and nothing there may loosen what the tests demand.

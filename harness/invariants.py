@@ -403,7 +403,8 @@ def _layout_plan(key, allow, states, named, args, kwargs):
     plan = layouts.relaid_all(plain, kwargs, names) if allow.layouts else []
     alone, other_types = None, []
     if layouts.relaid(plain, kwargs, names) is not None:  # plain data only
-        if allow.batch:
+        # a module that uses its batch's statistics in training (modes) batches only in eval
+        if allow.batch and not (allow.modes and module and owner.training):
             alone = batches.last_alone(plain, kwargs, names, allow.batch, allow.batch_from)
         other_types = retyped.variants(key, plain, kwargs, names)
     modes = module and key.endswith(".forward") and not allow.modes

@@ -1246,6 +1246,21 @@ def test_a_forward_the_same_in_both_modes_passes_and_keeps_mixed_modes(monkeypat
     moody()(torch.ones(2, 3))  # declared: batch statistics, as RunningNorm's
 
 
+def test_batch_statistics_in_training_are_not_judged_example_by_example(monkeypatch):
+    def batch_norm(self, x):  # the batch's statistics, kept in no buffer
+        return (x - x.mean(0)) / x.std(0)  # in eval too: the mistake the check is for
+
+    declared = Allow(modes=True, batch=("x",), batch_from=2)
+    table = {**contracts.ALLOWED, "chzz.Batchy.forward": declared}
+    monkeypatch.setattr(contracts, "ALLOWED", table)
+    model = _module_class(batch_norm, "Batchy")()
+    model(torch.randn(4, 3, generator=torch.Generator().manual_seed(0)))  # training: fine
+    with pytest.raises(invariants.Broken) as caught:  # eval: each example on its own
+        model.eval()(torch.randn(5, 3, generator=torch.Generator().manual_seed(1)))
+    invariants.take_pending()
+    assert "(invariant: the examples of a batch are independent)" in str(caught.value)
+
+
 # ---- the caller's functions run in the caller's grad mode --------------------------------
 
 
