@@ -1261,6 +1261,11 @@ def test_unequal_numbers_of_runs():
     )
 
 
+# every metric multiplied by one of these (positive: lower stays better), from tiny to huge
+# units; squares stay far from float64's underflow (1e-308) and overflow
+UNITS = (1e-30, 1e-20, 1e-13, 1e-9, 1e-5, 1e7, 1e12, 1e30)
+
+
 @pytest.mark.task("ch09b.4")
 @examples(40)
 @given(
@@ -1270,10 +1275,12 @@ def test_unequal_numbers_of_runs():
     offset=st.sampled_from([0.0, 3.0, -40.0]),
     t=st.sampled_from([-12.0, -3.0, 0.0, 0.5, 1.0, 12.0, 20.0]),
     seed=st.integers(0, 10_000),
+    unit=st.sampled_from(UNITS),
 )
-def test_clear_cases_of_many_shapes(n_b, n_c, scale, offset, t, seed):
+def test_clear_cases_of_many_shapes(n_b, n_c, scale, offset, t, seed, unit):
     """On generated run sets (sizes, scales, offsets), a shift of at most one standard error
-    or any improvement is not a regression, and a shift of twelve or more is."""
+    or any improvement is not a regression, and a shift of twelve or more is; in any units
+    too: the same runs with every metric multiplied by 1e-30 up to 1e30 get the same verdict."""
     base = sample(n_b, offset, scale, seed)
     se = scale * math.sqrt(1 / n_b + 1 / n_c)
     cand = sample(n_c, offset + t * se, scale, seed + 1)
@@ -1283,6 +1290,17 @@ def test_clear_cases_of_many_shapes(n_b, n_c, scale, offset, t, seed):
         f"{n_b} baseline and {n_c} candidate runs (sd {scale}, mean {offset}) with the candidate "
         f"shifted by {t} standard errors: is_regression said {got}, expected {expected} "
         "(lower is better; judge the shift of the means against their noise)"
+    )
+    got = verdict(runs([v * unit for v in base]), runs([v * unit for v in cand], 1000))
+    assert got == expected, (
+        f"the same {n_b} baseline and {n_c} candidate runs (sd {scale}, mean {offset}, the "
+        f"candidate {t} standard errors worse) with every metric multiplied by {unit:g}, as "
+        f"if measured in other units: is_regression said {got}, expected {expected} as in the "
+        "original units. A change of units scales the shift and the noise alike, so the "
+        "verdict must not move: look for an absolute constant in the rule (a standard error "
+        "or spread below some epsilon taken as no noise, an epsilon added to a divisor) or a "
+        "quantity that does not scale like the shift (a standard deviation where a variance "
+        "belongs)"
     )
 
 
