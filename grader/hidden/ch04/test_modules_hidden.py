@@ -1434,12 +1434,12 @@ def checkpoint_before_a_step(kind):
         except Exception as exc:  # noqa: BLE001 - the raised error is the observation
             raised = f"{type(exc).__name__}: {str(exc)[:200]}"
 
-    def settings(o):
+    def group_settings(o):
         return [{k: v for k, v in g.items() if k != "params"} for g in o.param_groups]
 
     seen = {
         "raised": raised,
-        "settings": (settings(opt), settings(opt2)),
+        "settings": (group_settings(opt), group_settings(opt2)),
         "state_sizes": (len(opt.state), len(opt2.state)),
     }
     fit_steps(model, opt, x, y, 1)
