@@ -765,10 +765,68 @@ def odd_batches_timing(names):
     return seen
 
 
+@probe
+def consumer_failures(cases):
+    """time_loader over ``loader`` batches 0..n-1 (a list, or a one-shot generator) with a
+    consume that raises the named built-in exception on batch k, for each case (loader, n, k,
+    name, max_batches): what reached the caller (the type of what was raised, and whether it
+    is consume's own exception or holds it as its cause or context), else the batches the
+    timing reported; and how many times consume ran."""
+    import builtins
+
+    seen = []
+    for loader, n, k, name, limit in cases:
+        mine, calls = [], [0]
+
+        def consume(batch, k=k, name=name, mine=mine, calls=calls):
+            calls[0] += 1
+            if batch == k:
+                mine.append(getattr(builtins, name)(f"consume failed on batch {k}"))
+                raise mine[-1]
+
+        batches = list(range(n)) if loader == "list" else (b for b in range(n))
+        try:
+            timing = dl.time_loader(batches, consume, limit)
+        except Exception as caught:
+            chain, link = [], caught
+            while link is not None and len(chain) < 10:
+                chain.append(link)
+                link = link.__cause__ or link.__context__
+            ours = any(link is m for link in chain for m in mine)
+            seen.append({"raised": type(caught).__name__, "ours": ours, "calls": calls[0]})
+        else:
+            seen.append({"raised": None, "batches": timing.batches, "calls": calls[0]})
+    return seen
+
+
+CONSUMER_ERRORS = ("StopIteration", "ValueError", "KeyError", "RuntimeError", "ZeroDivisionError")
+
+
+def consumer_failure_cases(seed=505, draws=12):
+    """(loader, n, k, exception name, max_batches): StopIteration on the first, a middle and
+    the last batch, one batch only, then seeded draws over every name, length and limit."""
+    rng = random.Random(seed)
+    cases = [
+        ("list", 5, 2, "StopIteration", None),
+        ("list", 4, 0, "StopIteration", None),
+        ("generator", 3, 2, "StopIteration", 3),
+        ("list", 1, 0, "StopIteration", None),
+        ("generator", 6, 4, "StopIteration", 5),
+    ]
+    for i in range(draws):
+        n = rng.randint(1, 8)
+        k = rng.randrange(n)
+        limit = rng.choice([None, k + 1, n, n + 2])
+        name = CONSUMER_ERRORS[i % len(CONSUMER_ERRORS)]
+        cases.append((rng.choice(["list", "generator"]), n, k, name, limit))
+    return cases
+
+
 @pytest.mark.task("ch05.1")
 def test_a_batch_may_be_none_or_falsy():
     """A batch is whatever the loader yields, None, 0, False and empty containers included:
-    each is consumed and counted, and only the loader's end (StopIteration) stops the loop."""
+    each is consumed and counted, and only the loader's end (StopIteration from next) stops
+    the loop: an exception raised by consume, StopIteration included, reaches the caller."""
     seen = odd_batches_timing(list(ODD_LOADERS))
     wrong = []
     for name, (batches, limit) in ODD_LOADERS.items():
@@ -785,6 +843,27 @@ def test_a_batch_may_be_none_or_falsy():
         "an empty list is a batch like any other: detect the end of the data by StopIteration "
         "(or next(it, sentinel) with a private sentinel = object()), never by `batch is None` "
         "or `not batch`"
+    )
+    cases = consumer_failure_cases()
+    wrong = []
+    for (loader, n, k, name, limit), got in zip(cases, consumer_failures(cases)):
+        if got["raised"] is None or not got["ours"] or got["calls"] != k + 1:
+            outcome = (
+                f"returned batches={got['batches']}"
+                if got["raised"] is None
+                else f"raised {got['raised']}"
+                + ("" if got["ours"] else " (not consume's exception, nor caused by it)")
+            )
+            wrong.append(
+                f"{loader} of {n} batches, max_batches={limit}, consume raising {name} on batch "
+                f"{k}: {outcome} after {got['calls']} consume calls"
+            )
+    assert not wrong, (
+        f"time_loader with a consume that fails: {wrong[:3]} ({len(wrong)} of {len(cases)} "
+        "cases); expected consume's exception to reach the caller at once. consume is the "
+        "caller's step: its errors are the caller's, and only next() on the loader's iterator "
+        "reports the end of the data — a try/except StopIteration (or any except) whose "
+        "body also calls consume takes the step's own exception for that end"
     )
 
 
