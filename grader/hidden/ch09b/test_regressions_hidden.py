@@ -995,10 +995,13 @@ def test_runs_over_the_whole_config_domain(cases):
 # ---------------------------------------------------------------- ch09b.3
 
 
+LOSS_VALUES = [0.5, 0.25, 0.5000000000000001, float("nan"), float("inf"), 1e-30, 0.0, -0.0]
+
+
 @pytest.mark.task("ch09b.3")
 def test_compare_runs_on_order_and_length():
     """Different orders make runs incomparable; losses of different lengths are a difference
-    at the first step present in only one run."""
+    at the first step present in only one run, whatever value the longer run holds there."""
     base = Run([1.0] * 20, "i", "o")
     c = rg.compare_runs(base, Run([1.0] * 20, "i", "o2"))
     assert not c.comparable and entries(c, "order_fingerprint"), (
@@ -1030,6 +1033,21 @@ def test_compare_runs_on_order_and_length():
             f"losses {a} and {b} first differ at step {step} (counted from 0; a step present in only "
             f"one run differs); compare_runs gave {c}"
         )
+    # Every value an extra step can hold (nan, ±inf, ±0.0, tiny, a repeat of the other run's
+    # last loss): one run is the other cut short, and the first step it lacks always differs.
+    for v in LOSS_VALUES + [-float("inf")]:
+        for common in ([], [v], [0.25, v]):
+            for extra in ([v], [v, 0.5]):
+                for a, b in ((common + extra, common), (common, common + extra)):
+                    c = rg.compare_runs(Run(a, "i", "o"), Run(b, "i", "o"))
+                    loss = entries(c, "losses")
+                    assert c.comparable and len(loss) == 1 and named_step(loss[0]) == len(common), (
+                        f"compare_runs of losses {a} and {b} gave {c}: step {len(common)} is present "
+                        f"in only one run, so the losses first differ there whatever it holds (here "
+                        f"{v!r}) — a missing step is not a loss: standing in a value for it (nan, "
+                        "0.0, the last loss) makes a run that ends on that value look like one that "
+                        "stopped a step earlier; look at the lengths"
+                    )
     c = rg.compare_runs(Run([], "i", "o"), Run([], "i", "o"))
     assert c.comparable and list(c.differences) == [], (
         "two runs with no losses at all do not differ"
@@ -1073,7 +1091,6 @@ def test_compare_runs_is_bitwise_with_nan():
 
 
 FP_A, FP_B = "3f" * 31 + "a0", "3f" * 31 + "a1"  # 64 hex digits each, only the last differs
-LOSS_VALUES = [0.5, 0.25, 0.5000000000000001, float("nan"), float("inf"), 1e-30, 0.0, -0.0]
 
 
 @pytest.mark.task("ch09b.3")
