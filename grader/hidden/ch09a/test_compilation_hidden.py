@@ -37,7 +37,7 @@ comp = chapter_module("ch09a", "compilation")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "Args CompileCounterWithBackend GraphLog HIDDEN_FUNCTIONS PairArgs Smoother SpyBackend "
     "book_requests "
-    "break_then_branch break_then_return "
+    "break_then_branch break_then_return ends_in_a_helper starts_with_a_break breaks_inside_a_helper "
     "by_mode column_sums cosine_plus_one doubled fresh_dynamo ignores_z mix product reason_triples "
     "running_mean scaled times_n uses_flag odd_names _built"
 )
@@ -55,6 +55,19 @@ def break_then_return(x):
     y = x * 2
     torch._dynamo.graph_break()  # the resume function holds no tensor op, so no graph
     return y
+
+
+def ends_in_a_helper(x):
+    return break_then_return(x)  # the break is the called function's last act
+
+
+def starts_with_a_break(x):
+    torch._dynamo.graph_break()  # a break before any tensor op of this frame
+    return x + 1
+
+
+def breaks_inside_a_helper(x):
+    return starts_with_a_break(x.sin()) * 2  # a break nested in a called function
 
 
 def mix(x, y):
@@ -111,6 +124,8 @@ HIDDEN_FUNCTIONS = {
     for f in (
         break_then_branch,
         break_then_return,
+        ends_in_a_helper,
+        breaks_inside_a_helper,
         mix,
         running_mean,
         times_n,
@@ -201,15 +216,36 @@ def test_compile_stats_of_no_calls_is_all_zero():
 @pytest.mark.task("ch09a.1")
 @pytest.mark.points(2)
 def test_compile_stats_frames_are_not_graphs():
-    """A frame can compile without handing the backend a graph: frames and graphs are counted
-    apart (frames from counters['frames']['ok'], graphs at the backend)."""
-    stats, _ = hidden_stats("break_then_return", [torch.ones(3), torch.ones(4)], {"dynamic": False})
-    seen = (stats.frames, stats.graphs, stats.recompiles)
-    assert seen == (3, 2, 1), (
-        "a function that breaks the graph after its only tensor op compiles the function and an empty resume "
-        "frame on the first call (2 frames, 1 graph), then recompiles the function for a new length; "
-        f"expected (frames, graphs, recompiles) = (3, 2, 1), got {seen}"
-    )
+    """A frame can compile without handing the backend a graph: frames, graphs and breaks are
+    counted apart (frames from counters['frames']['ok'], graphs at the backend, breaks as
+    explain counts them on the first input), also for a break at the end of a function and a
+    break inside a called function."""
+    cases = {  # name, calls: (frames, graphs, graph_breaks, recompiles), as explain counts breaks
+        "break_then_return": ([torch.ones(3), torch.ones(4)], (3, 2, 0, 1)),
+        "ends_in_a_helper": ([torch.ones(3)], (3, 1, 0, 0)),
+        "breaks_inside_a_helper": ([torch.ones(3)], (4, 3, 2, 0)),
+    }
+    what = {
+        "break_then_return": "a function that breaks the graph after its only tensor op, called on two "
+        "lengths with dynamic=False (the function and an empty resume frame on the first call, then "
+        "a recompile of the function)",
+        "ends_in_a_helper": "a function whose called function breaks the graph after its only tensor op "
+        "(the caller, the callee and the callee's empty resume frame compile; one graph)",
+        "breaks_inside_a_helper": "a function that calls, between two tensor ops, a function that breaks "
+        "the graph before its own tensor op (4 frames, 3 graphs: the caller's op, the callee's, then "
+        "the caller's resume)",
+    }
+    for name, (calls, expected) in cases.items():
+        stats, _ = hidden_stats(name, calls, {"dynamic": False})
+        seen = (stats.frames, stats.graphs, stats.graph_breaks, stats.recompiles)
+        assert seen == expected, (
+            f"{what[name]}: expected (frames, graphs, graph_breaks, recompiles) = {expected}, got "
+            f"{seen}. Frames come from Dynamo's frame counter and graphs from the backend; graph_breaks "
+            "is what explain reports on the first input, and explain counts the graphs that call "
+            "produced, not its frames or its break messages: an empty resume frame after a break at "
+            "the end of a function adds no break, and a break nested in a called function splits it "
+            "into pieces of their own"
+        )
 
 
 @pytest.mark.task("ch09a.1")
