@@ -34,7 +34,7 @@ except ImportError:
 sh = chapter_module("ch01", "shapes")
 ref = reference_module("ch01", "shapes")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "HIDDEN_PAIRS HIDDEN_PROGRAMS OPERATOR_FORMS add_into_a_column run_operator_forms changes crashes_at_its_third_op factories_and_tuples "
+    "EDIT_FORMS HIDDEN_PAIRS HIDDEN_PROGRAMS OPERATOR_FORMS add_into_a_column run_operator_forms changes crashes_at_its_third_op factories_and_tuples "
     "on_empty meta_pair other_program raises_its_own_error reshapes_in_place rows_summed shapes_of single_sum snapshot "
     "WINDOWS WINDOW_LAYOUTS zeros_of"
 )
@@ -877,6 +877,98 @@ def operator_cases(seed, count):
     return cases
 
 
+# In-place edits a traced program may make to a tensor it is given (x: 2-D, float).
+EDIT_FORMS = {
+    "x.add_(1)": lambda x: x.add_(1),
+    "x.mul_(-2)": lambda x: x.mul_(-2),
+    "x[0] = 7": lambda x: x.__setitem__(0, 7),
+    "x[:, -1] -= 3": lambda x: operator.isub(x[:, -1], 3),
+    "x.zero_()": lambda x: x.zero_(),
+    "x.copy_(x.flip(0))": lambda x: x.copy_(x.flip(0)),
+    "torch.neg(x, out=x)": lambda x: torch.neg(x, out=x),
+    "x.clamp_(max=0)": lambda x: x.clamp_(max=0),
+}
+
+
+@probe
+def effects_on_the_callers_arguments(cases):
+    """For each ``(form, order, layout, x, w, v)`` of ``cases``: trace_shapes of a program
+    given x (laid out as ``layout``), a list, w (a leaf needing its gradient, same layout),
+    v and an int, in ``order``. From inside the program, after each step, it notes what the
+    caller's own objects hold: x after the edit ``form`` of the x it was given, the list
+    after appending 2 to the list it was given, w.grad after a backward of (w * v).sum()
+    on the w it was given; each change is undone before the program goes on."""
+    notes = []
+    for form, order, layout, x, w, v in cases:
+        x = laid_out(x, layout)
+        w = laid_out(w, layout).requires_grad_()
+        items, note = [1], {}
+        given = {"x": x, "w": w, "v": v, "items": items, "n": 3}
+
+        def program(*args, form=form, order=order, x=x, w=w, items=items, note=note):
+            got = dict(zip(order, args))
+            saved = x.detach().clone()
+            EDIT_FORMS[form](got["x"])
+            note["x"] = x.detach().clone()
+            with torch.no_grad():
+                x.copy_(saved)
+            got["items"].append(2)
+            note["items"] = list(items)
+            del items[1:]
+            (got["w"] * got["v"]).sum().backward()
+            note["w.grad"] = None if w.grad is None else w.grad.detach().clone()
+            w.grad = None
+
+        sh.trace_shapes(program, *(given[name] for name in order))
+        notes.append(note)
+    return notes
+
+
+def effect_cases(seed, count):
+    """Seeded programs for effects_on_the_callers_arguments: every edit form and layout,
+    float32 and float64, x and w of shape (a, b) with a, b in 1..4, the five arguments in a
+    random order."""
+    rng = random.Random(seed)
+    g = torch.Generator().manual_seed(seed)
+    cases = []
+    for i in range(count):
+        form = list(EDIT_FORMS)[i % len(EDIT_FORMS)]
+        layout = LAYOUTS[i % len(LAYOUTS)]  # channels_last: contiguous for 2-D
+        order = rng.sample(["x", "w", "v", "items", "n"], 5)
+        dtype = rng.choice([torch.float32, torch.float64])
+        a, b = rng.randint(1, 4), rng.randint(1, 4)
+        x, w, v = (torch.randn(a, b, generator=g, dtype=dtype) for _ in range(3))
+        cases.append((form, tuple(order), layout, x, w, v))
+    return cases
+
+
+def effects_problem(cases, notes):
+    """What went wrong with fn's effects on the caller's arguments (None if nothing)."""
+    for (form, order, layout, x, _w, v), note in zip(cases, notes):
+        call = (
+            f"trace_shapes(fn, {', '.join(order)}) with x and w {layout} {tuple(x.shape)} {x.dtype}"
+        )
+        want = x.clone()
+        EDIT_FORMS[form](want)
+        if "x" not in note or not torch.equal(note["x"], want):
+            return (
+                f"{call}: fn's in-place edit `{form}` of its argument x did not reach the "
+                f"caller's x (it held {brief(note.get('x'))}, expected {brief(want)})"
+            )
+        if note.get("items") != [1, 2]:
+            return (
+                f"{call}: fn appended 2 to its list argument, but the caller's list then held "
+                f"{note.get('items')!r}, not [1, 2]"
+            )
+        grad = note.get("w.grad")
+        if grad is None or not torch.equal(grad, v):
+            return (
+                f"{call}: a backward of (w * v).sum() inside fn left the caller's leaf w with "
+                f"grad {brief(grad)}, expected v ({brief(v)})"
+            )
+    return None
+
+
 @probe
 def traced_hidden(program, *args):
     """trace_shapes of the module-level program named ``program`` on ``args``."""
@@ -895,7 +987,17 @@ def traced_twice_after_a_crash(x, y):
 
 @pytest.mark.task("ch01.4")
 def test_trace_shapes_on_another_program():
-    """trace_shapes records every op's output shape, in call order: functions, methods, indexing, properties and operators, reflected and in-place ones included."""
+    """trace_shapes runs fn on the caller's own arguments and records every op's output shape, in call order: functions, methods, indexing, properties and operators, reflected and in-place ones included."""
+    # fn(*args) itself runs: its in-place edits, list appends and backward passes reach the
+    # caller's objects, whatever their layout, dtype and position among the arguments.
+    cases = effect_cases(71, 16)
+    problem = effects_problem(cases, effects_on_the_callers_arguments(cases))
+    assert problem is None, (
+        f"{problem}. trace_shapes must run fn(*args) on the very arguments it was given, as "
+        "calling fn(*args) would: only the recording is added. A copy of an argument "
+        "(clone, detach, deepcopy, .contiguous() of a strided tensor) takes fn's in-place "
+        "writes and the gradients of its backward pass away from the caller's objects"
+    )
     a, b = torch.randn(5, 2, generator=gen(51)), torch.randn(5, 2, generator=gen(52))
     shapes = shapes_of(traced_hidden("other", a, b))
     want = [(2, 5), (5, 5), (5, 5), (5, 5), (5, 5), (5,), (5, 1)]
