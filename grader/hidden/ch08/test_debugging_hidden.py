@@ -812,6 +812,11 @@ class SideBranch(nn.Module):
             return out + 0 * self.side(x) if first else out
         if how == "detached":
             return out + self.side(x).detach()
+        if how == "the whole output detached":  # the loss has no graph; every parameter trains
+            return (out + self.side(x)).detach()
+        if how == "the whole output computed under no_grad":
+            with torch.no_grad():
+                return self.main(x) + self.side(x)
         return out  # "unused"
 
 
@@ -825,7 +830,10 @@ SIDE_WAYS = (
     "times zero on the first step, unused later",
     "detached",
     "unused",
+    "the whole output detached",
+    "the whole output computed under no_grad",
 )
+NO_GRAPH_WAYS = SIDE_WAYS[-2:]  # the output, so the loss, has no graph at all
 
 
 def side_branch_cases(seed, per_way):
@@ -1621,7 +1629,7 @@ def test_diagnose_unreachable_and_nonfinite():
 
 @pytest.mark.task("ch08.2")
 def test_no_grad_means_never_reached_on_any_step():
-    """A parameter reached only on the first step, or only on later steps, or reached with a gradient of exact zeros (in whole or in part, on some or every step), is not no_grad (while one never reached is: silence counts only from a diagnose that can speak)."""
+    """A parameter reached only on the first step, or only on later steps, or reached with a gradient of exact zeros (in whole or in part, on some or every step), is not no_grad (while one never reached is: silence counts only from a diagnose that can speak); a forward whose whole output has no graph leaves every trainable parameter no_grad, and diagnose still returns its findings."""
     assert where(diagnosed("detached layer", 5), "no_grad") == ["body.bias", "body.weight"], (
         "trainable parameters that backward never reaches (their .grad stays None) are reported "
         "as no_grad"
@@ -1634,16 +1642,26 @@ def test_no_grad_means_never_reached_on_any_step():
     )
     assert where(findings, "not_moving") == [], "both moved on the steps that reached them"
     cases = side_branch_cases(93, 3)
+    graphless = [case for case in cases if case[0] in NO_GRAPH_WAYS]
+    cases = [case for case in cases if case[0] not in NO_GRAPH_WAYS] + graphless
     with because("diagnose raised on a model with a side branch (see SIDE_WAYS)"):
-        seen = side_branches_diagnosed(cases)
+        seen = side_branches_diagnosed(cases[: -len(graphless)])
+    with because(
+        "diagnose raised on a model whose parameters all require grad but whose forward leaves "
+        "its output without a graph (detached, or computed under no_grad), so the loss has none: "
+        "backward is possible only when the loss itself has a graph, and parameters that require "
+        "grad do not give it one. Such a run still has its findings (no_grad for every parameter "
+        "backward never reaches)"
+    ):
+        seen += side_branches_diagnosed(graphless)
     for case, findings in zip(cases, seen):
         how, _, d_in, n_out, bias, labels, optimizer, steps = case
         got = finding_set(findings, ("at_chance",))  # a few steps: at_chance is beside the point
         want = finding_set(ref.diagnose(*side_branch_run(case)), ("at_chance",))
         what = (
             f"diagnose(model, {optimizer}, {'cross_entropy' if labels else 'mse_loss'}, batch, "
-            f"{steps}) on Linear({d_in}, {n_out}) plus a side Linear{'' if bias else ' without bias'} "
-            f"whose output is added {how}"
+            f"{steps}) on Linear({d_in}, {n_out}) plus a side Linear{'' if bias else ' without bias'}"
+            + (f", {how}" if how in NO_GRAPH_WAYS else f" whose output is added {how}")
         )
         extra = sorted(w for c, w in got if c == "no_grad" and ("no_grad", w) not in want)
         assert not extra, (
@@ -1653,6 +1671,12 @@ def test_no_grad_means_never_reached_on_any_step():
             "whether .grad is None, never by the gradient's values (a gradient of exact zeros is "
             f"still a gradient; such a parameter that never moves is not_moving). Found {got}, "
             f"expected {want}"
+        )
+        missing = sorted(w for c, w in want if c == "no_grad" and ("no_grad", w) not in got)
+        assert not missing, (
+            f"{what}: no_grad missing for {missing}: backward never reaches them"
+            + (" (the loss has no graph at all)" if how in NO_GRAPH_WAYS else "")
+            + f", so their .grad stays None on every step. Found {got}, expected {want}"
         )
         assert got == want, f"{what}: found {got}, expected {want}"
 
