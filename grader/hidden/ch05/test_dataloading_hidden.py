@@ -3,6 +3,7 @@ ones, and pad_collate compared with the reference on generated batches. Messages
 property, not the test."""
 
 import multiprocessing as mp
+import os
 import random
 
 import numpy as np
@@ -591,9 +592,18 @@ def test_make_loader_with_one_worker_and_a_short_last_batch():
     )
 
 
+@probe
+def loader_worker_counts(counts, seed):
+    """make_loader(AugmentedDataset(8), 2, k, seed) for each requested k, built and never
+    iterated (so no worker process starts): how many workers each loader would start."""
+    return [dl.make_loader(dl.AugmentedDataset(8), 2, k, seed).num_workers for k in counts]
+
+
 @pytest.mark.task("ch05.4")
+@too_many_workers  # built, never iterated: PyTorch warns on construction already
 def test_make_loader_without_workers():
-    """num_workers=0 works too: the order follows the seed, and seed 0 is a seed like any other."""
+    """num_workers is the caller's, whatever the machine: 0 works too (the order follows the
+    seed, and seed 0 is a seed like any other), and more workers than cores are kept."""
     runs = make_loader_epochs(10, 2, 5, 0, [0, 0, 3, 3, 4])
     orders = [torch.cat(batches)[:, 0].long().tolist() for (batches,) in runs]
     zero, zero_again = orders[:2]
@@ -609,6 +619,19 @@ def test_make_loader_without_workers():
     assert orders[0] == orders[1] and orders[0] != orders[2], (
         f"make_loader(num_workers=0) with seeds 3, 3, 4 gave orders {orders}: the order must follow "
         "the seed without workers too (and persistent workers need num_workers > 0)"
+    )
+    cores = os.cpu_count() or 1
+    rng = random.Random(54)
+    counts = [0, 1, 3, 5, 8, cores, cores + 1, 2 * cores + 3, 100]
+    counts += [rng.randint(2, 64) for _ in range(6)]
+    got = loader_worker_counts(counts, 7)
+    wrong = [(k, n) for k, n in zip(counts, got) if n != k]
+    assert not wrong, (
+        f"make_loader(dataset, 2, num_workers=k, 7) on a {cores}-core machine built loaders "
+        f"with (k, workers) = {wrong[:4]}: the loader starts exactly the num_workers it was "
+        "given. More workers than cores is fine (sleep-bound loading waits in parallel, and "
+        "PyTorch's warning only advises); capping or otherwise changing the count takes the "
+        "caller's choice away"
     )
 
 
