@@ -26,7 +26,7 @@ from harness.probe import because, probe
 from harness.target import chapter_module, reference_module
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
-    from harness.evidence import first_difference
+    from harness.evidence import brief, first_difference
     from harness.generated import example, examples, given, st
 except ImportError:  # (probes never use them)
     pass
@@ -2245,6 +2245,21 @@ class ClassesFirst(nn.Module):
         return x.transpose(1, 2)
 
 
+FLOAT_TARGET_VALUES = ("normal", "0/1", "whole numbers", "one value")
+
+
+def float_targets_of(values, shape, g):
+    """float32 targets of ``shape`` drawn from ``g``: from a normal, all 0 or 1, whole
+    numbers 0 to 5, or one value (0, 1, 2.5 or -3) everywhere (trusted side)."""
+    if values == "normal":
+        return torch.randn(shape, generator=g)
+    if values == "0/1":
+        return torch.randint(0, 2, shape, generator=g).float()
+    if values == "whole numbers":
+        return torch.randint(0, 6, shape, generator=g).float()
+    return torch.full(shape, (0.0, 1.0, 2.5, -3.0)[int(torch.randint(4, (), generator=g))])
+
+
 def overfit_model(seed, x, y):
     """mlp(seed) shaped for the batch: [N, C] scores (C = 4) for class targets [N], [N, C, L]
     scores for class targets [N, L] (x [N, L, d_in]), [N, k] outputs for real targets [N, k],
@@ -2290,25 +2305,71 @@ def reference_trace(seed, x, y, steps, freeze_first):
     freeze_first=st.booleans(),
     steps=st.integers(0, 12),
     width=st.sampled_from([4, 1, None]),
+    values=st.sampled_from(FLOAT_TARGET_VALUES),
 )
-@example(seed=5, n=5, d_in=3, targets=torch.float32, freeze_first=False, steps=2, width=1)
-@example(seed=6, n=6, d_in=3, targets=torch.float32, freeze_first=False, steps=3, width=None)
-@example(seed=7, n=4, d_in=3, targets=torch.int64, freeze_first=True, steps=2, width=3)
+@example(
+    seed=5,
+    n=5,
+    d_in=3,
+    targets=torch.float32,
+    freeze_first=False,
+    steps=2,
+    width=1,
+    values="normal",
+)
+@example(
+    seed=6,
+    n=6,
+    d_in=3,
+    targets=torch.float32,
+    freeze_first=False,
+    steps=3,
+    width=None,
+    values="0/1",
+)
+@example(
+    seed=7, n=4, d_in=3, targets=torch.int64, freeze_first=True, steps=2, width=3, values="normal"
+)
+@example(
+    seed=8, n=8, d_in=3, targets=torch.float32, freeze_first=False, steps=3, width=1, values="0/1"
+)
+@example(
+    seed=9,
+    n=7,
+    d_in=8,
+    targets=torch.float64,
+    freeze_first=False,
+    steps=3,
+    width=None,
+    values="whole numbers",
+)
+@example(
+    seed=10,
+    n=6,
+    d_in=3,
+    targets=torch.float32,
+    freeze_first=True,
+    steps=3,
+    width=4,
+    values="one value",
+)
 def test_overfit_follows_adam_at_1e_2_like_the_reference(
-    seed, n, d_in, targets, freeze_first, steps, width
+    seed, n, d_in, targets, freeze_first, steps, width, values
 ):
-    """Losses and trained parameters follow full-batch Adam at lr 1e-2 on CE / MSE, like the reference, for int64 or uint8 class targets ([N], or [N, L] per position), float32 or float64 real ones ([N, 4], [N, 1] or [N], as the model outputs), and 0 to 12 steps: the loss follows the targets' kind, whatever their shape."""
+    """Losses and trained parameters follow full-batch Adam at lr 1e-2 on CE / MSE, like the reference, for int64 or uint8 class targets ([N], or [N, L] per position), float32 or float64 real ones ([N, 4], [N, 1] or [N], as the model outputs; drawn from a normal, or all 0 or 1, whole numbers, or one value), and 0 to 12 steps: the loss follows the targets' kind, whatever their shape or values."""
     float_targets = targets.is_floating_point
     g = torch.Generator().manual_seed(seed)
     shape = (n,) if width is None else (n, width)
     if float_targets:
-        x, y = torch.randn(n, d_in, generator=g), torch.randn(shape, generator=g)
+        x, y = torch.randn(n, d_in, generator=g), float_targets_of(values, shape, g)
     else:  # labels per position: x [N, L, d_in] and scores [N, C, L]
         x = torch.randn(shape + (d_in,), generator=g)
         y = torch.randint(0, 4, shape, generator=g)
     y = y.to(targets)
     dims = "[N]" if width is None else f"[N, {width}]"
     kind = f"real {dims}" if float_targets else f"class {dims}"
+    if float_targets and values != "normal":
+        kind += f" ({values}: {brief(y)})"
     with because(
         f"overfit_one_batch raised on {n} examples with {targets} {kind} targets for {steps} "
         "steps (class targets of any integer dtype and any shape cross-entropy takes, [N] or "
@@ -2343,6 +2404,13 @@ def test_overfit_follows_adam_at_1e_2_like_the_reference(
         "measured before its step's update, and the loss follows the targets' kind whatever "
         "their shape: integer targets are class ids, float targets real values, whether "
         "they are [N] or have more dimensions"
+        + (
+            ", and whatever values they hold: float targets that are all 0 or 1, whole "
+            "numbers or one value are still real targets, fitted with mean squared error "
+            "(the dtype decides, never the values)"
+            if float_targets and values != "normal"
+            else ""
+        )
     )
     for k, (p, q) in enumerate(zip(params, want_params)):
         judge.close(
