@@ -950,7 +950,7 @@ def effects_problem(cases, notes):
         )
         want = x.clone()
         EDIT_FORMS[form](want)
-        if "x" not in note or not torch.equal(note["x"], want):
+        if "x" not in note or not judge.is_equal(note["x"], want):
             return (
                 f"{call}: fn's in-place edit `{form}` of its argument x did not reach the "
                 f"caller's x (it held {brief(note.get('x'))}, expected {brief(want)})"
@@ -961,7 +961,7 @@ def effects_problem(cases, notes):
                 f"{note.get('items')!r}, not [1, 2]"
             )
         grad = note.get("w.grad")
-        if grad is None or not torch.equal(grad, v):
+        if grad is None or not judge.is_equal(grad, v):
             return (
                 f"{call}: a backward of (w * v).sum() inside fn left the caller's leaf w with "
                 f"grad {brief(grad)}, expected v ({brief(v)})"
