@@ -965,9 +965,6 @@ def running_norm_offset_trace(
     norm, dtype = md.RunningNorm(num_features, momentum=momentum, eps=eps), torch.float32
     if to64:
         norm, dtype = norm.to(torch.float64), torch.float64
-    if mode != "graph":  # a hook that counts the forwards: a training forward that leaves
-        # the statistics alone must fail on them, not be re-run on one row (a ValueError)
-        norm.register_forward_hook(lambda module, args, out: None)
     return offset_trace(norm, num_features, sizes, seed, dtype, offset, spread, mode)
 
 
