@@ -270,8 +270,6 @@ def largest_input(args, kwargs) -> float:
     leaves, _ = tree_flatten((args, kwargs))
     largest = 0.0
     for t in leaves:
-        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel():
-            if t.device.type == "meta":
-                continue
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and not t.is_meta:
             largest = max(largest, t.detach().abs().nan_to_num(0, 0, 0).amax().item())
     return largest
