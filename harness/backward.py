@@ -57,6 +57,11 @@ class LeafSightings:
                 entry[1].append((leaf._version, leaf.detach().clone()))
             todo.extend(nxt for nxt, _ in node.next_functions)
 
+    def reached(self, t) -> bool:
+        """Whether ``t`` itself (this very object) is one of the leaves a pass reached."""
+        entry = self._seen.get(id(t))
+        return entry is not None and entry[0] is t
+
     def close(self) -> None:
         for leaf, sightings in self._seen.values():
             sightings.append((leaf._version, leaf.detach().clone()))

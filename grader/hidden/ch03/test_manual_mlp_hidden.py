@@ -1169,28 +1169,13 @@ def trained_watched(X_train, y_train, X_val, y_val, **options):
     pass and after the call (``harness.backward.LeafSightings.found``); and for each tensor
     of the returned params whether it is a leaf, requires grad, and is one of the leaves
     the backward passes reached (None where the passes cannot be watched)."""
-    reached = {}  # id -> every leaf a backward pass reached, kept alive so ids stay unique
-
-    def note(roots):
-        todo = [t.grad_fn for t in roots if t.grad_fn is not None]
-        visited = set()
-        while todo:
-            node = todo.pop()
-            if node is None or id(node) in visited:
-                continue
-            visited.add(id(node))
-            leaf = getattr(node, "variable", None)
-            if leaf is not None:
-                reached[id(leaf)] = leaf
-            todo.extend(nxt for nxt, _ in node.next_functions)
-
-    with backward.leaf_sightings() as seen, backward.watched(note) as on:
+    with backward.leaf_sightings() as seen:
         history = mm.train_mlp(mm.XorData(X_train, y_train, X_val, y_val), **options)
     kept = {
         name: {
             "is_leaf": getattr(t, "is_leaf", None),
             "requires_grad": getattr(t, "requires_grad", None),
-            "trained": reached.get(id(t)) is t if on else None,
+            "trained": seen.reached(t) if seen.found is not None else None,
         }
         for name, t in dict(history.params).items()
     }
