@@ -468,25 +468,29 @@ def norm_batches(num_features, sizes, seed, dtype=torch.float32):
     return train, weights, x_eval, w_eval
 
 
-def trace_norm(norm, num_features, sizes, seed, dtype=torch.float32):
+def trace_norm(norm, num_features, sizes, seed, dtype=torch.float32, batches=None, forward=None):
     """Train-mode outputs, input gradients of sum(out * w) and the running statistics after
-    each batch; then the same in eval mode, and the statistics after the eval forward."""
-    train, weights, x_eval, w_eval = norm_batches(num_features, sizes, seed, dtype)
-    seen = {"out": [], "grad": [], "mean": [], "var": []}
-    for x, w in zip(train, weights):
+    each batch; then the same in eval mode, and the statistics after the eval forward.
+    ``batches`` (norm_batches' four) and ``forward(x, w) -> (out, input grad or None)``
+    replace the defaults where given."""
+    train, weights, x_eval, w_eval = batches or norm_batches(num_features, sizes, seed, dtype)
+
+    def with_graph(x, w):
         x = x.clone().requires_grad_()
         out = norm(x)
         (out * w).sum().backward()
-        seen["out"].append(out.detach().clone())
-        seen["grad"].append(None if x.grad is None else x.grad.clone())
+        return out.detach().clone(), None if x.grad is None else x.grad.clone()
+
+    forward = forward or with_graph
+    seen = {"out": [], "grad": [], "mean": [], "var": []}
+    for x, w in zip(train, weights):
+        out, grad = forward(x, w)
+        seen["out"].append(out)
+        seen["grad"].append(grad)
         seen["mean"].append(norm.running_mean.detach().clone())
         seen["var"].append(norm.running_var.detach().clone())
     norm.eval()
-    x = x_eval.clone().requires_grad_()
-    out = norm(x)
-    (out * w_eval).sum().backward()
-    seen["eval_out"] = out.detach().clone()
-    seen["eval_grad"] = None if x.grad is None else x.grad.clone()
+    seen["eval_out"], seen["eval_grad"] = forward(x_eval, w_eval)
     seen["eval_mean"] = norm.running_mean.detach().clone()
     seen["eval_var"] = norm.running_var.detach().clone()
     seen["stats_require_grad"] = bool(

@@ -25,6 +25,7 @@ from exercises.ch04.test_modules import (
     norm_batches,
     registration,
     running_norm_trace,
+    trace_norm,
     unquote,
 )
 from harness import devices, judge
@@ -45,7 +46,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Private Rows Scratch Tied "
     "blocks_run_by build_entry build_tree checkpoint_before_a_step deep_paths fit_steps "
     "frozen_but_held groups_shared_frozen model_state moved_to_float64 norm_batches offset_trace "
-    "registered_twice shared_storage stray "
+    "registered_twice shared_storage stray trace_norm "
     "tied_setup "
     "coverage_through_edits unregistered_through_edits"
 )
@@ -939,21 +940,8 @@ def offset_trace(norm, num_features, sizes, seed, dtype, offset, spread, mode="g
             (out * w).sum().backward()
         return out.detach().clone(), None if x.grad is None else x.grad.clone()
 
-    seen = {"out": [], "grad": [], "mean": [], "var": []}
-    for x, w in zip(train, weights):
-        out, grad = forward(x, w)
-        seen["out"].append(out)
-        seen["grad"].append(grad)
-        seen["mean"].append(norm.running_mean.detach().clone())
-        seen["var"].append(norm.running_var.detach().clone())
-    norm.eval()
-    seen["eval_out"], seen["eval_grad"] = forward(x_eval, w_eval)
-    seen["eval_mean"] = norm.running_mean.detach().clone()
-    seen["eval_var"] = norm.running_var.detach().clone()
-    seen["stats_require_grad"] = bool(
-        norm.running_mean.requires_grad or norm.running_var.requires_grad
-    )
-    return seen
+    batches = (train, weights, x_eval, w_eval)
+    return trace_norm(norm, num_features, sizes, seed, dtype, batches=batches, forward=forward)
 
 
 @probe
