@@ -541,6 +541,17 @@ def test_the_contracts_own_tol_is_used():
     )
 
 
+def exact_contract(dtype, means, stds, tol):
+    """The contract fields of an exact boundary case: its statistics, a wide range."""
+    return dict(
+        dtype=dtype,
+        value_range=(-64.0, 64.0),
+        channel_mean=tuple(means),
+        channel_std=tuple(stds),
+        tol=tol,
+    )
+
+
 def on_the_bound(i):
     """Draw i of the exact boundary cases: (batch, contract fields, what sits where). Each channel's
     mean lies exactly tol * channel_std above or below the contract's (or inside), and at tol 1 a
@@ -585,13 +596,7 @@ def on_the_bound(i):
         x = torch.tensor(centres, dtype=torch.float64).view(1, c, 1, 1).expand(shape)
         if tol == 1:
             notes.append(f"every channel constant: std 0 = channel_std - {tol:g} * channel_std")
-    fields = dict(
-        dtype=dtype,
-        value_range=(-64.0, 64.0),
-        channel_mean=tuple(means),
-        channel_std=tuple(stds),
-        tol=tol,
-    )
+    fields = exact_contract(dtype, means, stds, tol)
     return x.to(dtype).contiguous(), fields, "; ".join(notes)
 
 
@@ -621,13 +626,7 @@ def constant_channels_case(i):
         pair = torch.tensor([means[k] + d, means[k] - d], dtype=torch.float64)
         columns.append(pair.view(n, h, w))
     x = torch.stack(columns, dim=1).to(dtype)
-    fields = dict(
-        dtype=dtype,
-        value_range=(-64.0, 64.0),
-        channel_mean=tuple(means),
-        channel_std=tuple(stds),
-        tol=tol,
-    )
+    fields = exact_contract(dtype, means, stds, tol)
     return x, fields, order
 
 
