@@ -834,7 +834,9 @@ def test_channel_order_with_five_channels_and_channels_last_with_two():
     )
 
 
-LAYOUTS = ("as is", "permuted", "channels last")
+# "channels on dim 2" is (N, H, C, W): neither permuted nor stored last, so whatever its
+# statistics on dim 2 say, the contract calls it a normalization violation
+LAYOUTS = ("as is", "permuted", "channels last", "permuted and last", "channels on dim 2")
 
 
 def exact_batch(n, c, h, w, means, stds, seed):
@@ -849,7 +851,19 @@ def exact_batch(n, c, h, w, means, stds, seed):
 
 @pytest.mark.task("ch05a.2")
 @pytest.mark.points(1)  # one of its two points went to the any-permutation test
-@examples(40)
+@examples(37)  # 40 with the three explicit examples
+@example(  # a channel order is a permutation of dim 1 or channels last only
+    n=6, c=3, h=4, w=2, layout="channels on dim 2", dtype=torch.float32, tol=None,
+    wrong_dtype=False, out_of_range=False, shifted=False, seed=3,
+)  # fmt: skip
+@example(
+    n=3, c=2, h=5, w=5, layout="channels on dim 2", dtype=torch.float64, tol=0.1,
+    wrong_dtype=True, out_of_range=False, shifted=False, seed=8,
+)  # fmt: skip
+@example(
+    n=4, c=4, h=3, w=4, layout="permuted and last", dtype=torch.float32, tol=0.25,
+    wrong_dtype=False, out_of_range=True, shifted=False, seed=11,
+)  # fmt: skip
 @given(
     n=st.integers(1, 12),
     c=st.integers(1, 5),
@@ -882,6 +896,10 @@ def test_violations_match_the_reference_on_generated_batches(
         x = x[:, perm]
     elif layout == "channels last":
         x = x.permute(0, 2, 3, 1)
+    elif layout == "permuted and last":
+        x = x[:, torch.randperm(c, generator=g)].permute(0, 2, 3, 1)
+    elif layout == "channels on dim 2":
+        x = x.permute(0, 2, 1, 3)
     lo, hi = x.min().item() - 1.0, x.max().item() + 1.0
     if out_of_range:
         hi = x.max().item() - 0.01
@@ -903,6 +921,13 @@ def test_violations_match_the_reference_on_generated_batches(
         f"reported {sorted(kinds(found))}, expected {sorted(want)} — report every violated "
         "clause, each with its kind; the statistics are per channel over N, H and W (H and W "
         "may differ from each other and from C), within tol * channel_std"
+        + (
+            "; a channel order is a permutation of dim 1 or the channels stored on the last "
+            "axis, nothing else: channels found on dim 2 (N, H, C, W) are statistics that do "
+            "not fit, a normalization violation (look at which axes you search)"
+            if layout == "channels on dim 2"
+            else ""
+        )
     )
 
 
