@@ -838,7 +838,8 @@ NO_GRAPH_WAYS = SIDE_WAYS[-2:]  # the output, so the loss, has no graph at all
 
 def side_branch_cases(seed, per_way):
     """``per_way`` seeded draws per SIDE_WAYS entry: (how, seed, d_in, n_out, bias, labels,
-    optimizer, steps)."""
+    optimizer, steps, held); ``held`` is "all" (the optimizer holds every parameter) or, for
+    every second draw of a way, "main" (the side Linear is trainable but left out of it)."""
     rng = random.Random(seed)
     return [
         (
@@ -850,19 +851,21 @@ def side_branch_cases(seed, per_way):
             rng.random() < 0.5,
             rng.choice(["SGD", "SGD momentum", "Adam"]),
             rng.randint(1, 4),
+            "main" if draw % 2 else "all",
         )
         for how in SIDE_WAYS
-        for _ in range(per_way)
+        for draw in range(per_way)
     ]
 
 
 def side_branch_run(case):
     """One side_branch_cases entry as diagnose's arguments."""
-    how, seed, d_in, n_out, bias, labels, optimizer, steps = case
+    how, seed, d_in, n_out, bias, labels, optimizer, steps, held = case
     torch.manual_seed(seed)
     model = SideBranch(how, d_in, n_out, bias)
     batch, loss_fn = drawn_batch(12, d_in, n_out, labels, torch.Generator().manual_seed(seed + 1))
-    return model, named_optimizer(optimizer, model.parameters()), loss_fn, batch, steps
+    params = model.parameters() if held == "all" else model.main.parameters()
+    return model, named_optimizer(optimizer, params), loss_fn, batch, steps
 
 
 @probe
@@ -1629,7 +1632,7 @@ def test_diagnose_unreachable_and_nonfinite():
 
 @pytest.mark.task("ch08.2")
 def test_no_grad_means_never_reached_on_any_step():
-    """A parameter reached only on the first step, or only on later steps, or reached with a gradient of exact zeros (in whole or in part, on some or every step), is not no_grad (while one never reached is: silence counts only from a diagnose that can speak); a forward whose whole output has no graph leaves every trainable parameter no_grad, and diagnose still returns its findings."""
+    """A parameter reached only on the first step, or only on later steps, or reached with a gradient of exact zeros (in whole or in part, on some or every step), is not no_grad (while one never reached is, whether or not the optimizer holds it: silence counts only from a diagnose that can speak); a forward whose whole output has no graph leaves every trainable parameter no_grad, and diagnose still returns its findings."""
     assert where(diagnosed("detached layer", 5), "no_grad") == ["body.bias", "body.weight"], (
         "trainable parameters that backward never reaches (their .grad stays None) are reported "
         "as no_grad"
@@ -1655,11 +1658,12 @@ def test_no_grad_means_never_reached_on_any_step():
     ):
         seen += side_branches_diagnosed(graphless)
     for case, findings in zip(cases, seen):
-        how, _, d_in, n_out, bias, labels, optimizer, steps = case
+        how, _, d_in, n_out, bias, labels, optimizer, steps, held = case
         got = finding_set(findings, ("at_chance",))  # a few steps: at_chance is beside the point
         want = finding_set(ref.diagnose(*side_branch_run(case)), ("at_chance",))
         what = (
-            f"diagnose(model, {optimizer}, {'cross_entropy' if labels else 'mse_loss'}, batch, "
+            f"diagnose(model, {optimizer} over {'every parameter' if held == 'all' else 'main only'}, "
+            f"{'cross_entropy' if labels else 'mse_loss'}, batch, "
             f"{steps}) on Linear({d_in}, {n_out}) plus a side Linear{'' if bias else ' without bias'}"
             + (f", {how}" if how in NO_GRAPH_WAYS else f" whose output is added {how}")
         )
@@ -1676,7 +1680,14 @@ def test_no_grad_means_never_reached_on_any_step():
         assert not missing, (
             f"{what}: no_grad missing for {missing}: backward never reaches them"
             + (" (the loss has no graph at all)" if how in NO_GRAPH_WAYS else "")
-            + f", so their .grad stays None on every step. Found {got}, expected {want}"
+            + ", so their .grad stays None on every step"
+            + (
+                "; no_grad is about every trainable parameter of the model, whether or not the "
+                "optimizer holds it (one it does not hold is not_in_optimizer as well)"
+                if held != "all"
+                else ""
+            )
+            + f". Found {got}, expected {want}"
         )
         assert got == want, f"{what}: found {got}, expected {want}"
 
