@@ -532,7 +532,8 @@ def test_each_epoch_draws_new_augmentation():
 @pytest.mark.points(2)
 @pytest.mark.timeout(60)
 def test_make_loader_order_follows_the_seed_and_covers_everything():
-    """Every sample once per epoch, short last batch included; the order follows the seed."""
+    """Every sample once per epoch, short last batch included; the order is the one a
+    DataLoader shuffling with a generator seeded with seed visits."""
     runs = make_loader_epochs(11, 2, 3, 2, [1, 2, 1])
     a, b, c = (torch.cat(batches) for (batches,) in runs)
     sizes = [[len(batch) for batch in batches] for (batches,) in runs]
@@ -547,6 +548,16 @@ def test_make_loader_order_follows_the_seed_and_covers_everything():
     assert judge.differ(a[:, 0], b[:, 0], atol=0, rtol=0), (
         "different seeds must shuffle differently: the shuffle order must come from a torch.Generator seeded with seed"
     )
+    for seed, order in ((1, a[:, 0].long().tolist()), (2, b[:, 0].long().tolist())):
+        (want, _) = reference_epochs(11, 1, 3, seed, 0)  # the order is the same without workers
+        expected = torch.cat(want)[:, 0].long().tolist()
+        assert order == expected, (
+            f"make_loader(AugmentedDataset(11), batch_size=3, num_workers=2, seed={seed}) "
+            f"visited {order}, where a DataLoader shuffling with one torch.Generator seeded with "
+            f"seed visits {expected}: the contract fixes the order; the loader's own seeded "
+            "generator draws the workers' base seed and then each epoch's shuffle (a second "
+            "generator for the shuffle, or another library's shuffle, gives another order)"
+        )
 
 
 @pytest.mark.task("ch05.4")
@@ -599,27 +610,84 @@ def loader_worker_counts(counts, seed):
     return [dl.make_loader(dl.AugmentedDataset(8), 2, k, seed).num_workers for k in counts]
 
 
+@probe
+def single_process_epochs(cases):
+    """For each (n, dim, batch_size, seed, data_seed): two epochs of make_loader(
+    AugmentedDataset(n, dim, data_seed), batch_size, 0, seed), built afresh: the batches."""
+    return [
+        [epoch(loader) for _ in range(2)]
+        for loader in (
+            dl.make_loader(dl.AugmentedDataset(n, dim, data_seed), batch_size, 0, seed)
+            for n, dim, batch_size, seed, data_seed in cases
+        )
+    ]
+
+
+def reference_epochs(n, dim, batch_size, seed, data_seed, workers=0):
+    """The reference make_loader's two epochs on the same fresh dataset (trusted side)."""
+    loader = ref.make_loader(ref.AugmentedDataset(n, dim, data_seed), batch_size, workers, seed)
+    return [epoch(loader) for _ in range(2)]
+
+
+def loader_cases():
+    """(n, dim, batch_size, seed, data_seed) over make_loader's domain: one sample, a batch
+    larger than the data, one batch exactly, uneven and even last batches, seeds 0, 1, 2**32
+    and beyond 2**63, then seeded draws."""
+    rng = random.Random(12)
+    cases = [
+        (1, 1, 1, 7, 0),
+        (8, 2, 3, 0, 5),
+        (6, 2, 6, 1, 3),
+        (7, 3, 9, 2**32, 1),
+        (12, 2, 5, 2**63 + 5, 2),
+        (9, 1, 3, 2**31 - 1, 4),
+    ]
+    for _ in range(4):
+        n = rng.randint(2, 14)
+        cases.append((n, rng.randint(1, 3), rng.randint(1, n + 1), rng.getrandbits(40), n))
+    return cases
+
+
 @pytest.mark.task("ch05.4")
 @too_many_workers  # built, never iterated: PyTorch warns on construction already
 def test_make_loader_without_workers():
     """num_workers is the caller's, whatever the machine: 0 works too (the order follows the
-    seed, and seed 0 is a seed like any other), and more workers than cores are kept."""
-    runs = make_loader_epochs(10, 2, 5, 0, [0, 0, 3, 3, 4])
-    orders = [torch.cat(batches)[:, 0].long().tolist() for (batches,) in runs]
-    zero, zero_again = orders[:2]
-    assert sorted(zero) == list(range(10)), "one epoch must visit every sample exactly once"
-    assert zero == zero_again, (
-        f"two make_loader(seed=0) loaders, both built before either was iterated, shuffled into "
-        f"{zero} and {zero_again}: 0 is a seed like any other — a test such as `if seed:` or "
-        "`seed or ...` treats it as absent and falls back to the global RNG; seed the "
-        "torch.Generator with `seed` whatever its value"
-    )
-    orders = orders[2:]
-    assert sorted(orders[0]) == list(range(10)), "one epoch must visit every sample exactly once"
-    assert orders[0] == orders[1] and orders[0] != orders[2], (
-        f"make_loader(num_workers=0) with seeds 3, 3, 4 gave orders {orders}: the order must follow "
-        "the seed without workers too (and persistent workers need num_workers > 0)"
-    )
+    seed, and seed 0 is a seed like any other), and more workers than cores are kept; without
+    workers two epochs' batches are those of a DataLoader shuffling with a generator seeded
+    with seed, for any size, batch size and seed."""
+    cases = loader_cases()
+    with because("make_loader(AugmentedDataset(n, dim), batch_size, 0, seed) raised"):
+        runs = single_process_epochs(cases)
+    for case, got in zip(cases, runs, strict=True):
+        n, dim, batch_size, seed, _ = case
+        want = reference_epochs(*case)
+        for k, (mine, theirs) in enumerate(zip(got, want, strict=True)):
+            same = len(mine) == len(theirs) and all(
+                judge.is_equal(a, b) for a, b in zip(mine, theirs, strict=True)
+            )
+            if same:
+                continue
+            order = [int(i) for b in mine for i in b[:, 0].tolist()]
+            expected = [int(i) for b in theirs for i in b[:, 0].tolist()]
+            raise AssertionError(
+                f"make_loader(AugmentedDataset({n}, dim={dim}), batch_size={batch_size}, "
+                f"num_workers=0, seed={seed}), epoch {k + 1}: sample order {order} in batches "
+                f"of {[len(b) for b in mine]}, where a DataLoader shuffling with one "
+                f"torch.Generator seeded with seed gives {expected} in batches of "
+                f"{[len(b) for b in theirs]}"
+                + (" (same order, other augmentation noise)" if order == expected else "")
+                + (
+                    " (0 is a seed like any other: a test such as `if seed:` or `seed or ...` "
+                    "treats it as absent)"
+                    if seed == 0
+                    else ""
+                )
+                + ". The contract fixes the order: the loader's own generator, seeded with "
+                "seed once when the loader is built, draws every epoch's shuffle (after the "
+                "base seed it draws for the workers, with or without workers); a second "
+                "generator, a shuffle of another library, a seed reduced or changed, or a "
+                "generator reseeded per epoch reproduces some order, but not this one"
+            )
     cores = os.cpu_count() or 1
     rng = random.Random(54)
     counts = [0, 1, 3, 5, 8, cores, cores + 1, 2 * cores + 3, 100]
