@@ -322,14 +322,20 @@ def masked_inputs(draw):
 
 @pytest.mark.task("ch06a.1")
 @pytest.mark.points(2)  # one of its three points went to the long-rows test
-@examples(60)
+@examples(55)  # 63 calls with the eight explicit examples, as before the five empty ones
 # A 1-D x whose mask covers its one axis (one sequence, no trailing axes): a 0-d mean, every run.
 @example(case=(torch.tensor([0.5, -1.0, 2.0, NAN]), torch.tensor([True, False, True, False]), 0))
 @example(case=(torch.tensor([3.0, INF]), torch.tensor([1, 0]), -1))
 @example(case=(torch.tensor([7.0]), torch.tensor([0.0]), 0))
+# Axes of size 0: rows of no positions (no valid position: 0 per feature), no rows, no features.
+@example(case=(torch.ones(2, 0, 3), torch.ones(2, 0, dtype=torch.bool), 1))
+@example(case=(torch.ones(0, 2, 5), torch.ones(0, 2, dtype=torch.int64), 0))
+@example(case=(torch.ones(3, 0, 2, 4), torch.ones(3, 0, dtype=torch.float32), -3))
+@example(case=(torch.ones(0, 4, 3), torch.ones(0, 4, dtype=torch.bool), 1))
+@example(case=(torch.ones(2, 3, 0), torch.tensor([[1, 0, 1], [0, 0, 0]]), 1))
 @given(case=masked_inputs())
 def test_masked_mean_equals_the_reference(case):
-    """masked_mean equals the reference on random layouts, dims, mask dtypes and paddings, a 1-D x included."""
+    """masked_mean equals the reference on random layouts, dims, mask dtypes and paddings, a 1-D x and axes of size 0 included."""
     x, mask, dim = case
     want = ref.masked_mean(x, mask, dim)
     call = (
@@ -340,6 +346,12 @@ def test_masked_mean_equals_the_reference(case):
         call += (
             " on a 1-D x, one sequence with no trailing axes, whose mean over its only axis is "
             "a 0-d tensor"
+        )
+    if x.numel() == 0:
+        call += (
+            " with an axis of size 0: rows of no positions have no valid position and give 0 "
+            "for each feature (shape as for any row), a batch of no rows gives no rows; a sum "
+            "or stack built position by position has nothing to start from there"
         )
     with because(
         f"{call} raised: give the mask trailing 1-axes up to x's rank (none when the mask has "
