@@ -1142,7 +1142,8 @@ def transfer_steps(seed, task_seed, steps):
 def deep_features_setup(seed, kind):
     """build_transfer_setup of a pretrained TransferNet whose ``features`` is deeper than the
     default (``kind``): per feature parameter (by name) whether it requires grad, how many
-    feature tensors the optimizer holds, and whether every feature value survived 3 steps."""
+    feature tensors the optimizer holds, whether every feature value survived 3 steps, and
+    whether the model returned is the very model given (``given``)."""
     torch.manual_seed(seed)
     model = dbg.TransferNet(d_in=8, hidden=12, n_classes=3)
     if kind == "four layers":
@@ -1150,6 +1151,7 @@ def deep_features_setup(seed, kind):
     else:
         model.features = DeepFeatures(8, 12)
     before = {n: p.detach().clone() for n, p in model.features.named_parameters()}
+    given = model
     model, opt = dbg.build_transfer_setup(model)
     ids = {id(p) for p in model.features.parameters()}
     held = sum(id(p) in ids for group in opt.param_groups for p in group["params"])
@@ -1164,6 +1166,7 @@ def deep_features_setup(seed, kind):
         "held": held,
         "kept": sorted(before) == sorted(after)
         and all(judge.is_equal(before[n], after[n].detach()) for n in before),
+        "given": model is given,
     }
 
 
@@ -1236,7 +1239,7 @@ def test_transfer_setup_for_other_sizes():
 @pytest.mark.task("ch08.1")
 @pytest.mark.points(2)
 def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
-    """The optimizer is plain SGD at lr 0.1 (each step moves the head by -0.1 x its gradient); the pretrained features are kept (not re-initialised) and frozen."""
+    """The optimizer is plain SGD at lr 0.1 (each step moves the head by -0.1 x its gradient); the pretrained features are kept (not re-initialised) and frozen, in the caller's own model, which is the one returned."""
     seen = transfer_setup(67, {"hidden": 12}, 68, 5)
     assert seen["optimizer"] == "SGD" and judge.is_number(
         seen["lrs"], [0.1] * len(seen["lrs"]), abs=1e-12, rel=1e-6
@@ -1256,6 +1259,13 @@ def test_transfer_setup_is_sgd_at_lr_0_1_and_keeps_the_pretrained_features():
     )
     for kind in ("four layers", "nested modules and a bare Parameter"):
         deep = deep_features_setup(69, kind)
+        assert deep["given"], (
+            f"build_transfer_setup on a TransferNet whose features has {kind} returned another "
+            "model than the one it was given: the task prepares the caller's pretrained model "
+            "itself — freeze model.features, put the fresh head on that model, return it with "
+            "its optimizer — not a copy (a caller who keeps training `model` would train the "
+            "untouched original)"
+        )
         trainable = sorted(n for n, flag in deep["requires_grad"].items() if flag)
         assert not trainable and deep["held"] == 0 and deep["kept"], (
             f"build_transfer_setup on a TransferNet whose features has {kind}: feature "
