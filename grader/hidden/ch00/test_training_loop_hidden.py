@@ -704,7 +704,7 @@ def clear_cut_curve(kind, start, ratio, steps):
 
 
 @pytest.mark.task("ch00.3")
-@examples(60)
+@examples(30)  # the pinned examples below carry the known wrong readings; 30 draws span kinds
 # scales whose values lie beyond float32's range (above 3.4e38, below 1.4e-45) every run:
 # "at any scale" is any float64 scale, so no copy may round the curve to a narrower type
 @example(kind="crawl", log_start=0.0, ratio=0.5, steps=12, log_scale=45)
@@ -782,7 +782,7 @@ def with_a_passing_spike(losses, at, spike):
 
 
 @pytest.mark.task("ch00.3")
-@examples(40)
+@examples(25)  # the pinned examples below carry the known wrong readings
 # a passing spike that is not finite (an overflowed step a loss scaler skipped), every run
 @example(kind="decay", log_start=0.0, ratio=0.5, steps=16, where=0.5, spike=math.inf)
 @example(kind="crawl", log_start=1.0, ratio=0.5, steps=16, where=0.0, spike=math.nan)
