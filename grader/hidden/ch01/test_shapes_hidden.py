@@ -186,11 +186,14 @@ def random_pair(rng):
 @pytest.mark.task("ch01.1")
 @pytest.mark.points(2)
 def test_broadcast_shape_agrees_with_torch_on_random_pairs():
-    """broadcast_shape agrees with torch.broadcast_shapes on hundreds of random shape pairs."""
+    """broadcast_shape agrees with torch.broadcast_shapes on random shape pairs, compatible and clashing."""
+    # 120 pairs, not 400: every broadcast_shape variant of the bug zoo is caught without this
+    # test (the generated sweep below draws the same axes), and each call costs ~4 ms of
+    # invariant checks; 120 keeps every rank 0-5, clashes in any dimension, trailing slices
     rng = random.Random(1234)
-    pairs = [random_pair(rng) for _ in range(400)]
+    pairs = [random_pair(rng) for _ in range(120)]
     compatible, clashing = judge_broadcasts(pairs)
-    assert compatible > 100 and clashing > 30, (  # a check on the test's own generator
+    assert compatible > 90 and clashing > 12, (  # a check on the test's own generator
         f"the random shape pairs covered {compatible} compatible and {clashing} clashing cases"
     )
 
