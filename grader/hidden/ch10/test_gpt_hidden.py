@@ -99,7 +99,7 @@ def test_tokenizer_on_other_text():
 
 
 @pytest.mark.task("ch10.1")
-@examples(25)
+@examples(16)
 @given(
     text=st.text(
         alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=40
@@ -1649,19 +1649,23 @@ class Recorder:
 
 
 @probe
-def recorded_training(text, seed, cfg):
+def recorded_training(text, seed, cfg, on=()):
     """train_gpt with a recording batch_fn: every call's data, generator state, x and y, the
-    trained model's logits on each recorded x, and train_gpt's result."""
+    trained model's logits on each recorded x and on each x of ``on``, and train_gpt's
+    result (its val_loss and training losses)."""
     rec = Recorder()
     r = gpt.train_gpt(text, seed=seed, batch_fn=rec, **cfg)
     model = r.model.eval()
     with torch.no_grad():
         logits = [model(c["x"])[0] for c in rec.calls]
+        logits_on = [model(x)[0] for x in on]
     return {
         "calls": rec.calls,
         "logits": logits,
+        "logits_on": logits_on,
         "val_loss": r.val_loss,
         "steps": len(r.train_losses),
+        "train_losses": list(r.train_losses),
     }
 
 
@@ -1679,17 +1683,30 @@ def split_of(text):
 @pytest.mark.points(2)
 @pytest.mark.timeout(120)
 def test_batches_come_from_the_right_split():
-    """Each training step draws one batch from the first 90%; val_loss is the mean loss over 8 batch_fn batches from the last 10% (zero steps too: then of the initial model)."""
+    """Each training step draws one batch from the first 90% and records that batch's loss before its update; val_loss is the mean loss over 8 batch_fn batches from the last 10% (zero steps too: then of the initial model)."""
     text = corpus()[:4001]
-    for steps in (SPLIT_CFG["steps"], 0):
-        check_split_and_validation(text, steps)
+    trained = check_split_and_validation(text, SPLIT_CFG["steps"])
+    # train_losses[k] is the loss of step k's batch under the weights k steps gave: the run
+    # of k steps (same seed, so the same start and the same batches) ends with those weights
+    xs = [c["x"] for c in trained["calls"][:2]]
+    before = [check_split_and_validation(text, k, on=[x]) for k, x in enumerate(xs)]
+    for k, (seen, call) in enumerate(zip(before, trained["calls"])):
+        want = cross_entropy(seen["logits_on"][0], call["y"])
+        got = trained["train_losses"][k] if len(trained["train_losses"]) > k else None
+        assert judge.is_number(got, want, abs=1e-4), (
+            f"train_gpt(seed=2, steps={SPLIT_CFG['steps']}): train_losses[{k}] is {got!r}, but "
+            f"the loss of step {k}'s batch under the weights of {k} step(s) (those train_gpt("
+            f"seed=2, steps={k}) ends with) is {want:.5f}: each entry is that step's own training "
+            "loss, computed on its batch before its update (not smoothed or averaged over "
+            "earlier steps, not recomputed after the step)"
+        )
 
 
-def check_split_and_validation(text, steps):
+def check_split_and_validation(text, steps, on=()):
     """train_gpt(text, steps) with a recording batch_fn: steps training batches, then 8 on
-    the validation split whose mean loss is val_loss."""
+    the validation split whose mean loss is val_loss. What recorded_training saw."""
     with because(f"train_gpt(steps={steps}) raised" + ("" if steps else ZERO_STEPS)):
-        seen = recorded_training(text, 2, {**SPLIT_CFG, "steps": steps})
+        seen = recorded_training(text, 2, {**SPLIT_CFG, "steps": steps}, on=list(on))
     ids, cuts = split_of(text)
     calls = seen["calls"]
 
@@ -1725,6 +1742,7 @@ def check_split_and_validation(text, steps):
         f"loss over the 8 validation batches batch_fn returned is {want:.5f}: val_loss is their "
         "mean loss (model in eval mode)" + ("" if steps else ZERO_STEPS)
     )
+    return seen
 
 
 ZERO_STEPS = (
