@@ -1227,14 +1227,19 @@ def training_cases(seed=35, count=10):
 def trained_cases(cases):
     """train_mlp on each (X_train, y_train, X_val, y_val, options): {"value": (its
     parameters, detached, train_loss, val_acc), "leaves": {name: (is_leaf, requires_grad)}
-    of the returned parameters} or what it raised."""
+    of the returned parameters, "grads": {name: a copy of its .grad, or None}} or what it
+    raised."""
     out = []
     for X_train, y_train, X_val, y_val, options in cases:
         try:
             h = mm.train_mlp(mm.XorData(X_train, y_train, X_val, y_val), **options)
             params = {k: v.detach().clone() for k, v in h.params.items()}
             leaves = {k: (v.is_leaf, v.requires_grad) for k, v in h.params.items()}
-            out.append({"value": (params, list(h.train_loss), list(h.val_acc)), "leaves": leaves})
+            grads = {
+                k: None if v.grad is None else v.grad.detach().clone() for k, v in h.params.items()
+            }
+            value = (params, list(h.train_loss), list(h.val_acc))
+            out.append({"value": value, "leaves": leaves, "grads": grads})
         except NotImplementedError:
             raise
         except Exception as exc:  # noqa: BLE001 - what was raised is the observation
@@ -1247,6 +1252,14 @@ RETURNED_PARAMS = (
     "sgd_step updated in place, holding the values after the last update; not copies of "
     "them, and not the values of an earlier or best-scoring step (the history records "
     "the run, it selects nothing)"
+)
+
+
+LAST_GRADIENT = (
+    "each step clears the gradients first, then backpropagates and calls sgd_step, which "
+    "leaves .grad as it is, so the trained leaves come back holding the last step's "
+    "gradient; clearing or zeroing them after the update instead (the step-then-zero_grad "
+    "habit) trains the same but leaves another .grad behind"
 )
 
 
@@ -1270,6 +1283,19 @@ def training_problem(outcome, want):
         return f"train_loss is {losses}, expected {list(want.train_loss)}"
     if not judge.is_number(accs, list(want.val_acc), abs=1e-6, rel=1e-6):
         return f"val_acc is {accs}, expected {list(want.val_acc)}"
+    for k, w in want.params.items():
+        got, grad = outcome["grads"].get(k), w.grad
+        if grad is None or got is None:
+            ok = got is None and grad is None
+        else:
+            ok = judge.is_close(got, grad, atol=1e-5, rtol=1e-4, dtype=grad.dtype)
+        if not ok:
+            return (
+                f"after the run the returned {k}.grad is "
+                f"{'None' if got is None else brief(got)}, expected "
+                f"{'None (no step, no gradient)' if grad is None else brief(grad)} "
+                f"({LAST_GRADIENT})"
+            )
     return None
 
 
@@ -1340,7 +1366,7 @@ def test_training_takes_its_sizes_from_the_data():
             f"X_val {tuple(X_val.shape)}, y_val {y_val.tolist()}), {options}): {problem} "
             f"({len(failed)} of {len(cases)} runs differ)"
         )
-        assert RETURNED_PARAMS not in problem, called
+        assert RETURNED_PARAMS not in problem and LAST_GRADIENT not in problem, called
         raise AssertionError(
             f"{called}. d_in is X_train.shape[1], "
             "n_classes the largest label + 1 (labels index the logit columns, so a class no "
