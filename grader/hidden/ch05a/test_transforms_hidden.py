@@ -851,7 +851,7 @@ def exact_batch(n, c, h, w, means, stds, seed):
 
 @pytest.mark.task("ch05a.2")
 @pytest.mark.points(1)  # one of its two points went to the any-permutation test
-@examples(37)  # 40 with the three explicit examples
+@examples(36)  # 39 calls with the three explicit examples (40 drawn before them)
 @example(  # a channel order is a permutation of dim 1 or channels last only
     n=6, c=3, h=4, w=2, layout="channels on dim 2", dtype=torch.float32, tol=None,
     wrong_dtype=False, out_of_range=False, shifted=False, seed=3,
