@@ -740,6 +740,25 @@ CASES = {  # id: (fn, first, second, kwargs, expected)
 }
 
 
+# Dynamo's own message of each failing guard, as it records it (less the "frame/compile" id
+# in front, and for a Python value the traced line quoted after it): each reported text must
+# hold it, whole, so that the values a guard compared (expected 6, actual 9) survive.
+GUARD_TEXTS = {
+    "first-dim": ["tensor 'x' size mismatch at index 0. expected 6, actual 9"],
+    "python-bool": ["flag == True"],
+    "python-str": ["mode == 'add'"],
+    "python-float": ["s == 0.5"],
+    "second-argument": ["tensor 'y' dtype mismatch. expected Float, actual Double"],
+    "dtype-hides-shape": ["tensor 'x' dtype mismatch. expected Float, actual Double"],
+    "requires-grad": ["tensor 'x' requires_grad mismatch. expected requires_grad=0"],
+    "after-a-break": [
+        "tensor 'x' size mismatch at index 0. expected 3, actual 5",
+        "tensor 'y' size mismatch at index 0. expected 3, actual 5",
+        "tensor 'y' size mismatch at index 0. expected 3, actual 5",
+    ],
+}
+
+
 # A second call with the same arguments must give the same answer (a clean cache, cleared
 # guard failures): a case with a failing guard and one with none show it. Asked twice,
 # after-a-break (guards failing in three frames) compiled 12 frames and killed no mutant
@@ -771,7 +790,8 @@ SPEAKS = {  # id: (first, second, kwargs, expected)
 @pytest.mark.parametrize("case", list(CASES))
 def test_guard_reasons_reports_only_guards_that_failed(case):
     """guard_reasons reports exactly the guards Dynamo found failing on the second call (every
-    frame's, in order), each with its argument and kind, and the same answer when called again."""
+    frame's, in order), each with its argument, its kind and Dynamo's text of the failure, and
+    the same answer when called again."""
     name, first, second, kwargs, expected = CASES[case]
     kwargs = {"backend": "eager", **kwargs}
     runs = 2 if case in ASKED_TWICE else 1  # each call compiles twice: repeat only where it tells
@@ -786,6 +806,16 @@ def test_guard_reasons_reports_only_guards_that_failed(case):
         "compiled code is reused, even if an input changed; one per failing frame after a graph "
         "break), with kind 'shape', 'dtype', 'value' (a Python scalar) or 'other'"
     )
+    for k, ((argument, kind, text), message) in enumerate(
+        zip(answers[0], GUARD_TEXTS.get(case, []))
+    ):
+        assert message in text, (
+            f"guard_reasons({name}, first, second, {kwargs}) ({case}): reason {k} "
+            f"({argument!r}, {kind!r}) has the text {text.splitlines()[0][:120]!r}, which does "
+            f"not hold Dynamo's guard-failure message {message!r}: text is Dynamo's own text "
+            "of that failed guard, as recorded (the values it compared included), not a "
+            "description written from the argument and kind, nor another guard's text"
+        )
     assert again == got, (
         f"guard_reasons with the same arguments gave {got}, then {again} when called again: each call must "
         "start from a clean Dynamo cache (torch.compiler.reset()), or graphs compiled by an earlier call "
