@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import target
+from harness import rewritten, target
 from harness.target import REPO
 
 
@@ -144,6 +144,9 @@ def _test_modules() -> list:
         if os.path.basename(getattr(mod, "__file__", None) or "").startswith("test_")
         and repo in (getattr(mod, "__file__", None) or "")
     ]
+
+
+rewritten.keep()  # hundreds of runs import the same test files afresh
 
 
 def _forget_test_modules() -> None:
