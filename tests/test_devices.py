@@ -63,6 +63,20 @@ def test_an_op_that_has_no_meta_version_is_no_verdict():
     assert outcome == NEEDS_VALUES, (outcome, seen)
 
 
+def test_an_op_whose_result_size_needs_values_is_no_verdict():
+    """masked_select's result has as many entries as the mask holds True, which meta cannot
+    know, so it has no meta kernel; a loss that picks each row's target with it is right."""
+
+    def picked(logits, targets):
+        hit = torch.arange(logits.shape[1], device=logits.device) == targets[:, None]
+        return -logits.masked_select(hit).mean()
+
+    outcome, seen = on_meta(
+        picked, torch.zeros(5, 3, device=META), torch.zeros(5, dtype=torch.long, device=META)
+    )
+    assert outcome == NEEDS_VALUES, (outcome, seen)
+
+
 def test_an_error_of_another_kind_is_reported_as_raised():
     def wrong_shape(x):
         return x @ x
