@@ -46,7 +46,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Private Rows Scratch Tied "
     "blocks_run_by build_entry build_tree checkpoint_before_a_step deep_paths fit_steps "
     "frozen_but_held groups_shared_frozen model_state moved_to_float64 norm_batches offset_trace "
-    "registered_twice shared_storage stray trace_norm "
+    "odd_batch registered_twice shared_storage stray trace_norm "
     "tied_setup "
     "coverage_through_edits unregistered_through_edits"
 )
@@ -855,6 +855,40 @@ def running_norm_one_row(seed):
     return {"raised": raised, "stats": stats, "eval_out": norm(row).detach()}
 
 
+# Training batches of two rows or more whose values are not all ordinary (an overflowed
+# inf, a nan, -inf, a constant feature): the contract refuses by row count only, so
+# BatchNorm1d takes each of them; the rows are seeded, the odd entries (row, feature, value)
+ODD_BATCHES = [
+    (6, 3, 10, [(2, 1, "inf")]),
+    (4, 4, 11, [(0, 0, "nan"), (3, 3, "-inf"), *((r, 2, 2.0) for r in range(4))]),
+    (2, 2, 12, [(1, 0, "nan")]),
+]
+
+
+def odd_batch(rows, features, seed, entries):
+    """The batch of an ODD_BATCHES row: seeded randn, its entries written in."""
+    x = torch.randn(rows, features, generator=torch.Generator().manual_seed(seed)) * 2 + 1
+    for r, c, v in entries:
+        x[r, c] = float(v)
+    return x
+
+
+@probe
+def running_norm_odd_batches(batches):
+    """A fresh md.RunningNorm per ODD_BATCHES row, given that training batch: the name of the
+    error it raised (None if none), its output and its running statistics afterwards."""
+    seen = []
+    for rows, features, seed, entries in batches:
+        norm = md.RunningNorm(features)
+        try:
+            out, raised = norm(odd_batch(rows, features, seed, entries)).detach(), None
+        except Exception as exc:  # noqa: BLE001 - which error is the point
+            out, raised = None, type(exc).__name__
+        stats = (norm.running_mean.detach().clone(), norm.running_var.detach().clone())
+        seen.append({"raised": raised, "out": out, "stats": stats})
+    return seen
+
+
 @probe
 def running_norm_empty_batch(num_features):
     """md.RunningNorm(num_features) given a training batch of zero rows: the name of the
@@ -1064,6 +1098,40 @@ def test_running_norm_refuses_a_one_row_training_batch():
         atol=1e-5,
         rtol=1e-5,
     )
+    # only the row count refuses: a batch of two rows or more is taken whatever its values
+    for (rows, features, seed, entries), got in zip(
+        ODD_BATCHES, running_norm_odd_batches(ODD_BATCHES), strict=True
+    ):
+        x = odd_batch(rows, features, seed, entries)
+        odd = ", ".join(f"x[{r}, {c}] = {v}" for r, c, v in entries if isinstance(v, str))
+        flat = [c for c in range(features) if (x[:, c] == x[0, c]).all()]
+        what = f"a training batch of {rows} rows with {odd}" + (
+            f" and feature {flat[0]} constant" if flat else ""
+        )
+        assert got["raised"] is None, (
+            f"RunningNorm({features}) refused {what} ({got['raised']}): only a batch of fewer "
+            "than two rows is refused. A nan or inf in a feature makes that feature's statistics "
+            "nan, as in BatchNorm1d, which takes the batch; decide the refusal by the number of "
+            "rows, not by what the batch's variance or values turn out to be"
+        )
+        bn = nn.BatchNorm1d(features, affine=False)
+        want = bn(x).detach()
+        clean = torch.isfinite(x).all(dim=0)  # features no odd entry reached
+        for name, g, w in (
+            ("output", got["out"], want),
+            ("running_mean", got["stats"][0], bn.running_mean),
+            ("running_var", got["stats"][1], bn.running_var),
+        ):
+            judge.close(
+                g[..., clean],
+                w[..., clean],
+                f"after {what}, the {name} of its finite features differs from BatchNorm1d's "
+                f"({first_difference(g[..., clean], w[..., clean], atol=1e-5)}): each feature "
+                "is normalised on its own, so a non-finite value in one feature leaves the "
+                "others as they would be",
+                atol=1e-5,
+                rtol=1e-5,
+            )
 
 
 @pytest.mark.task("ch04.4")
