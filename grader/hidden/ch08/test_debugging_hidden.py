@@ -215,14 +215,15 @@ NEGATIVE_WAYS = ("log_softmax", "softmax negated")  # rows of entries <= 0
 def row_cases(seed, per_way):
     """``per_way`` seeded draws per ROW_WAYS entry: (how, seed, n, n_classes, temperature,
     row scales, labels' dtype, model dtype); a square n == n_classes about every third draw,
-    and for scaled rows one row, every other row or every row off 1."""
+    and for scaled rows one row, every other row or every row off 1: every second draw by a
+    factor within half a percent of 1 (far beyond float rounding, within a loose tolerance)."""
     rng = random.Random(seed)
     cases = []
     for how, _ in ROW_WAYS:
         for k in range(per_way):
             c = rng.randint(2, 6)
             n = c if rng.random() < 0.35 else rng.randint(1, 12)
-            f = rng.choice([0.5, 0.8, 0.95, 1.05, 1.25])
+            f = rng.choice([0.995, 0.998, 1.002, 1.005] if k % 2 == 0 else [0.5, 0.8, 0.95, 1.25])
             pattern = ("one row", "every other row", "every row")[k % 3]
             if pattern == "one row":
                 at = rng.randrange(n)
@@ -1592,13 +1593,13 @@ def test_probabilities_as_logits_needs_probability_rows_and_integer_targets():
         sums = out.double().sum(dim=1)
         off = float((sums - 1).abs().max())
         expected = dict(ROW_WAYS)[how]
-        assert (off <= 1e-5) == expected and (expected or off >= 1e-2), (
+        assert (off <= 1e-5) == expected and (expected or off >= 1.9e-3), (
             f"course bug: the {how!r} rows sum to 1 within {off:.3g}"
         )
         if not expected and float(out.min()) >= 0 and float(out.max()) <= 1:
             in_unit_range += 1
         got = "probabilities_as_logits" in codes(findings)
-        scaled = f" (row factors {[round(v, 2) for v in scales]})" if how.endswith("scaled") else ""
+        scaled = f" (row factors {[round(v, 3) for v in scales]})" if how.endswith("scaled") else ""
         what = (
             f"diagnose on {dtype} outputs [{n}, {c}] made by {how!r}{scaled}, {labels} labels: "
             f"every entry in [{float(out.min()):.3g}, {float(out.max()):.3g}], row sums "
@@ -1618,6 +1619,14 @@ def test_probabilities_as_logits_needs_probability_rows_and_integer_targets():
             "probability rows (a sigmoid per class, a scaled or cut softmax, a softmax over the "
             "batch): every row's own sum must be 1, up to float rounding, beside every entry "
             "being non-negative"
+            + (
+                f". These rows miss 1 by up to {off:.2g}, thousands of times float rounding "
+                "(a float32 row of a few entries misses by about 1e-7, a float64 row by about "
+                "1e-16): a tolerance on the row sums must be of rounding size, not a fraction "
+                "of a percent"
+                if off < 1e-2
+                else ""
+            )
             if got
             else f"{what}: probabilities_as_logits missing — every entry is non-negative and "
             "every row sums to 1 up to float rounding, whatever made them"
