@@ -723,6 +723,24 @@ def program(w, x, codes):
             h.detach_()  # h is never w, nor a view: every step above makes a new tensor
         elif code == 41:
             h = h * torch.full((3,), 2.0, requires_grad=True).requires_grad_(False)
+        # one operation, several real-valued tensors, none of them views (a view of h would
+        # still require grad): one cut each time, whatever the count of its results
+        elif code == 42:
+            with torch.no_grad():
+                var, mean = torch.var_mean(h)
+            h = (h - mean) / (var + 1.0)
+        elif code == 43:
+            with torch.no_grad():
+                low, high = h.aminmax()
+            h = h * 0.5 + (high - low)
+        elif code == 44:
+            with torch.no_grad():
+                counts, edges = torch.histogram(h, bins=2)
+            h = h + counts.sum() + edges[0]
+        elif code == 45:
+            with torch.no_grad():
+                std, mean = torch.std_mean(h, dim=0, keepdim=True)
+            h = (h - mean) * std
     return h
 
 
@@ -769,7 +787,12 @@ STEPS = [
     "new_empty_strided",
     "detach_",
     "requires_grad_",
+    "var_mean_no_grad",
+    "aminmax_no_grad",
+    "histogram_no_grad",
+    "std_mean_no_grad",
 ]
+MULTI_OUTPUT = {"var_mean_no_grad", "aminmax_no_grad", "histogram_no_grad", "std_mean_no_grad"}
 SHAPE_ONLY = {"zeros_like", "new_ones", *STEPS[STEPS.index("empty_like") : STEPS.index("detach_")]}
 IN_PLACE = {"detach_", "requires_grad_"}
 
@@ -865,6 +888,15 @@ def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
             if IN_PLACE.intersection(steps) and len(found) < len(want)
             else ""
         )
+        several = (
+            f". The program runs {sorted(MULTI_OUTPUT.intersection(steps))} under no_grad: "
+            "one call that returns several real-valued tensors (var_mean's variance and mean, "
+            "aminmax's min and max, histogram's counts and edges), none of them requiring "
+            "grad. That is one operation and one cut, however many tensors it hands back: "
+            "decide once per call, after looking at all of its results, not once per result"
+            if MULTI_OUTPUT.intersection(steps) and len(found) > len(want)
+            else ""
+        )
         assert len(found) == len(want) and all(
             w.strip("_") in g for g, w in zip(got_ops, want_ops)
         ), (
@@ -873,7 +905,7 @@ def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
             "or list, numpy array) does not, one Cut per operation however many values or "
             "tensors it returns; integer results, shape-only constructors and calls on tensors "
             "that no longer require grad when the call takes them are not cuts"
-            f"{shape_only}{repeated}{in_place}"
+            f"{shape_only}{repeated}{in_place}{several}"
         )
         for g, w in zip(found, want):
             assert points_at(g, int(line_of(w)), HERE), (
