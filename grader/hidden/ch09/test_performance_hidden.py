@@ -36,7 +36,7 @@ except ImportError:
 perf = chapter_module("ch09", "performance")
 ref = reference_module("ch09", "performance")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "CudaSyncAs FakeGPU FakePerfCounter perf_counter_replaced CHEAP_FIRST"
+    "CudaSyncAs FakeGPU FakePerfCounter perf_counter_replaced CHEAP_FIRST SyncOneDevice"
 )
 
 
@@ -52,6 +52,42 @@ def time_fn_given_sync_on_cuda(kernel_ms, launch_ms, warmup, iters, device):
     with CudaSyncAs(lambda *args, **kwargs: None):
         t = perf.time_fn(gpu.step, warmup, iters, device, sync=gpu.synchronize, clock=gpu.clock)
     return {"timing": t, "calls": gpu.launches}
+
+
+class SyncOneDevice:
+    """torch.cuda.synchronize for a FakeGPU whose work runs on CUDA device ``index`` of a
+    machine whose current device is 0: a synchronize of the device the work runs on (given
+    as an index, a string or a torch.device; none given, or one without an index, means the
+    current device) drains the fake's queue, one of another device drains nothing."""
+
+    def __init__(self, gpu, index):
+        self.gpu, self.index = gpu, index
+
+    def __call__(self, device=None):
+        if isinstance(device, str):
+            device = torch.device(device)
+        if isinstance(device, torch.device):
+            device = device.index
+        if (0 if device is None else device) == self.index:
+            self.gpu.synchronize()
+        else:
+            self.gpu.log.append("sync of another device")
+
+
+@probe
+def default_sync_on_a_cuda_device(task, device, kernel_ms, launch_ms, count):
+    """time_fn(gpu.step, 1, count, device, clock=gpu.clock) (task "time_fn") or
+    ms_per_step(gpu.step, count, device, clock=gpu.clock) (task "ms_per_step") with no sync
+    given, on a FakeGPU whose work runs on ``device`` (current device 0), torch.cuda.synchronize
+    a SyncOneDevice for the call: the result, how often fn ran, and the fake's event log."""
+    gpu = FakeGPU(kernel_ms, launch_ms, 9 if task == "ms_per_step" else None)
+    index = torch.device(device).index
+    with CudaSyncAs(SyncOneDevice(gpu, 0 if index is None else index)):
+        if task == "time_fn":
+            got = perf.time_fn(gpu.step, 1, count, device, clock=gpu.clock)
+        else:
+            got = perf.ms_per_step(gpu.step, count, device, clock=gpu.clock)
+    return {"result": got, "calls": gpu.launches, "log": gpu.log}
 
 
 @probe
@@ -303,10 +339,12 @@ def test_time_fn_defaults_work_on_the_cpu():
 @pytest.mark.task("ch09.1")
 @pytest.mark.points(2)
 @pytest.mark.parametrize(
-    "device", ["cuda", "cuda:0", torch.device("cuda")], ids=["cuda", "cuda:0", "torch.device"]
+    "device",
+    ["cuda", "cuda:1", torch.device("cuda", 2)],
+    ids=["cuda", "cuda:1", "torch.device"],
 )
 def test_time_fn_synchronizes_cuda_by_default(device):
-    """Without a sync argument, time_fn on a CUDA device synchronizes with torch.cuda.synchronize; with one, it uses the sync it was given."""
+    """Without a sync argument, time_fn on a CUDA device synchronizes that device (the one it was given, not the current one) with torch.cuda.synchronize; with one, it uses the sync it was given."""
     with because(f"time_fn(fn, 1, 3, {device!r}, sync=..., clock=...) raised"):
         seen = time_fn_given_sync_on_cuda(16.0, 4.9, 1, 3, device)
     judge.number(
@@ -321,14 +359,24 @@ def test_time_fn_synchronizes_cuda_by_default(device):
         rel=1e-6,
     )
     with because(f"time_fn(fn, 1, 3, {device!r}) without sync raised"):
-        seen = time_fn_on_fake(16.0, 4.9, 1, 3, device=device, default_sync=True)
-    t = seen["timing"]
+        seen = default_sync_on_a_cuda_device("time_fn", device, 16.0, 4.9, 3)
+    t = seen["result"]
+    elsewhere = seen["log"].count("sync of another device")
     judge.number(
         t.median_ms,
         20.9,
         f"on device {device!r} with no sync given, time_fn must call torch.cuda.synchronize "
-        f"before every clock read (a call takes 20.9 ms; got median {t.median_ms:.4g}): recognise "
-        "a CUDA device by torch.device(device).type, whatever form it was given in",
+        f"for that device before every clock read (a call takes 20.9 ms; got median "
+        f"{t.median_ms:.4g}): "
+        + (
+            f"it synchronized another device than {str(device)!r} {elsewhere} times (the "
+            "current device is cuda:0 here). torch.cuda.synchronize waits for the device it is "
+            "given, and for the current device when given none or a device without an index, "
+            "so the work on the device being timed was never waited for"
+            if elsewhere
+            else "recognise a CUDA device by torch.device(device).type, whatever form it was "
+            "given in"
+        ),
         abs=1e-6,
         rel=1e-6,
     )
@@ -445,16 +493,26 @@ def test_ms_per_step_defaults_cpu_and_cuda():
         abs=1e-6,
         rel=1e-6,
     )
-    with because("ms_per_step(step, 20, 'cuda') without sync raised"):
-        seen = ms_per_step_on_fake(16.0, 4.9, 9, 20, device="cuda", default_sync=True)
-    judge.number(
-        seen["ms"],
-        (4.9 + 20 * 16.0) / 20,
-        f"on 'cuda' with no sync given, ms_per_step must call torch.cuda.synchronize before both "
-        f"clock reads (expected 16.245 ms/step, got {seen['ms']!r})",
-        abs=1e-6,
-        rel=1e-6,
-    )
+    for device in ("cuda", "cuda:1"):
+        with because(f"ms_per_step(step, 20, {device!r}) without sync raised"):
+            seen = default_sync_on_a_cuda_device("ms_per_step", device, 16.0, 4.9, 20)
+        elsewhere = seen["log"].count("sync of another device")
+        judge.number(
+            seen["result"],
+            (4.9 + 20 * 16.0) / 20,
+            f"on {device!r} with no sync given, ms_per_step must call torch.cuda.synchronize "
+            f"before both clock reads (expected 16.245 ms/step, got {seen['result']!r})"
+            + (
+                f". It synchronized another device than {device!r} {elsewhere} times (the "
+                "current device is cuda:0 here): torch.cuda.synchronize waits for the device "
+                "it is given, and for the current device when given none, so the steps' work on "
+                f"{device!r} was never waited for"
+                if elsewhere
+                else ""
+            ),
+            abs=1e-6,
+            rel=1e-6,
+        )
 
 
 # ---------------------------------------------------------------- ch09.3 profile_top_ops
