@@ -666,6 +666,29 @@ def cnn_on_another_size(in_channels, n_classes, hw, batch, other_hw, seed=6):
         return {"raised": type(e).__name__}
 
 
+@probe
+def cnn_in_dtypes(in_channels, n_classes, hw, batch, dtypes, seed=5):
+    """SmallCNN (seeded) moved by .to(dtype) for each dtype name, on a seeded batch of that
+    dtype: its logits (or the exception forward raised), its features and its head."""
+    seen = {}
+    for name in dtypes:
+        dtype = getattr(torch, name)
+        torch.manual_seed(seed)
+        model = cg.SmallCNN(in_channels, n_classes, hw).to(dtype)
+        g = torch.Generator().manual_seed(seed)
+        x = torch.randn(batch, in_channels, *hw, generator=g).to(dtype)
+        try:
+            out = model(x)
+        except Exception as e:  # noqa: BLE001 - which error, and where, is the point
+            out = last_line(e)
+        seen[name] = {
+            "out": out,
+            "features": model.features(x),
+            "head": (model.head.weight, model.head.bias),
+        }
+    return seen
+
+
 @pytest.mark.task("ch06.3")
 def test_forward_is_the_head_of_the_flattened_features():
     """forward(x) == head(features(x).flatten(1)): one flat row per image, never a row cut across images."""
@@ -695,6 +718,32 @@ def test_forward_is_the_head_of_the_flattened_features():
             f"head(features(x).flatten(1)) cannot take those rows and raises; a flatten to rows "
             "of in_features (view/reshape(-1, K)) cuts or joins images and changes the batch size "
             "silently — flatten each image on its own (flatten(1))"
+        )
+    # the composition holds in whatever dtype the model was moved to: float64 and half too
+    tolerance = {"float64": 1e-9, "float16": 2e-2}
+    for name, seen in cnn_in_dtypes(2, 3, (14, 11), 3, list(tolerance)).items():
+        what = f"SmallCNN(2, 3, (14, 11)).to(torch.{name}) on a {name} batch of 3"
+        out = seen["out"]
+        assert not isinstance(out, str), (
+            f"{what} raised {out}: forward is head(features(x).flatten(1)), so it runs in the "
+            "dtype the model and its input were moved to; converting x or the features to "
+            "one fixed dtype inside forward breaks a .double() or .half() model"
+        )
+        assert out.dtype == getattr(torch, name), (
+            f"{what} returned {out.dtype} logits: head(features(x).flatten(1)) keeps the "
+            "model's dtype; a conversion to one fixed dtype inside forward changes it"
+        )
+        weight, bias = seen["head"]
+        feats = seen["features"].flatten(1).double()
+        want = feats @ weight.double().T + bias.double()
+        judge.close(
+            out.double(),
+            want,
+            f"{what}: the logits are not the head of the flattened features computed in "
+            f"{name} ({first_difference(out.double(), want, atol=tolerance[name])}): no "
+            "conversion to another dtype belongs between the layers",
+            atol=tolerance[name],
+            rtol=tolerance[name],
         )
 
 
