@@ -643,7 +643,7 @@ def test_profile_with_no_rows_asked():
 
 @pytest.mark.task("ch09.3")
 def test_profile_rows_are_op_stats():
-    """Every row is OpStat(name: str, self_ms: float >= 0, calls: int >= 1)."""
+    """Every row is OpStat(name: str, self_ms: float >= 0, calls: int >= 1) of an operator fn ran: no labelled region, profiler step, Python frame or memory record."""
     rows = profile_rows("matmuls-and-adds", 100)["rows"]
     bad = [
         r
@@ -660,6 +660,19 @@ def test_profile_rows_are_op_stats():
     assert rows and not bad, (
         f"each row must be an OpStat(name, self_ms, calls) with a str name, a non-negative time "
         f"and an int count of at least 1; got {bad[:3] or 'no rows'}"
+    )
+    # The work runs matrix products and additions of CPU tensors and nothing else: every
+    # operator the profiler records for it is an ATen operator, named aten::...
+    others = [
+        (r.name, round(r.self_ms, 4), r.calls) for r in rows if not r.name.startswith("aten::")
+    ]
+    assert not others, (
+        f"profile_top_ops(work, 100) on work that only multiplies and adds CPU tensors listed "
+        f"rows {others[:3]}, which are not an operator work ran (its operators are all aten::): "
+        "the profiler also records what the profiling adds around fn, such as a labelled region "
+        "(its self time is fn's time outside the operators, which then ranks as a top "
+        "'operator'), a profiler step, Python frames or allocator records. Profile fn itself "
+        "with CPU activity and nothing more, and return the operators' rows"
     )
     assert any(r.self_ms != int(r.self_ms) for r in rows), (
         f"every self_ms is a whole number of milliseconds ({[r.self_ms for r in rows][:6]}): the "
