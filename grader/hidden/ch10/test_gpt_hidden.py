@@ -356,9 +356,49 @@ def windows_at(data, starts, T, shifts):
     return torch.stack([data[i + s : i + s + T] for i, s in zip(starts, shifts)])
 
 
+# (B, T, s, where y is wrong): one row or many, short and long rows (a share of agreeing
+# positions is then close to 1), every end of the overlap and a position past it
+ONE_OFF = [
+    (1, 2, 1, "first"),
+    (1, 2, 1, "outside"),
+    (1, 41, 1, "first"),
+    (1, 41, -1, "last"),
+    (1, 41, 2, "inside"),
+    (1, 41, 1, "outside"),
+    (8, 64, 1, "inside"),
+    (8, 64, 0, "inside"),
+    (8, 64, -1, "first"),
+    (48, 12, 1, "last"),
+    (48, 12, 2, "inside"),
+    (48, 12, -1, "outside"),
+]
+
+
+def one_target_off():
+    """(x, y, where) of batches of distinct tokens whose y is x shifted by s except at one
+    position of one (random) row: the first, last or a random position where x[:, t+s]
+    exists (set to x[b, t], or to a token the data never holds when s == 0), or one past
+    that overlap, where y has no partner in x."""
+    rng = random.Random(16)
+    data = torch.randperm(5000, generator=torch.Generator().manual_seed(16))
+    out = []
+    for B, T, s, which in ONE_OFF:
+        starts = [rng.randrange(4, 4900) for _ in range(B)]
+        x = windows_at(data, starts, T, [0] * B)
+        y = windows_at(data, starts, T, [s] * B)
+        lo, hi = max(0, -s), min(T, T - s)  # y[:, t] has a partner x[:, t+s] for lo <= t < hi
+        t = {"first": lo, "last": hi - 1, "inside": rng.randrange(lo, hi)}.get(which)
+        t = (hi if s > 0 else lo - 1) if t is None else t
+        b = rng.randrange(B)
+        y[b, t] = x[b, t] if s else 5000 + t
+        side = "outside" if which == "outside" else "inside"
+        out.append((x, y, f"y[{b}, {t}] (s = {s}, {side} the overlap)"))
+    return out
+
+
 @pytest.mark.task("ch10.3")
 def test_check_targets_on_past_mixed_and_unrelated_targets():
-    """Past targets give shift -1; a batch with one misaligned row (anywhere) or unrelated targets gives shift None."""
+    """Past targets give shift -1; a batch with one misaligned row (anywhere), one wrong target at any position, or unrelated targets gives shift None."""
     data = torch.arange(1000)
     starts = [5, 300, 41, 700]
     x = windows_at(data, starts, 16, [0] * 4)
@@ -366,7 +406,7 @@ def test_check_targets_on_past_mixed_and_unrelated_targets():
     assert (r.ok, r.shift) == (False, -1), (
         "targets equal to the previous token must give ok=False, shift=-1"
     )
-    for row in range(4):
+    for row in (1, 2):  # the public test moves rows 0, 3 and 4 of five
         shifts = [1] * 4
         shifts[row] = 0
         r = gpt.check_targets(x, windows_at(data, starts, 16, shifts))
@@ -377,6 +417,18 @@ def test_check_targets_on_past_mixed_and_unrelated_targets():
     gen = torch.Generator().manual_seed(0)
     r = gpt.check_targets(x, torch.randint(1000, x.shape, generator=gen))
     assert not r.ok and r.shift is None, "unrelated targets must give ok=False, shift=None"
+    cases = one_target_off()
+    seen = target_checks([(x, y) for x, y, _ in cases])
+    for (x, y, where), got in zip(cases, seen):
+        want = ref.check_targets(x, y)
+        assert got == {"ok": want.ok, "shift": want.shift}, (
+            f"check_targets on a {tuple(x.shape)} batch whose y[:, t] == x[:, t+s] holds "
+            f"everywhere except {where} gave {got}; expected ok={want.ok}, "
+            f"shift={want.shift}. An offset fits only where every position at which both "
+            "x[:, t+s] and y[:, t] exist agrees, in every row: one wrong target is a broken "
+            "batch (no share or count of agreeing positions is enough), and a position with "
+            "no partner in x is not compared"
+        )
 
 
 @pytest.mark.task("ch10.3")
