@@ -1004,7 +1004,7 @@ def test_hinge_loss_refuses_every_shape_mismatch(s_shape, y_shape):
 
 @pytest.mark.task("ch06a.3")
 def test_hinge_loss_lets_non_finite_scores_through():
-    """A nan score gives a nan loss and an infinite score on the wrong side an infinite one: a diverged score is never hidden."""
+    """A nan score gives a nan loss and an infinite score on the wrong side an infinite one: a diverged score is never hidden; on the right side an infinite score gives 0, and a loss near a dtype's largest number stays finite, in every floating dtype."""
     scores = torch.tensor([NAN, -INF, 0.5, INF, 2.0])
     y = torch.tensor([1.0, 1.0, 1.0, -1.0, -1.0])
     want = torch.tensor([NAN, INF, 0.5, INF, 3.0])  # max(0, 1 - y * score)
@@ -1016,6 +1016,27 @@ def test_hinge_loss_lets_non_finite_scores_through():
         "where(margin > 0, margin, 0), or a library loss that compares inside its kernel, "
         "turns nan into 0 (nan > 0 is False); clamp(min=0) keeps it"
     )
+    # every floating dtype: infinite scores on the right side (loss 0, not inf - inf) and
+    # finite scores so large that 1 - y * score is near the dtype's largest number (a loss
+    # that doubles the margin on the way, as (m + |m|) / 2 does, overflows there)
+    for dtype in (torch.float64, torch.float16):  # float32 and bfloat16 compute alike
+        big = 0.75 * torch.finfo(dtype).max
+        odd = torch.tensor([INF, -INF, big, -big, big, -big, NAN, 0.5], dtype=dtype)
+        labels = torch.tensor([1, -1, -1, 1, 1, -1, 1, -1])
+        want = torch.clamp(1 - labels.double() * odd.double(), min=0)
+        got = fs.hinge_loss(odd, labels, reduction="none")
+        atol, rtol = HINGE_TOLERANCE[dtype]
+        assert got.dtype == dtype and judge.is_close(
+            got.double(), want, atol=atol, rtol=rtol, equal_nan=True
+        ), (
+            f"hinge_loss(scores={odd.tolist()} ({dtype}), y={labels.tolist()}, "
+            f"reduction='none') returned {got.tolist()} ({got.dtype}), expected max(0, 1 - y * "
+            f"score) = {want.tolist()} in {dtype}: an infinite score on the right side is far "
+            "outside the margin (loss 0, not nan), and a loss as large as the dtype allows must "
+            "stay finite — look for arithmetic on the margin that makes inf - inf or doubles "
+            "it past the dtype's largest number before halving; max(0, margin) (clamp) does "
+            "neither"
+        )
     mean, total = fs.hinge_loss(scores, y), fs.hinge_loss(scores, y, reduction="sum")
     assert math.isnan(float(mean)) and math.isnan(float(total)), (
         f"with a nan score the mean and the sum of the hinge losses must be nan, got "
