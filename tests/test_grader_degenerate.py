@@ -23,17 +23,18 @@ exception of the solution is swallowed: a degenerate returner never raises the e
 test may expect. A stub scores 0 in every chapter (``tests/test_chapters.py`` proves that
 each stub fails every test, repair stubs included), so "no more than the stub" is 0.
 
-A ``control`` student carries the same overlay passing every call through and must score
-full marks, so a zero above is the degenerate values' doing, not a broken overlay's.
+A ``control`` carries the same overlay passing every call through and must pass, so a zero
+above is the degenerate values' doing, not a broken overlay's. It is graded on the first
+test of every task (every function and method the overlay wraps is called there), not on
+all of them: the whole run would cost as much as the solutions' own.
 
 The same grading run proves the course as the grader runs it: every chapter's tests, split
-across a trusted test process and the student's processes, fail on the stubs (a fourth
-student) and pass on the solutions. The control is the solution with every call passed
-through, so its full marks are the solutions' split run, except for the tests that read
-the module's text (the overlay is text too): those run on the plain solutions, alone.
+across a trusted test process and the student's processes, fail on the stubs (a third
+student) and pass on the solutions (a fourth, ``reference``, handed in as they are: its
+run is also the grader's proof, which it would otherwise pay for again).
 
-One grading run (all fifteen chapters, four students, two jobs) serves every assertion:
-about 3 minutes of CPU, longer on a loaded machine.
+One grading run (all fifteen chapters, four students, two jobs) and the control's serve
+every assertion: about 2 minutes of CPU, longer on a loaded machine.
 """
 
 from __future__ import annotations
@@ -52,9 +53,6 @@ pytestmark = pytest.mark.timeout(1800)
 
 CHAPTERS = list(index.chapters().values())
 STUDENTS = {"empty": ("empty", 0), "mixed": ("mixed", 0)}
-# The same overlay passing every call through: it must score full marks, or the zeros
-# above could come from an overlay or a grading run that broke every test for everyone.
-CONTROL = {"control": ("identity", 0)}
 
 # Tests whose point the overlay cannot take away, because the behaviour they check is not a
 # returned value: the solution's constructors are kept (a degenerate value cannot build a
@@ -255,14 +253,15 @@ def degenerate_module(chapter: index.Chapter, mode: str, offset: int) -> str:
 def graded(tmp_path_factory):
     subs = tmp_path_factory.mktemp("subs")
     out = tmp_path_factory.mktemp("out")
-    for student, (mode, offset) in {**STUDENTS, **CONTROL, "stubs": (None, 0)}.items():
+    plain = {"stubs": NAMED_TARGETS["exercises"], "reference": NAMED_TARGETS["solutions"]}
+    for student in [*STUDENTS, *plain]:
         for chapter in CHAPTERS:
             folder = subs / student / chapter.id
             folder.mkdir(parents=True)
             text = (
-                module_of(NAMED_TARGETS["exercises"], chapter)
-                if mode is None
-                else degenerate_module(chapter, mode, offset)
+                module_of(plain[student], chapter)
+                if student in plain
+                else degenerate_module(chapter, *STUDENTS[student])
             )
             (folder / f"{chapter.module}.py").write_text(text)
     found, _ = collect.discover(subs, CHAPTERS)
@@ -273,20 +272,28 @@ def graded(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def solutions_by_source():
-    """The split run of the plain solutions, for the tests that read the module's text
-    only: test name (as results name it) -> (outcome, message)."""
+def control():
+    """The pass-through overlay's split run of the first test of every task (the tests
+    that read the module's text refuse any overlay, so none of those): name -> (outcome,
+    message). It must be the overlay itself that a degenerate student's zeros leave out,
+    or those zeros could come from an overlay that broke every test for everyone."""
     specs = score.collect_expected(CHAPTERS)
-    wanted = {s.nodeid: s for s in specs if name_of(s).split("[")[0] in BY_SOURCE}
-    assert wanted, "no test reads a module's text: BY_SOURCE finds nothing"
+    first: dict[str, score.TestSpec] = {}  # task -> its first test
+    for spec in specs:
+        if name_of(spec).split("[")[0] not in BY_SOURCE:
+            first.setdefault(spec.task, spec)
     files = {
-        f"{c.id}/{c.module}.py": module_of(NAMED_TARGETS["solutions"], c).encode() for c in CHAPTERS
+        f"{c.id}/{c.module}.py": degenerate_module(c, "identity", 0).encode() for c in CHAPTERS
     }
+    wanted = {s.nodeid: s for s in first.values()}
     with sandbox.parent_dir() as tmp:
         records, _ = run.grade_submission(
             files, CHAPTERS, specs, grade.default_limits(2), tmp_root=tmp, only=list(wanted)
         )
-    return {name_of(wanted[n]): (r.outcome, r.message) for n, r in records.items() if n in wanted}
+    return {
+        name_of(s): (records[n].outcome, records[n].message) if n in records else ("not run", "")
+        for n, s in wanted.items()
+    }
 
 
 def name_of(spec: score.TestSpec) -> str:
@@ -316,16 +323,15 @@ def test_a_degenerate_returner_scores_nothing(graded, student):
     assert not passed, f"{student} earned points with degenerate values: {passed}"
 
 
-def test_the_overlay_itself_costs_nothing(graded):
-    """The control (every wrapped call passed through) earns every point graded here."""
-    tests = results(graded, "control")["tests"]
-    lost = [
-        t["name"]
-        for t in tests
-        if t["score"] < t["max_score"] and t["name"].split("[")[0] not in BY_SOURCE
-    ]
-    assert tests and not lost, (
-        f"the pass-through overlay lost points, so zeros prove nothing: {lost}"
+def test_the_overlay_itself_costs_nothing(control):
+    """The control (every wrapped call passed through) passes the first test of every task."""
+    tasks = {t.id for c in CHAPTERS for t in c.tasks}
+    lost = {
+        name: message[:300] for name, (outcome, message) in control.items() if outcome != "passed"
+    }
+    assert len(control) == len(tasks) and not lost, (
+        f"the pass-through overlay lost tests ({len(control)} graded of {len(tasks)} tasks), "
+        f"so zeros prove nothing: {lost}"
     )
 
 
@@ -334,20 +340,13 @@ def by_chapter(out, student: str, chapter: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("chapter", [c.id for c in CHAPTERS])
-def test_every_test_passes_on_the_solutions_when_split(graded, solutions_by_source, chapter):
-    tests = by_chapter(graded, "control", chapter)
+def test_every_test_passes_on_the_solutions_when_split(graded, chapter):
+    tests = by_chapter(graded, "reference", chapter)
     assert tests, f"{chapter}: no tests were graded"
     wrong = [
         f"{t['name']}: {t['output'][:300]}"
         for t in tests
-        if t["name"].split("[")[0] not in BY_SOURCE
-        and t["status"] != "passed"
-        and "not graded on this machine" not in t["output"]
-    ]
-    wrong += [
-        f"{name}: {message[:300]}"
-        for name, (outcome, message) in solutions_by_source.items()
-        if name.startswith(f"{chapter} ") and outcome != "passed"
+        if t["status"] != "passed" and "not graded on this machine" not in t["output"]
     ]
     assert not wrong, f"{chapter} fails on the reference solution when split:\n" + "\n".join(wrong)
 
