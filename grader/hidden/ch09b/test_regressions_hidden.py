@@ -1,6 +1,7 @@
 """Hidden tests for ch09b: other objects, configurations, seeds and noise levels than the
 public ones. Messages state the violated property, not the test."""
 
+import copy
 import itertools
 import math
 import random
@@ -368,12 +369,99 @@ NESTINGS = [  # each container kind alone, then mixed to depths 3 and 4
 ]
 
 
+def training_state_dicts():
+    """(name, state dict) of the optimizers and the scheduler a training run saves beside the
+    model, as torch writes them (no optimizer is built: that would import torch._dynamo):
+    param_groups hold Python floats, ints, bools, a tuple, None ('foreach', 'fused') and the
+    params' int ids, the state int-keyed tensors, the scheduler strings and inf."""
+    moments = torch.arange(6.0).reshape(2, 3) / 7
+    flags = dict(maximize=False, foreach=None, differentiable=False, fused=None)
+    sgd = dict(lr=0.1, momentum=0.9, dampening=0, weight_decay=0, nesterov=True, **flags)
+    adam = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, **flags)
+    return {
+        "SGD(momentum=0.9, nesterov=True).state_dict()": {
+            "state": {0: {"momentum_buffer": moments}, 1: {"momentum_buffer": moments[0]}},
+            "param_groups": [{**sgd, "params": [0, 1]}],
+        },
+        "Adam(lr=1e-3).state_dict() after 3 steps": {
+            "state": {0: {"step": torch.tensor(3.0), "exp_avg": moments, "exp_avg_sq": moments**2}},
+            "param_groups": [{**adam, "capturable": False, "params": [0, 1]}],
+        },
+        "ReduceLROnPlateau(adam).state_dict()": {
+            **dict(factor=0.1, min_lrs=[0], patience=10, cooldown=0, eps=1e-8, last_epoch=0),
+            **dict(mode_worse=math.inf, mode="min", threshold=1e-4, threshold_mode="rel"),
+            **dict(best=math.inf, cooldown_counter=0, num_bad_epochs=0, _last_lr=[0.001]),
+        },
+    }
+
+
+def one_value_changed(name, sd):
+    """(key, what, copy of ``sd`` with that one non-tensor value changed) triples."""
+    group = sd.get("param_groups", [{}])[0]
+    changes = {
+        "lr": math.nextafter(group.get("lr", 1.0), 2.0),  # the nearest float above
+        "foreach": False,  # None (decide per device) is not False
+        "nesterov": False,
+        "betas": (0.9, 0.998),
+        "amsgrad": True,
+        "params": [1, 0],
+        "mode": "max",
+        "best": -math.inf,
+        "eps": math.nextafter(sd.get("eps", 1.0), 2.0),
+        "num_bad_epochs": 1,
+    }
+    out = []
+    for key, value in changes.items():
+        if key in group:
+            other = copy.deepcopy(sd)
+            other["param_groups"][0][key] = value
+            out.append(
+                (key, f"{name} with param_groups[0][{key!r}] {group[key]!r} -> {value!r}", other)
+            )
+        elif key in sd:
+            other = copy.deepcopy(sd)
+            other[key] = value
+            out.append((key, f"{name} with [{key!r}] {sd[key]!r} -> {value!r}", other))
+    return out
+
+
+def assert_training_state_dicts_hashed_whole():
+    """An optimizer's and a scheduler's state dict are state dicts too: each is accepted, and
+    a change of one Python value in it (lr to its nearest float, 'foreach' None to False, a
+    flag, betas, the params' order, a mode string, inf) changes its digest."""
+    cases, done = [], set()
+    for name, sd in training_state_dicts().items():
+        cases.append((name, name, sd))
+        for key, what, other in one_value_changed(name, sd):
+            if key not in done:  # each key changed in one state dict only (cost)
+                done.add(key)
+                cases.append((what, what, other))
+    with because(
+        "fingerprint raised on an optimizer's or a scheduler's state dict: besides tensors a "
+        "state dict holds Python floats, ints, bools, strings, tuples and None (an optimizer's "
+        "param_groups: 'lr', 'betas', 'foreach': None)"
+    ):
+        digests = fingerprints_of([obj for _, _, obj in cases])
+    assert_digests_apart(
+        [(kind, name) for kind, name, _ in cases],
+        digests,
+        lambda name, other, digest: (
+            f"fingerprint gave {name} and {other} the same digest {brief(digest)}: one value "
+            "inside changed, so the digest must too. Every leaf of a state dict counts, the "
+            "Python numbers, bools, strings and None beside its tensors included, each written "
+            "with its type and its exact value (a float to its last bit)"
+        ),
+    )
+
+
 @pytest.mark.task("ch09b.1")
 def test_fingerprint_of_nested_containers_at_any_depth():
     """Inside dicts, lists and tuples to depth 4, a tensor is seen by its exact bytes, dtype
     and shape: two tensors that print alike (values printing rounds or elides) differ at
     every depth; on generated nested containers an equal copy keeps the fingerprint and one
-    change of a value (to its neighbour), dtype, shape or key anywhere inside changes it."""
+    change of a value (to its neighbour), dtype, shape or key anywhere inside changes it; so
+    does one change of a Python value (lr, None, a flag, a string) in an optimizer's or a
+    scheduler's state dict."""
     for path in NESTINGS:
         where = " in ".join(reversed(path)) or "at the top"
         for what, (a, b) in unseen_by_print().items():
@@ -399,6 +487,7 @@ def test_fingerprint_of_nested_containers_at_any_depth():
             "dtype, shape or key) left the fingerprint unchanged: walk lists, tuples and dicts "
             "at any depth, hashing keys, dtypes, shapes and bytes (never a printed form)"
         )
+    assert_training_state_dicts_hashed_whole()
 
 
 @probe
