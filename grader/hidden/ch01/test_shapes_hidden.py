@@ -34,6 +34,8 @@ except ImportError:
 sh = chapter_module("ch01", "shapes")
 ref = reference_module("ch01", "shapes")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
+    "CRASH_FORMS flattened_or_copied product_or_fallback product_or_negated product_then_sum "
+    "reshaped_then_summed row_or_last_row run_crash_forms "
     "EDIT_FORMS HIDDEN_PAIRS HIDDEN_PROGRAMS OPERATOR_FORMS add_into_a_column run_operator_forms changes crashes_at_its_third_op factories_and_tuples "
     "on_empty meta_pair other_program raises_its_own_error reshapes_in_place rows_summed shapes_of single_sum snapshot "
     "WINDOWS WINDOW_LAYOUTS zeros_of"
@@ -972,6 +974,101 @@ def effects_problem(cases, notes):
     return None
 
 
+def product_or_fallback(h):
+    try:
+        return h @ h  # (a, b) @ (a, b) with a != b: illegal
+    except RuntimeError:
+        return h @ h.mT @ h  # (a, b) again
+
+
+def flattened_or_copied(h):
+    try:
+        flat = h.t().view(-1)  # illegal when h.t() is not contiguous
+    except RuntimeError:
+        flat = h.t().reshape(-1)
+    return flat.view(h.shape[1], h.shape[0]).t()
+
+
+def row_or_last_row(h):
+    try:
+        row = h[h.shape[0]]  # one past the last row: IndexError
+    except IndexError:
+        row = h[-1]
+    return h + row
+
+
+def reshaped_then_summed(h):
+    try:
+        return h.reshape(5, -1)  # a * b in (6, 8, 12): illegal
+    finally:
+        h.sum()  # runs, and is traced, before the error leaves the program
+
+
+def product_then_sum(h):
+    out = h @ h  # illegal: the program ends here, h.sum() never runs
+    h.sum()
+    return out
+
+
+def product_or_negated(h):
+    try:
+        return h @ h
+    except Exception:  # noqa: BLE001 - any error of the op, whatever its type
+        return -h
+
+
+# Steps of a program on h, an (a, b) float tensor with a != b (both 2..4); each returns the
+# new h, (a, b) or (b, a). Some raise (an op fails and nothing catches it), some catch an op's
+# error themselves and go on, as real programs do.
+CRASH_FORMS = {
+    "h * 2": lambda h: h * 2,
+    "h.t()": lambda h: h.t(),
+    "h.flip(0)": lambda h: h.flip(0),
+    "h @ h": lambda h: h @ h,
+    "h @ h, then h.sum()": product_then_sum,
+    "h[len(h)]": lambda h: h[h.shape[0]],
+    "h.reshape(5, -1)": lambda h: h.reshape(5, -1),
+    "try h @ h, except RuntimeError h @ h.mT @ h": product_or_fallback,
+    "try h.t().view(-1), except RuntimeError h.t().reshape(-1)": flattened_or_copied,
+    "try h[len(h)], except IndexError h[-1]": row_or_last_row,
+    "try h.reshape(5, -1), finally h.sum()": reshaped_then_summed,
+    "try h @ h, except Exception -h": product_or_negated,
+}
+
+
+def run_crash_forms(forms, x):
+    """A program that applies each of ``forms`` (keys of CRASH_FORMS) to h = x in turn."""
+    h = x
+    for form in forms:
+        h = CRASH_FORMS[form](h)
+    return h
+
+
+@probe
+def traced_crash_programs(cases):
+    """trace_shapes of run_crash_forms for each ``(forms, x)`` of ``cases``."""
+    return [
+        sh.trace_shapes(lambda t, forms=forms: run_crash_forms(forms, t), x) for forms, x in cases
+    ]
+
+
+def crash_cases(seed, count):
+    """Seeded programs over CRASH_FORMS: each form that catches an error alone, then
+    ``count`` random sequences of 2-5 forms; x is (a, b) with a != b in 2..4, float32 or
+    float64."""
+    rng = random.Random(seed)
+    g = torch.Generator().manual_seed(seed)
+    names = list(CRASH_FORMS)
+    programs = [[name] for name in names if name.startswith("try")]
+    programs += [rng.choices(names, k=rng.randint(2, 5)) for _ in range(count)]
+    cases = []
+    for forms in programs:
+        a, b = rng.sample([2, 3, 4], 2)
+        dtype = rng.choice([torch.float32, torch.float64])
+        cases.append((forms, torch.randn(a, b, generator=g, dtype=dtype)))
+    return cases
+
+
 @probe
 def traced_hidden(program, *args):
     """trace_shapes of the module-level program named ``program`` on ``args``."""
@@ -1057,7 +1154,7 @@ def test_trace_shapes_sees_factories_and_multiple_outputs():
 @pytest.mark.task("ch01.4")
 @pytest.mark.points(2)
 def test_trace_shapes_after_a_crash_stops_at_the_last_good_op_and_cleans_up():
-    """After a crash the trace holds exactly the ops before it, the mode is off, the next trace starts empty."""
+    """After a crash the trace holds exactly the ops before it, the mode is off, the next trace starts empty; an op's error reaches fn as it would untraced, so fn's own except/finally runs and is traced."""
     x, y = torch.randn(3, 4, generator=gen(54)), torch.randn(4, 2, generator=gen(55))
     with because(CRASH_ESCAPED):
         first, active, second = traced_twice_after_a_crash(x, y)
@@ -1070,6 +1167,23 @@ def test_trace_shapes_after_a_crash_stops_at_the_last_good_op_and_cleans_up():
         "must stop even when fn raises (enter the mode with a `with` block)"
     )
     assert shapes_of(second) == [()], f"a second trace must start empty; got {shapes_of(second)}"
+    # An op's error reaches fn as it would untraced: fn's own except/finally runs (and is
+    # traced), an error nothing catches ends fn there, and no later op of fn runs.
+    cases = crash_cases(73, 6)
+    with because(CRASH_ESCAPED):
+        traces = traced_crash_programs(cases)
+    for (forms, x), got in zip(cases, traces):
+        want = ref.trace_shapes(lambda t, forms=forms: run_crash_forms(forms, t), x)
+        assert shapes_of(got) == shapes_of(want), (
+            f"trace_shapes of a program on x {tuple(x.shape)} that runs {forms} recorded "
+            f"{shapes_of(got)}, expected {shapes_of(want)}. When an op fails inside the mode its "
+            "exception must travel on into fn exactly as it would without tracing: fn may catch "
+            "it and take a fallback (whose ops belong in the trace), run a finally block, or "
+            "stop there (no op after it runs). Catching the op's error inside "
+            "__torch_function__ and handing fn something else instead changes what fn does, "
+            "and so does ending the recording at the first failed op; only trace_shapes "
+            "itself, around the whole of fn, swallows what fn lets escape"
+        )
 
 
 @pytest.mark.task("ch01.4")
