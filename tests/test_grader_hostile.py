@@ -410,6 +410,9 @@ def test_an_import_that_hangs_is_said_and_bounded(graded):
     )
 
 
+BUSY = "not graded: the machine was too busy"
+
+
 def failed_by_task(out, student) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for t in results(out, student)["tests"]:
@@ -434,6 +437,11 @@ def failed_by_task(out, student) -> dict[str, list[str]]:
 def test_zero_only_for_what_it_broke(graded, student, task, pattern):
     _, out = graded
     failed = failed_by_task(out, student)
+    busy = [o for outs in failed.values() for o in outs if o.startswith(BUSY)]
+    if busy:
+        # the grader's own verdict where the machine was too loaded to judge a time limit
+        # (it says so and regrades): this student's behaviour was not observed this time
+        pytest.skip(f"{student}: the machine was too busy to judge a time limit: {busy[0]}")
     assert set(failed) == {task}, f"{student} should lose only {task}, lost: {sorted(failed)}"
     public = [o for o in failed[task] if "hidden" not in o] or failed[task]
     assert any(re.search(pattern, o) for o in public), set(public)
