@@ -92,7 +92,7 @@ CODES = (
     "not_in_model",  # the optimizer holds a tensor that is not a parameter of the model
     "no_grad",  # a trainable parameter that backward never reaches (its .grad stays None)
     "nonfinite",  # a loss, gradient or parameter became inf or nan
-    "not_moving",  # a parameter with a gradient that the steps never changed
+    "not_moving",  # a parameter the optimizer holds, with a gradient, that the steps never changed
     "loss_constant",  # every step's loss is the same to 1e-6
     "probabilities_as_logits",  # outputs are rows of probabilities fed to a loss that wants logits
     "at_chance",  # the best loss never got below the label-frequency baseline
