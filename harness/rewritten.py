@@ -3,19 +3,17 @@
 pytest rewrites a test file's asserts when it imports it and caches the result in a pyc
 beside the file, but not where bytecode is not written (``PYTHONDONTWRITEBYTECODE``, as on
 this project's CI machines). The selfcheck imports a chapter's test files afresh for each
-of hundreds of runs in one process, and the grader's warm parent forks a trusted process
-per run: without a cache each run paid the rewrite again, the largest fixed cost of a
-variant's run.
+of hundreds of runs in one process: without a cache each run paid the rewrite again.
+(The grader's trusted processes run under ``python -E``, which ignores that variable, so
+pytest's own cache on disk serves them.)
 
     rewritten.keep()                 # from now on, each file is rewritten once
-    rewritten.ahead(paths)           # rewrite these now (a warm parent, before it forks)
 
 The cache is keyed by the file's path and bytes, so an edited file is rewritten anew.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from pathlib import Path
 
@@ -41,12 +39,3 @@ def keep() -> None:
 
     rewrite_once.keeps_rewrites = True
     rewrite._rewrite_test = rewrite_once
-
-
-def ahead(paths) -> None:
-    """Rewrite each of ``paths`` now, as pytest would with its default settings; a file
-    that cannot be read or parsed is left for pytest to report when it imports it."""
-    keep()
-    for path in paths:
-        with contextlib.suppress(OSError, SyntaxError, ValueError):
-            rewrite._rewrite_test(Path(path), None)
