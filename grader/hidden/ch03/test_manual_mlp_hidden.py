@@ -987,7 +987,7 @@ def random_step(seed):
         shape = shapes[int(torch.randint(0, len(shapes), (1,), generator=g))]
         kind = int(torch.randint(0, 10, (1,), generator=g))
         dtype = {7: torch.float16, 8: torch.float16, 9: (torch.bfloat16, torch.float64)[k % 2]}
-        dtype = dtype.get(kind, torch.float32)
+        dtype = dtype.get(kind, (torch.float32, torch.float64)[kind == 0 and k % 2])
         params[f"t{k}"] = torch.randn(shape, generator=g).to(dtype).requires_grad_()
         grad = torch.randn(shape, generator=g) * 3
         if kind == 7:  # |entries| 300 and more: their squares overflow float16
@@ -1068,17 +1068,30 @@ def test_step_report_agrees_with_the_reference_on_random_steps():
             )
             dtype = params_dtypes[seed][w.name]
             # float16/bfloat16: the reference's norm and move are rounded to the tensor's own
-            # dtype; an answer that works in float32 or float64 differs by that rounding
-            rel = {torch.float16: 2e-3, torch.bfloat16: 1e-2}.get(dtype, 1e-5)
+            # dtype; an answer that works in float32 or float64 differs by that rounding.
+            # float64: both are float64's own (any summation order is within 1e-12), so a
+            # float32 intermediate (~1e-7) is an error
+            rel = {torch.float16: 2e-3, torch.bfloat16: 1e-2, torch.float64: 1e-12}.get(dtype, 1e-5)
+            kept = (
+                ": a float64 tensor's norm and move keep float64's precision (~1e-16), so a "
+                "result ~1e-7 off was rounded to float32 on the way: look for a .float() or a "
+                "float32 intermediate"
+                if dtype == torch.float64
+                else ""
+            )
             judge.number(
                 r.grad_norm,
                 w.grad_norm,
                 f"row {w.name} ({dtype}): grad_norm should be {w.grad_norm}, got "
                 f"{r.grad_norm!r} (the L2 norm of .grad, 0.0 without one, inf or nan when the "
-                "gradient holds them). A float16 gradient with entries above 256, or near "
-                "1e-4, has a norm float16 holds although the squares of its entries do not "
-                "(they overflow to inf or underflow to 0): look at the precision in which "
-                "the squares are summed",
+                "gradient holds them)"
+                + (
+                    kept
+                    or ". A float16 gradient with entries above 256, or near 1e-4, has a norm "
+                    "float16 holds although the squares of its entries do not (they overflow "
+                    "to inf or underflow to 0): look at the precision in which the squares "
+                    "are summed"
+                ),
                 abs=1e-12,
                 rel=rel,
             )
@@ -1088,8 +1101,8 @@ def test_step_report_agrees_with_the_reference_on_random_steps():
                 f"row {w.name}: moved should be {w.moved}, the largest absolute change of any "
                 f"single entry since before[{w.name!r}] (`before` is a dict keyed by name, here "
                 f"in {'the same' if seed % 2 == 0 else 'the reverse'} key order as params: "
-                "pair the two by name, not by position)",
-                abs=1e-7,
+                "pair the two by name, not by position)" + kept,
+                abs=1e-12 if dtype == torch.float64 else 1e-7,
                 rel=rel,
             )
 
