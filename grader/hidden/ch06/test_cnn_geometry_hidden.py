@@ -6,6 +6,7 @@ import random
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from exercises.ch06.test_cnn_geometry import (  # helpers and probes shared with the public twin
@@ -1123,18 +1124,22 @@ def test_the_model_reads_images_in_any_memory_layout():
 
 
 @probe
-def nhwc_conv_in_layouts(image_shape, out_channels, kernel_size, batches, layouts, seed=8):
-    """One ChannelsLastConv (seeded), run on seeded [B, H, W, C] batches of each size in
-    ``batches`` in turn, each rebuilt in every layout of ``layouts`` (harness.layouts): the
-    features per batch size and layout."""
+def nhwc_conv_in_layouts(
+    image_shape, out_channels, kernel_size, batches, layouts, seed=8, dtype="float32"
+):
+    """One ChannelsLastConv (seeded) moved with .to(dtype), run on seeded [B, H, W, C]
+    batches of that dtype of each size in ``batches`` in turn, each rebuilt in every layout
+    of ``layouts`` (harness.layouts): the features per batch size and layout, each batch
+    ("x/B") and the conv's weight and bias."""
     h, w, c = image_shape
     torch.manual_seed(seed)
-    model = cg.ChannelsLastConv(image_shape, out_channels, kernel_size)
+    model = cg.ChannelsLastConv(image_shape, out_channels, kernel_size).to(getattr(torch, dtype))
     g = torch.Generator().manual_seed(seed)
-    seen = {}
+    seen = {"weight": model.conv.weight.detach().clone(), "bias": model.conv.bias.detach().clone()}
     with torch.no_grad():
         for b in batches:
-            x = torch.randn(b, h, w, c, generator=g)
+            x = torch.randn(b, h, w, c, generator=g).to(getattr(torch, dtype))
+            seen[f"x/{b}"] = x.clone()
             for layout in layouts:
                 seen[f"{b}/{layout}"] = model(laid_out(x, layout))
     return seen
@@ -1143,29 +1148,47 @@ def nhwc_conv_in_layouts(image_shape, out_channels, kernel_size, batches, layout
 @pytest.mark.task("ch06.5")
 def test_nhwc_conv_reads_a_batch_in_any_memory_layout():
     """A [B, H, W, C] batch stored transposed, strided, offset or in channels_last memory gives
-    the features of the contiguous batch, batch after batch."""
+    the features of the contiguous batch, batch after batch, for a model and batch moved to
+    float64: its conv over H and W of the batch moved to [B, C, H, W], in float64."""
     shape, out_channels, k = (6, 5, 3), 2, 3
     layouts = ["channels_last", "transposed", "strided", "offset"]
+    call = f"ChannelsLastConv({shape}, {out_channels}, {k}).double()"
     with because(
-        f"ChannelsLastConv({shape}, {out_channels}, {k}) raised on a [B, H, W, C] batch in "
-        "another memory layout: .view needs contiguous memory; permute works on any layout"
+        f"{call} raised on a float64 [B, H, W, C] batch, contiguous or in another memory "
+        "layout: the batch has the dtype of the model (no .float() or other fixed dtype: the "
+        "conv's weight is float64 here), and .view needs contiguous memory; permute works on "
+        "any layout"
     ):
-        seen = nhwc_conv_in_layouts(shape, out_channels, k, (2, 3), ["contiguous", *layouts])
+        seen = nhwc_conv_in_layouts(
+            shape, out_channels, k, (2, 3), ["contiguous", *layouts], dtype="float64"
+        )
     for b in (2, 3):
         base = seen[f"{b}/contiguous"]
         want = [b, out_channels, shape[0] - k + 1, shape[1] - k + 1]
         assert list(base.shape) == want, (
-            f"ChannelsLastConv({shape}, {out_channels}, {k}) on a contiguous [B, H, W, C] = "
+            f"{call} on a contiguous [B, H, W, C] = "
             f"{[b, *shape]} batch returned features of shape {list(base.shape)}, expected "
             f"[B, out_channels, H - k + 1, W - k + 1] = {want}: the kernel slides over H and W "
             "once the channel axis is moved to dimension 1 (permute(0, 3, 1, 2))"
         )
+        expected = F.conv2d(seen[f"x/{b}"].permute(0, 3, 1, 2), seen["weight"], seen["bias"])
+        judge.close(
+            base,
+            expected,
+            f"{call} on a float64 [B, H, W, C] = {[b, *shape]} batch: its features are not its "
+            "conv over H and W of the batch moved to [B, C, H, W] in float64 (a float64 model "
+            "computes in float64; a conversion to one fixed dtype, .float() say, rounds or "
+            "changes the dtype)",
+            atol=1e-12,
+            rtol=1e-12,
+            dtype=torch.float64,
+        )
         for layout in layouts:
             got = seen[f"{b}/{layout}"]
-            assert judge.is_close(got, base, atol=1e-5, rtol=1e-4), (
-                f"ChannelsLastConv({shape}, {out_channels}, {k}) gave other features for the "
+            assert judge.is_close(got, base, atol=1e-12, rtol=1e-12), (
+                f"{call} gave other features for the "
                 f"same {b} images stored {layout} than stored contiguously "
-                f"({first_difference(got, base, atol=1e-5, rtol=1e-4)}): move the channel axis "
+                f"({first_difference(got, base, atol=1e-12, rtol=1e-12)}): move the channel axis "
                 "with permute(0, 3, 1, 2), which follows the strides, never by relabelling "
                 "memory (view, as_strided)"
             )
