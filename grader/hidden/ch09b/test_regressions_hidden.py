@@ -1597,8 +1597,11 @@ def regression_run_sets(case, k):
         n_b, n_c = max(n_b, 8), max(n_c, 8)
     offset, scale = (10**6, 60.0) if ints else (0.5, 0.25)
     if kind == "flat":
-        base, cand = [offset] * n_b, [offset + t] * n_c
-        want = t > 0  # runs that never vary: any worsening is a regression, equality is not
+        # runs that never vary: any worsening is a regression, equality is not; a float
+        # worsening is drawn as the smallest there is (one ulp), an int one as 1
+        worse = math.nextafter(offset, math.inf) if t > 0 and not ints else offset + t
+        base, cand = [offset] * n_b, [worse] * n_c
+        want = t > 0
     else:
         noisy_b, noisy_c = kind != "flat baseline", kind != "flat candidate"
         se = scale * math.sqrt(noisy_b / max(n_b, 1) + noisy_c / max(n_c, 1))
@@ -1647,7 +1650,8 @@ def test_verdicts_over_the_whole_domain(cases):
             "wrong; the smallest shown). Each side is any Mapping seed -> metric (read its "
             "values(), never assume a dict or contiguous seeds), metrics may be ints, fewer than "
             "2 runs a side raise ValueError, a side that never varies has no noise (then any "
-            "worsening is a regression and equality is not), a shift of at most half a standard "
+            "worsening is a regression, one ulp included, and equality is not: no isclose or "
+            "epsilon there), a shift of at most half a standard "
             "error or any improvement is no regression and one of 12 with 8 or more runs a "
             "side is; the answer is a bool"
         )
