@@ -1803,16 +1803,24 @@ def test_loss_constant_at_its_threshold():
 
 @probe
 def constant_findings(runs):
-    """diagnose on a linear model fed each run of scripted losses (float32 values): the
-    findings of each run."""
-    return [dbg.diagnose(*scripted(values, [0, 1, 2, 3] * 4), len(values)) for values in runs]
+    """diagnose on a linear model fed each run of scripted losses, (values, dtype): a float32
+    model for float32 values, a float64 model (and batch) for float64 ones, so that each loss
+    arrives in the model's own precision: the findings of each run."""
+    seen = []
+    for values, dtype in runs:
+        model, optimizer, loss_fn, (x, y) = scripted(values, [0, 1, 2, 3] * 4)
+        model.to(getattr(torch, dtype))  # in place: the optimizer holds the same parameters
+        batch = (x.to(getattr(torch, dtype)), y)
+        seen.append(dbg.diagnose(model, optimizer, loss_fn, batch, len(values)))
+    return seen
 
 
-def near_threshold_losses(base, ulps):
-    """float32 losses ``base`` moved by ``ulps`` steps of float32 spacing at ``base``, scaled so
-    that their spread lands on either side of 1e-6 (whatever the magnitude)."""
-    b = torch.tensor(base, dtype=torch.float32)
-    ulp = (torch.nextafter(b.abs(), torch.tensor(math.inf)) - b.abs()).item()
+def near_threshold_losses(base, ulps, dtype="float32"):
+    """Losses of ``dtype`` (float32 or float64): ``base`` moved by ``ulps`` steps of that
+    dtype's spacing at ``base``, scaled so that their spread lands on either side of 1e-6
+    (whatever the magnitude)."""
+    b = torch.tensor(base, dtype=getattr(torch, dtype))
+    ulp = (torch.nextafter(b.abs(), torch.tensor(math.inf, dtype=b.dtype)) - b.abs()).item()
     unit = max(1, round(2.5e-7 / ulp))  # a few units span 1e-6 (one unit where ulp is coarse)
     return [float(b + k * unit * ulp) for k in ulps]
 
@@ -1823,33 +1831,58 @@ CONSTANT_BASES = [1.0000005, 0.0123455, 0.7, 1.0, 3.9999995, 250.0, 1000.0, 0.00
 
 
 @pytest.mark.task("ch08.2")
-@examples(4)
+@examples(3)
+# float64 losses of a float64 model near 1000 and 250, whose spread (1.25e-6 to 1.5e-6, or
+# 7.5e-7) a float32 copy of them would round away or across 1e-6, in every run
+@example(
+    runs=[
+        (1000.0, 1.0, [-3, 2], "float64"),
+        (250.0, -1.0, [0, 3, -2], "float64"),
+        (1000.0, 1.0, [1, -2, 0], "float64"),
+        (0.7, 1.0, [-2, 3, 0, 1], "float64"),
+        (3.9999995, -1.0, [3, -2], "float64"),
+        (1.0000005, 1.0, [0, 2, -3], "float32"),
+        (250.0, 1.0, [1, -1], "float32"),
+        (0.001, -1.0, [2, -3, 0], "float64"),
+    ]
+)
 @given(
     runs=st.lists(
         st.tuples(
             st.sampled_from(CONSTANT_BASES),
             st.sampled_from([1.0, -1.0]),
             st.lists(st.integers(-3, 3), min_size=2, max_size=6),
+            st.sampled_from(["float32", "float64"]),
         ),
         min_size=8,
         max_size=8,
     )
 )
 def test_loss_constant_is_a_tolerance_at_any_magnitude(runs):
-    """loss_constant iff max - min <= 1e-6 on generated float32 losses around magnitudes from
-    1e-3 to 1000, either sign, near a six-decimal rounding boundary: no rounding, no relative
-    tolerance."""
-    values = [near_threshold_losses(sign * base, ulps) for base, sign, ulps in runs]
-    seen = constant_findings(values)
-    for losses, findings in zip(values, seen):
+    """loss_constant iff max - min <= 1e-6 on generated float32 and float64 losses (of a
+    float32 or float64 model) around magnitudes from 1e-3 to 1000, either sign, near a
+    six-decimal rounding boundary: no rounding, no relative tolerance, no float32 copy."""
+    values = [near_threshold_losses(sign * b, ulps, dtype) for b, sign, ulps, dtype in runs]
+    seen = constant_findings([(v, run[3]) for v, run in zip(values, runs)])
+    for losses, findings, run in zip(values, seen, runs):
         spread = max(losses) - min(losses)
         want = spread <= 1e-6
+        as_float32 = torch.tensor(losses, dtype=torch.float32)
+        rounded = float(as_float32.max()) - float(as_float32.min())
+        hint = (
+            f" These are the float64 losses of a float64 model: in float32 (a default "
+            f"torch.tensor(losses), or .float()) their spread would be {rounded:.3g}, on the "
+            "other side of 1e-6; take the losses as the Python floats loss.item() gives and "
+            "compare them as they are"
+            if run[3] == "float64" and (rounded <= 1e-6) != want
+            else ""
+        )
         assert ("loss_constant" in codes(findings)) == want, (
-            f"diagnose on {len(losses)} steps whose losses are {losses} (spread "
+            f"diagnose on {len(losses)} steps whose {run[3]} losses are {losses} (spread "
             f"{spread:.3g}): loss_constant {'missing' if want else 'reported'}. It means the "
             "largest loss minus the smallest is at most 1e-6, an absolute tolerance: not "
             "equality after round(v, 6) or a formatted string (two losses 1e-7 apart can round "
-            "apart), and not math.isclose's relative tolerance"
+            "apart), and not math.isclose's relative tolerance." + hint
         )
 
 
