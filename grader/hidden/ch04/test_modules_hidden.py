@@ -4,6 +4,7 @@ Messages state the property, not the test.
 
 PYTEST_DONT_REWRITE: a failure shows only the message, never the assertion's source."""
 
+import math
 import random
 import shutil
 import tempfile
@@ -35,7 +36,7 @@ from harness.target import chapter_module, reference_module
 from harness.tilde import tilde_folder
 
 try:  # test bodies only: a split run's student process has just the harness it preloaded
-    from harness.evidence import first_difference
+    from harness.evidence import brief, first_difference
     from harness.generated import example, examples, given, st
 except ImportError:  # (probes never use them)
     pass
@@ -1131,6 +1132,22 @@ def test_running_norm_refuses_a_one_row_training_batch():
                 "others as they would be",
                 atol=1e-5,
                 rtol=1e-5,
+            )
+            # the features an odd entry reached follow the same formula: not finite where
+            # BatchNorm1d's are not (inf or nan: torch.var_mean's mean of a column holding
+            # inf is nan where x.mean's is inf, and both are the batch mean of that column)
+            finite_there = [
+                i
+                for i, (a, b) in enumerate(zip(g.flatten().tolist(), w.flatten().tolist()))
+                if math.isfinite(a) and not math.isfinite(b)
+            ]
+            assert g.shape == w.shape and not finite_there, (
+                f"after {what}, the {name} holds finite values where BatchNorm1d's are inf or "
+                f"nan (flat entries {finite_there[:4]}: {brief(g)}, BatchNorm1d's {brief(w)}): "
+                "running = (1 - momentum) * running + momentum * batch statistic holds for "
+                "every feature, so a feature whose batch mean or variance is not finite gets "
+                "non-finite statistics and outputs, as in BatchNorm1d; keeping the old running "
+                "statistics where the batch's are not finite (or replacing them) is another module"
             )
 
 
