@@ -16,7 +16,9 @@ from exercises.ch10.test_gpt import (  # helpers and probes shared with the publ
     SLICE,
     TINY,
     attention_input_grads,
+    attention_oracle,
     attention_outputs,
+    attention_readings,
     attention_with_random_weights,
     batch_of,
     block_outputs,
@@ -27,6 +29,7 @@ from exercises.ch10.test_gpt import (  # helpers and probes shared with the publ
     gpt_structure,
     head_of,
     implied_scale,
+    linear_maps,
     logits_with_scaled_embeddings,
     losses_under_global_seeds,
     next_token_batch,
@@ -753,18 +756,64 @@ def test_attention_keeps_batch_rows_apart():
     assert_stays_on_the_device("attention")
 
 
+@probe
+def attention_in_dtype(n_embd, n_head, block_size, seed, x, dtype):
+    """CausalSelfAttention(n_embd, n_head, block_size) built after torch.manual_seed(seed), in
+    eval mode, converted with .to(torch.<dtype>), every trainable parameter overwritten with
+    0.3 * randn (seeded, drawn in float64), then its output on x: (named parameters, output)."""
+    torch.manual_seed(seed)
+    m = gpt.CausalSelfAttention(n_embd, n_head, block_size).eval().to(getattr(torch, dtype))
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in m.parameters():
+            if p.requires_grad and p.is_floating_point():
+                p.copy_(0.3 * torch.randn(p.shape, generator=g, dtype=torch.float64))
+        out = m(x)
+    return [(n, p.detach().clone()) for n, p in m.named_parameters()], out
+
+
 @pytest.mark.task("ch10.4")
-@pytest.mark.parametrize("C, H, T", [(30, 5, 7), (8, 1, 8), (32, 8, 4), (36, 3, 12)])
-def test_attention_scale_on_other_head_sizes(C, H, T):
-    """Scores are scaled by 1/sqrt(n_embd / n_head), whatever the number of heads (1 head included)."""
-    x = torch.randn(2, T, C, generator=torch.Generator().manual_seed(C))
-    with because(f"CausalSelfAttention({C}, {H}, block_size=12) raised {SLICE}"):
-        params, out = attention_with_random_weights(C, H, 12, 1, x)
-    judge.answer(out, (2, T, C), f"CausalSelfAttention({C}, {H}, block_size=12) on x[2, {T}, {C}]")
+@pytest.mark.parametrize(
+    "C, H, T, dtype",
+    [(30, 5, 7, "float32"), (8, 1, 8, "float64"), (32, 8, 4, "float32"), (36, 3, 12, "float64")],
+)
+def test_attention_scale_on_other_head_sizes(C, H, T, dtype):
+    """Scores are scaled by 1/sqrt(n_embd / n_head), whatever the number of heads (1 head
+    included); a float64 module computes its attention in float64, to float64 precision."""
+    x = torch.randn(
+        2, T, C, generator=torch.Generator().manual_seed(C), dtype=getattr(torch, dtype)
+    )
+    what = f"CausalSelfAttention({C}, {H}, block_size=12).to(torch.{dtype}) on x[2, {T}, {C}]"
+    with because(f"{what} raised {SLICE}"):
+        params, out = attention_in_dtype(C, H, 12, 1, x, dtype)
+    judge.answer(out, (2, T, C), what)
     s = implied_scale(x, out, params, C, H)
     right = 1 / math.sqrt(C // H)
     assert s is None or abs(s / right - 1) < 1e-3, (
         f"CausalSelfAttention({C}, {H}) scales its scores by {s:.4g}, expected 1/sqrt({C // H}) = {right:.4g}"
+    )
+    maps = linear_maps(params) if dtype == "float64" else None
+    if maps is None:  # float32 (rounding hides nothing more), or parameters not read as Linears
+        return
+    # the closest reading of the parameters as q, k, v, out projections, computed in float64
+    # by PyTorch's attention: the module must match it to float64 rounding
+    want = min(
+        (attention_oracle(x, r, H, right) for r in attention_readings(maps, C, H)),
+        key=lambda w: (w - out).abs().max().item() if w.shape == out.shape else math.inf,
+        default=None,
+    )
+    if want is None:
+        return
+    judge.close(
+        out,
+        want,
+        f"{what}: the output differs from float64 attention with the module's own projections "
+        "by more than float64 rounding (or is not float64). Dtypes are free: a float64 module "
+        "keeps every intermediate in float64 — look for a step that goes through float32 (a "
+        "softmax taken in float32 and cast back, a buffer or accumulator made with the default "
+        "dtype, a tensor built without dtype=x.dtype)",
+        atol=1e-12 * (1 + want.abs().max().item()),
+        rtol=1e-10,
     )
 
 
