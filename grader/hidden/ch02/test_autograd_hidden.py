@@ -741,6 +741,14 @@ def program(w, x, codes):
             with torch.no_grad():
                 std, mean = torch.std_mean(h, dim=0, keepdim=True)
             h = (h - mean) * std
+        # complex results carry values a gradient flows through, as real ones do
+        elif code == 46:
+            with torch.no_grad():
+                c = torch.complex(h, h)
+            h = h + c.imag
+        elif code == 47:
+            c = h.to(torch.complex64).detach()
+            h = h * 0.5 + c.real
     return h
 
 
@@ -791,7 +799,10 @@ STEPS = [
     "aminmax_no_grad",
     "histogram_no_grad",
     "std_mean_no_grad",
+    "complex_no_grad",
+    "complex_detach",
 ]
+COMPLEX = {"complex_no_grad", "complex_detach"}
 MULTI_OUTPUT = {"var_mean_no_grad", "aminmax_no_grad", "histogram_no_grad", "std_mean_no_grad"}
 SHAPE_ONLY = {"zeros_like", "new_ones", *STEPS[STEPS.index("empty_like") : STEPS.index("detach_")]}
 IN_PLACE = {"detach_", "requires_grad_"}
@@ -897,15 +908,23 @@ def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
             if MULTI_OUTPUT.intersection(steps) and len(found) > len(want)
             else ""
         )
+        complex_results = (
+            f". The program runs {sorted(COMPLEX.intersection(steps))}: a complex result "
+            "(torch.complex under no_grad, a complex tensor detached) holds numbers a gradient "
+            "flows through as much as a float one; only integer and bool results cannot carry "
+            "one, so look at how a result's dtype is judged"
+            if COMPLEX.intersection(steps) and len(found) < len(want)
+            else ""
+        )
         assert len(found) == len(want) and all(
             w.strip("_") in g for g, w in zip(got_ops, want_ops)
         ), (
             f"for the steps {steps} the cuts should be {want_ops}, got {got_ops}: a cut is a "
-            "call whose input required grad and whose real-valued result (tensor, Python float "
-            "or list, numpy array) does not, one Cut per operation however many values or "
+            "call whose input required grad and whose floating or complex result (tensor, "
+            "Python float or list, numpy array) does not, one Cut per operation however many values or "
             "tensors it returns; integer results, shape-only constructors and calls on tensors "
             "that no longer require grad when the call takes them are not cuts"
-            f"{shape_only}{repeated}{in_place}{several}"
+            f"{shape_only}{repeated}{in_place}{several}{complex_results}"
         )
         for g, w in zip(found, want):
             assert points_at(g, int(line_of(w)), HERE), (
