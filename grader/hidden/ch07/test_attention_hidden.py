@@ -963,17 +963,26 @@ def test_the_default_is_causal():
 
 @pytest.mark.task("ch07.6")
 def test_last_weights_follow_the_latest_call():
-    """One module serves any length in any order: each forward's output and last_weights are that call's own."""
+    """One module serves any length in any order, and a batch of no examples: each forward's output and last_weights are that call's own."""
     params = make_params(12, 142)
     xs = [
         torch.randn(2, 5, 12, generator=gen(143)),
         torch.randn(1, 3, 12, generator=gen(144)),
+        torch.zeros(0, 4, 12),  # a batch of no examples (the last of a filtered dataset)
         torch.randn(2, 7, 12, generator=gen(145)),
     ]
-    seen = mhsa_forwards(12, 3, True, xs, params)
+    with because(
+        "MultiHeadSelfAttention(12, 3) raised on one of x[2, 5, 12], x[1, 3, 12], x[0, 4, 12] "
+        "(a batch of no examples, as the last batch of a filtered dataset can be), x[2, 7, 12]: "
+        "an empty batch is a legal tensor, and forward returns [B, T, E] for it too; a view or "
+        "reshape that infers an axis with -1 (view(B, -1, H, Dh), reshape(B, -1, E)) cannot "
+        "infer it from zero elements: spell every size out from x.shape"
+    ):
+        seen = mhsa_forwards(12, 3, True, xs, params)
     for i, (x, out, w) in enumerate(zip(xs, seen["outs"], seen["weights"])):
         expected, want = reference_forward(params, x, 3, True)
-        assert judge.is_close(out, expected, atol=1e-4, rtol=1e-5), (
+        ok = isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(expected.shape)
+        assert ok and judge.is_close(out, expected, atol=1e-4, rtol=1e-5), (
             f"forward call {i + 1} (x{list(x.shape)}, after calls of other lengths) differs from "
             f"nn.MultiheadAttention ({first_difference(out, expected, atol=1e-4)}): nothing "
             "computed for an earlier length (a mask, a cache) may be reused for another one"
