@@ -1288,22 +1288,49 @@ def test_final_layer_norm_at_other_sizes(cfg):
     )
 
 
+@probe
+def gpt_forward_in_dtypes(cfg, seed, idxs, targets, dtypes):
+    """For each (idx, targets, dtype name): GPT(*cfg) built after torch.manual_seed(seed), in
+    eval mode, converted with .to(torch.<dtype>), called on (idx, targets): (logits, loss)."""
+    runs = []
+    for idx, y, dtype in zip(idxs, targets, dtypes):
+        torch.manual_seed(seed)
+        model = gpt.GPT(*cfg).eval().to(getattr(torch, dtype))
+        with torch.no_grad():
+            runs.append(model(idx, y))
+    return runs
+
+
 @pytest.mark.task("ch10.6")
 def test_loss_is_the_mean_cross_entropy_at_every_size():
-    """The loss is the mean cross-entropy over all B*T positions, for one sequence of one token too, and tokens and targets in any memory layout (transposed, strided, offset) give the same logits and loss."""
-    cases = [(1, 1), (4, 5), (2, 3)]
-    idxs = [torch.randint(7, (b, t)) for b, t in cases]
-    targets = [torch.randint(7, (b, t)) for b, t in cases]
-    with because(f"GPT(7, 5, 1, 1, 8) raised {SLICE}"):
-        runs = gpt_forward((7, 5, 1, 1, 8), 2, idxs, targets)
-    for (b, t), (logits, loss), y in zip(cases, runs, targets):
+    """The loss is the mean cross-entropy over all B*T positions, for one sequence of one token too, in a float32 or a float64 model (to its precision), and tokens and targets in any memory layout (transposed, strided, offset) give the same logits and loss."""
+    cases = [(1, 1, "float64"), (4, 5, "float32"), (2, 3, "float64")]
+    idxs = [torch.randint(7, (b, t)) for b, t, _ in cases]
+    targets = [torch.randint(7, (b, t)) for b, t, _ in cases]
+    with because(f"GPT(7, 5, 1, 1, 8), float32 or .to(torch.float64), raised {SLICE}"):
+        runs = gpt_forward_in_dtypes((7, 5, 1, 1, 8), 2, idxs, targets, [c[2] for c in cases])
+    for (b, t, dtype), (logits, loss), y in zip(cases, runs, targets):
         assert tuple(logits.shape) == (b, t, 7), (
             f"logits of a ({b}, {t}) input have shape {tuple(logits.shape)}"
         )
         want = cross_entropy(logits, y)
-        assert abs(float(loss) - want) < 1e-4, (
-            f"on a ({b}, {t}) batch the loss is {float(loss):.5f}, the mean cross-entropy of the "
-            f"logits over all positions is {want:.5f}"
+        if dtype == "float32":
+            assert abs(float(loss) - want) < 1e-4, (
+                f"on a ({b}, {t}) batch the loss is {float(loss):.5f}, the mean cross-entropy of "
+                f"the logits over all positions is {want:.5f}"
+            )
+            continue
+        # a float64 model: its loss is the cross-entropy of its own logits to float64 rounding
+        judge.close(
+            loss,
+            torch.tensor(want, dtype=torch.float64),
+            f"a float64 GPT(7, 5, 1, 1, 8) on a ({b}, {t}) batch: its loss is not the mean "
+            f"cross-entropy of its own logits over all positions ({want!r}) to float64 "
+            "precision (or is not a float64 0-d tensor). Dtypes are free: compute the loss in "
+            "the logits' dtype, with nothing added inside the log (an epsilon that vanishes in "
+            "float32 shows in float64) and no cast to float32 — F.cross_entropy does it exactly",
+            atol=1e-13,
+            rtol=1e-12,
         )
     g = torch.Generator().manual_seed(8)
     idx, y = torch.randint(7, (3, 4), generator=g), torch.randint(7, (3, 4), generator=g)
