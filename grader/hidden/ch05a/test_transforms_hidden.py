@@ -224,7 +224,9 @@ FIT_DTYPES = (
 
 
 @pytest.mark.task("ch05a.1")
-@examples(30)
+@examples(29)  # 30 calls with the explicit example
+# a later batch of no images (N = 0), every run: seeds divisible by 4 draw one
+@example(n=3, c=2, trailing=[2, 3], dtype=torch.uint8, later=torch.float32, seed=8)
 @given(
     n=st.integers(1, 5),
     c=st.integers(1, 4),
@@ -234,7 +236,7 @@ FIT_DTYPES = (
     seed=st.integers(0, 10_000),
 )
 def test_statistics_match_the_reference_on_generated_shapes(n, c, trailing, dtype, later, seed):
-    """fit_normalizer's per-channel statistics and apply match the reference on generated (N, C, ...) data of any rank and dtype, applied to data of any dtype."""
+    """fit_normalizer's per-channel statistics and apply match the reference on generated (N, C, ...) data of any rank and dtype, applied to data of any dtype, and to a batch of no images."""
     shape = (n, c, *trailing)
     count = n * torch.Size(trailing).numel()
     if count < 2:
@@ -249,7 +251,20 @@ def test_statistics_match_the_reference_on_generated_shapes(n, c, trailing, dtyp
         x = (x - 50 * dtype.is_signed).round().clamp(info.min, info.max)
     x = x.to(dtype)
     other = x.to(later)  # apply takes data of any dtype, not only the fitted one's
-    got = normalized(x, [x, other])
+    if seed % 4 == 0:  # ... and a batch of any size N, no images at all included
+        other = other[:0]
+    with because(
+        f"a Normalizer fitted on {dtype} data of shape {shape} raised when applied to it or to "
+        f"{later} data of shape {tuple(other.shape)}"
+        + (
+            " (a batch of no images, N = 0, as an empty last or validation batch is: "
+            "x.reshape(N, C, -1) cannot size its -1 from no elements; broadcast the "
+            "statistics shaped (1, C, 1, ...) over x as it is)"
+            if len(other) == 0
+            else ""
+        )
+    ):
+        got = normalized(x, [x, other])
     want = ref.fit_normalizer(x)
     mean, std = got["mean"], got["std"]
     assert isinstance(mean, torch.Tensor) and tuple(mean.shape) == (c,), (
@@ -285,13 +300,14 @@ def test_statistics_match_the_reference_on_generated_shapes(n, c, trailing, dtyp
     out = got["outs"][1]
     expected = (other.double() - mean.double().view(view)) / std.double().view(view)
     assert isinstance(out, torch.Tensor) and out.dtype == torch.float32, (
-        f"apply of a Normalizer fitted on {dtype} data to {later} data of shape {shape} returned "
+        f"apply of a Normalizer fitted on {dtype} data to {later} data of shape "
+        f"{tuple(other.shape)} returned "
         f"{brief(out)}: apply takes x of any dtype and returns float32 (convert x to float32 "
         "first; an arithmetic in x's own dtype keeps or breaks on it)"
     )
     assert judge.is_close(out.double(), expected, atol=1e-4, rtol=1e-4), (
         f"apply of a Normalizer fitted on {dtype} data to the same values as {later}, shape "
-        f"{shape}: {first_difference(out, expected, 1e-4)}; apply computes (x - mean_c) / std_c "
+        f"{tuple(other.shape)}: {first_difference(out, expected, 1e-4)}; apply computes (x - mean_c) / std_c "
         "in float32 from the stored statistics whatever x's dtype (bool and integer x included)"
     )
 
