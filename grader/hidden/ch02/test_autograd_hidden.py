@@ -865,7 +865,7 @@ def line_of(cut) -> str:
 def test_find_graph_cuts_agrees_with_the_reference_on_generated_programs():
     """find_graph_cuts reports the same cuts, in order and at the same lines, as the reference."""
     programs = (
-        [[name] for name in STEPS] + random_programs(80, seed=2) + looped_programs(16, seed=3)
+        [[name] for name in STEPS] + random_programs(78, seed=2) + looped_programs(16, seed=3)
     )
     with because("find_graph_cuts raised on a generated program"):
         results = program_cuts([codes_of(steps) for steps in programs])
@@ -1198,7 +1198,7 @@ def test_accumulated_grad_for_a_classifier_called_twice():
 
 
 @pytest.mark.task("ch02.4")  # its second point went to the stays-on-the-device test
-@examples(23)  # beside the example below
+@examples(21)  # beside the example below
 # a float64 model on shares that float32 cannot hold (5 micro-batches of 13), every run
 @example(n=13, share=0.4, width=3, kind="tanh", loss="mse", stale=True, seed=7, dtype="float64")
 @given(
