@@ -572,19 +572,25 @@ def derived_hw(hw):
     [
         (1, 2, (8, 8), 6),
         (3, 7, (31, 12), 6),
-        (2, 4, (64, 48), 2),
+        (2, 4, (64, 48), 0),  # a batch of no images: B is any size, 0 included
         (1, 3, (13, 13), 1),
         (4, 5, (9, 41), 3),
     ],
     ids=str,
 )
 def test_head_is_derived_for_other_sizes(c, n, hw, batch):
-    """The head fits the features for other channels, classes and (odd, non-square) sizes."""
+    """The head fits the features for other channels, classes and (odd, non-square) sizes, on batches of any size (no images included)."""
     with because(
-        f"SmallCNN({c}, {n}, input_hw={hw}) cannot run a batch of that size: the head's "
-        "in_features must be derived from input_hw through every conv and pool"
+        f"SmallCNN({c}, {n}, input_hw={hw}) cannot run a batch of {batch} such images: the "
+        "head's in_features must be derived from input_hw through every conv and pool"
+        + (
+            "; and a batch of no images (B = 0) is a batch: x.reshape(x.size(0), -1) or "
+            "view(B, -1) cannot size the -1 from no elements, flatten(1) keeps the batch axis"
+            if batch == 0
+            else ""
+        )
     ):
-        seen = cnn_forward(c, n, hw, batch, singles=(0, batch - 1))
+        seen = cnn_forward(c, n, hw, batch, singles=(0, batch - 1) if batch else ())
     out = seen["out"]
     assert tuple(out.shape) == (batch, n), (
         f"SmallCNN({c}, {n}, input_hw={hw}) returned shape {tuple(out.shape)} for {batch} images, expected "
