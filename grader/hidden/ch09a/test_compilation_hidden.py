@@ -596,7 +596,9 @@ GATE_PEAKS = {  # name -> the batch x (the gate's weight is the identity, its bi
     "the book's 2 x 2": torch.tensor([[3.0, -5.0], [1.0, 2.0]]),
     # The division is by the peak alone at every scale: no epsilon, no floor.
     "the book's 2 x 2 times 1e-12 (peak 5e-12)": torch.tensor([[3.0, -5.0], [1.0, 2.0]]) * 1e-12,
-    "mean > 0, peak negative, times 1e-9": peak_in_the_discarded_part(1.0, 92) * 1e-9,
+    # far below any "safe division" floor (1e-12, float32's eps): peak 3e-18, whose square
+    # (autograd's divisor) is still a normal float32
+    "mean > 0, peak negative, times 1e-18": peak_in_the_discarded_part(1.0, 92) * 1e-18,
     "mean < 0, peak positive, times 1e12": peak_in_the_discarded_part(-1.0, 93) * 1e12,
 }
 
@@ -635,7 +637,8 @@ def test_gate_divides_by_the_peak_before_gating_in_every_layout():
                 f"({name}): the gate keeps one sign's part, but the divisor is the largest "
                 "|activation| of h before gating — whole batch, both signs — not the largest "
                 "value left after it, and by that peak alone at any scale (tiny or huge "
-                "activations alike: no epsilon added to it, no floor under it)",
+                "activations alike, a peak of 3e-18 too: no epsilon added to it, no floor or "
+                "clamp under it)",
                 atol=1e-6,
                 rtol=1e-5,
             )
