@@ -124,6 +124,69 @@ def _ar_module_rows():
     return rows
 
 
+# Finding the rows that hold an argument, row by row, was half of this test's CPU: the
+# rows are indexed instead (cells by type and value, tensors by shape), and the index is
+# rebuilt when a test module's globals change (a global bound anew, a global list or dict
+# grown or shrunk) or more files' rows were read. It finds the rows the plain scan finds,
+# in the same order.
+_AR_INDEX = {"key": None}
+
+
+def _ar_signature():
+    sig = [len(_AR_ROWS)]
+    for mod in list(_ar_sys.modules.values()):
+        file = str(getattr(mod, "__file__", "") or "")
+        if file.startswith(str(_AR_HOME)) and "/impl/" not in file:
+            sig.append(id(mod))
+            for value in list(vars(mod).values()):
+                sig.append(id(value))
+                if isinstance(value, list | dict):
+                    sig.append(len(value))
+    return tuple(sig)
+
+
+def _ar_hash_agrees(x):  # equal values hash alike: plain scalars and tuples of them
+    if type(x) is tuple:
+        return all(_ar_hash_agrees(v) for v in x)
+    return type(x) in (bool, int, float, complex, str, bytes, type(None))
+
+
+def _ar_index():
+    key = _ar_signature()
+    if _AR_INDEX["key"] != key:
+        rows = [r for r in [*_ar_module_rows(), *_AR_ROWS]
+                if isinstance(r, tuple | list) and 2 <= len(r) <= 6]
+        hashed, unhashed, tensors = {}, {}, {}
+        for i, row in enumerate(rows):
+            for cell in row:
+                if isinstance(cell, _ar_torch.Tensor):
+                    tensors.setdefault(tuple(cell.shape), []).append((cell, i))
+                    continue
+                if _ar_hash_agrees(cell):
+                    hashed.setdefault((type(cell), cell), []).append((cell, i))
+                else:
+                    unhashed.setdefault(type(cell), []).append((cell, i))
+        _AR_INDEX.update(key=key, rows=rows, hashed=hashed, unhashed=unhashed, tensors=tensors)
+    return _AR_INDEX
+
+
+def _ar_rows_holding(given):  # the rows, in order, with a cell _ar_same as an argument
+    index, found = _ar_index(), set()
+    for a in given:
+        if isinstance(a, bool):
+            continue
+        if isinstance(a, _ar_torch.Tensor):
+            pairs = index["tensors"].get(tuple(a.shape), [])
+        else:
+            pairs = list(index["unhashed"].get(type(a), []))
+            if _ar_hash_agrees(a):
+                pairs += index["hashed"].get((type(a), a), [])
+            else:
+                pairs += [p for k, ps in index["hashed"].items() if k[0] is type(a) for p in ps]
+        found.update(i for cell, i in pairs if i not in found and _ar_same(cell, a))
+    return [index["rows"][i] for i in sorted(found)]
+
+
 def _ar_probe_file(frame):
     file = frame.f_code.co_filename
     return file.startswith(str(_AR_HOME)) and "/impl/" not in file
@@ -195,10 +258,8 @@ def _ar_guess(fn, args, kwargs):
     given = [*args, *kwargs.values()]
     own = {id(a) for a in given}
     # 1. a table row that holds one of the arguments
-    for row in [*_ar_module_rows(), *_AR_ROWS]:
-        if not isinstance(row, tuple | list) or not 2 <= len(row) <= 6:
-            continue
-        if any(_ar_same(cell, a) for cell in row for a in given if not isinstance(a, bool)):
+    for row in _ar_rows_holding(given) if kind is not None else []:
+        if True:
             for cell in row:
                 if id(cell) not in own and not any(_ar_same(cell, a) for a in given):
                     if _ar_fits(cell, kind) and kind is not None:
