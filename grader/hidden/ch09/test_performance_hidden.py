@@ -16,6 +16,7 @@ import torch
 from exercises.ch09.test_performance import (  # helpers and probes shared with the public twin
     CudaSyncAs,
     FakeGPU,
+    FakeMemory,
     median_range,
     ms_per_step_on_fake,
     peak_on_fake,
@@ -39,7 +40,8 @@ except ImportError:
 perf = chapter_module("ch09", "performance")
 ref = reference_module("ch09", "performance")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "CudaSyncAs FakeGPU FakePerfCounter perf_counter_replaced CHEAP_FIRST SyncOneDevice"
+    "CudaSyncAs FakeGPU FakePerfCounter perf_counter_replaced CHEAP_FIRST SyncOneDevice "
+    "FakeMemory QueuedMemory"
 )
 
 
@@ -872,25 +874,83 @@ def replayed_peak(script):
     return peak
 
 
+class QueuedMemory(FakeMemory):
+    """A FakeMemory on an asynchronous device: queued allocations and frees (MiB) land,
+    in order, only when the device is synchronized."""
+
+    def __init__(self, allocated_mb, old_peak_mb, in_flight):
+        super().__init__(allocated_mb, old_peak_mb)
+        self.pending = list(in_flight)
+
+    def synchronize(self, device=None):
+        super().synchronize(device)
+        for mb in self.pending:
+            if mb > 0:
+                self.alloc(mb)
+            else:
+                self.free(-mb)
+        self.pending = []
+
+
+@probe
+def peak_on_queued_ledger(resident, old_peak, in_flight, script, queued):
+    """peak_memory_mb(fn, 'cuda', memory=ledger) on a QueuedMemory that still has
+    ``in_flight`` (MiB) queued when the call starts; fn replays ``script`` at once, or queues
+    it when ``queued``: the result."""
+    mem = QueuedMemory(resident, old_peak, in_flight)
+
+    def fn():
+        if queued:
+            mem.pending.extend(script)
+        else:
+            for mb in script:
+                if mb > 0:
+                    mem.alloc(mb)
+                else:
+                    mem.free(-mb)
+
+    return perf.peak_memory_mb(fn, "cuda", memory=mem)
+
+
 @pytest.mark.task("ch09.5")
 @pytest.mark.points(2)
-@examples(30)
+@examples(28)
 @given(
     resident=st.integers(0, 4000),
     old_peak=st.integers(0, 8000),
     script=st.lists(st.sampled_from([-300, -64, -1.5, 1.5, 16, 64, 300, 1000]), max_size=8),
+    # work queued before the call, still in flight: a transient it frees again, and what it
+    # keeps (or frees of what was resident)
+    transient=st.sampled_from([0, 0, 16, 500, 3000]),
+    kept=st.sampled_from([0, 0, -64, 1.5, 300]),
+    queued=st.booleans(),
 )
-def test_peak_equals_the_replayed_ledger(resident, old_peak, script):
-    """peak_memory_mb is the highest allocation above the baseline while fn runs, from a fresh peak."""
+@example(resident=100, old_peak=100, script=[10, -10], transient=500, kept=0, queued=True)
+@example(resident=2000, old_peak=2000, script=[64, -64, 16], transient=0, kept=-64, queued=False)
+def test_peak_equals_the_replayed_ledger(resident, old_peak, script, transient, kept, queued):
+    """peak_memory_mb is the highest allocation above the baseline while fn runs, from a fresh
+    peak, on a device whose earlier and new work lands only when it is synchronized."""
     old_peak = max(old_peak, resident)
+    kept = max(kept, -resident)  # earlier work frees at most what is resident
+    in_flight = [mb for mb in (transient, kept, -transient) if mb]
     with because("peak_memory_mb(fn, 'cuda', memory=ledger) raised"):
-        got = peak_on_fake(resident, old_peak, script)["mb"]
+        got = peak_on_queued_ledger(resident, old_peak, in_flight, script, queued)
     want = replayed_peak(script)
-    assert isinstance(got, float | int) and math.isclose(got, want, abs_tol=1e-9), (
-        f"with {resident} MiB resident, an old peak of {old_peak} MiB and fn allocating/freeing "
-        f"{script} MiB, the peak above the baseline is {want:g} MiB; got {got!r}: reset the peak, "
-        "read memory_allocated as the baseline, run fn, return max_memory_allocated minus the "
-        "baseline in MiB (bytes / 2**20)"
+    assert judge.is_number(got, want, abs=1e-9, rel=0), (
+        f"with {resident} MiB resident, an old peak of {old_peak} MiB, earlier work still in "
+        f"flight on the device ({in_flight} MiB) and fn {'queuing' if queued else 'making'} "
+        f"the allocations/frees {script} MiB, the peak above the baseline is {want:g} MiB; got "
+        f"{got!r}: "
+        + (
+            "work queued before the call lands only when the device is synchronized, so "
+            "synchronize before resetting the peak and before reading the baseline (else its "
+            "transient or what it keeps is charged to fn), and again after fn, before "
+            "reading the peak; "
+            if in_flight or queued
+            else ""
+        )
+        + "reset the peak, read memory_allocated as the baseline, run fn, return "
+        "max_memory_allocated minus the baseline in MiB (bytes / 2**20)"
     )
 
 
