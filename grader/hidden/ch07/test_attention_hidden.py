@@ -713,9 +713,20 @@ def test_attention_equals_pytorch_on_other_shapes(shape_q, shape_k, dv, masked):
     )
 
 
+# Key-padding masks over a long key axis (past block sizes of 256, 512 and 1024): each
+# example's allowed keys lie in one stretch, with hundreds of disallowed keys before or after.
+PAD_TK = 1030
+PAD_KEPT = {  # example -> (first allowed key, end), and how its messages name it
+    0: (PAD_TK - 4, PAD_TK, "left padding: only its last 4 keys allowed"),
+    1: (0, 4, "right padding: only its first 4 keys allowed"),
+    2: (515, 521, "keys 515..520 allowed, hundreds disallowed on either side"),
+    3: (0, PAD_TK, "every key allowed"),
+}
+
+
 @pytest.mark.task("ch07.5")
 def test_attention_broadcasts_a_per_example_mask():
-    """A [B, 1, Tq, Tk] mask broadcasts over the heads as in F.scaled_dot_product_attention."""
+    """A [B, 1, Tq, Tk] mask broadcasts over the heads as in F.scaled_dot_product_attention, a key-padding mask [B, 1, 1, Tk] over 1030 keys (left, right or both sides padded) included."""
     q, k, v = (torch.randn(3, 2, 5, 8, generator=gen(s)) for s in (94, 95, 96))
     mask = torch.stack([random_mask(5, 5, 97 + i) for i in range(3)])[:, None]  # (B, 1, T, T)
     got = at.attention(q, k, v, mask)
@@ -725,6 +736,36 @@ def test_attention_broadcasts_a_per_example_mask():
         f"a mask of shape [B, 1, Tq, Tk] must broadcast over the heads exactly as in "
         f"F.scaled_dot_product_attention ({first_difference(got, ref, atol=1e-4)})"
     )
+    g = gen(98)
+    B = len(PAD_KEPT)
+    q = torch.randn(B, 2, 3, 8, generator=g) * 2
+    k = torch.randn(B, 2, PAD_TK, 8, generator=g) * 2
+    v = torch.randn(B, 2, PAD_TK, 5, generator=g)
+    pad = torch.zeros(B, 1, 1, PAD_TK, dtype=torch.bool)  # True = allowed
+    for b, (lo, hi, _) in PAD_KEPT.items():
+        pad[b, ..., lo:hi] = True
+    what = f"attention(q[{B}, 2, 3, 8], k[{B}, 2, {PAD_TK}, 8], v, key-padding mask bool[{B}, 1, 1, {PAD_TK}])"
+    with because(f"{what} raised"):
+        got = at.attention(q, k, v, pad)
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=pad)
+    assert tuple(got.shape) == tuple(ref.shape), (
+        f"{what} returned {brief(got)}: expected [..., Tq, Dv] = {list(ref.shape)}"
+    )
+    for b, (_, _, kept) in PAD_KEPT.items():
+        ok = judge.is_close(got[b], ref[b], atol=1e-4, rtol=1e-4)
+        why = (
+            "it holds nan, though every row has allowed keys: they may all lie after (or before) "
+            "a long run of disallowed ones. Where the keys are walked in blocks with a running "
+            "maximum, a block holding no allowed key has maximum -inf, and -inf minus -inf is "
+            "nan: such a block must contribute nothing, wherever it sits"
+            if bool(got[b].isnan().any())
+            else "every allowed key takes part in the softmax and every disallowed key gets "
+            "weight 0, however long the key axis and wherever the allowed stretch lies"
+        )
+        assert ok, (
+            f"{what}: example {b} ({kept}) differs from F.scaled_dot_product_attention "
+            f"({first_difference(got[b], ref[b], atol=1e-4)}): {why}"
+        )
 
 
 @pytest.mark.task("ch07.5")
