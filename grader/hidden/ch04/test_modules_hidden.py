@@ -4,6 +4,7 @@ Messages state the property, not the test.
 
 PYTEST_DONT_REWRITE: a failure shows only the message, never the assertion's source."""
 
+import functools
 import math
 import random
 import shutil
@@ -44,7 +45,8 @@ except ImportError:  # (probes never use them)
 md = chapter_module("ch04", "modules")
 ref = reference_module("ch04", "modules")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads Private Rows Scratch Tied "
+    "COVERAGE_SETUPS HIDDEN_PATIENTS Heads Inner Keeper KeyedHeads LOOKALIKES Private Rows "
+    "Scratch Tied "
     "blocks_run_by build_entry build_tree checkpoint_before_a_step deep_paths fit_steps "
     "frozen_but_held groups_shared_frozen model_state moved_to_float64 norm_batches offset_trace "
     "odd_batch registered_twice shared_storage stray trace_norm "
@@ -380,10 +382,23 @@ def test_unregistered_modules_are_reported_once_and_copies_by_identity():
 #           object registered outside the node's own subtree before it: a parameter, buffer or
 #           submodule of an ancestor or of an earlier branch, when there is one) or containers
 #   ("tensor", v), ("module", v) and ("hidden", v) name one of stray()'s kinds as v
-#   (a tensor of any shape and dtype; a module with parameters, buffers only or nothing)
+#   (a tensor of any shape and dtype; a module with parameters, buffers only or nothing);
+#   ("lookalike", v) is one of LOOKALIKES: no module and no tensor, though it has some of
+#   their attributes (a layer class kept as configuration has .parameters and .forward)
 KINDS_OF_CONTAINER = ["list", "tuple", "dict", "rows", "odict"]
 TENSOR_KINDS = ["scalar", "empty", "int", "bool"]
 MODULE_KINDS = ["relu", "bare", "buffers"]
+# Values a model keeps that are neither a module nor a tensor, and so are never reported,
+# though they have attributes of one: a layer class kept as configuration (torchvision's
+# norm_layer=nn.LayerNorm), a tensor class, a factory of layers, a function, a dtype.
+LOOKALIKES = {
+    "layer class": lambda: nn.LayerNorm,  # .parameters, .forward, .state_dict, callable
+    "tensor class": lambda: nn.Parameter,  # .shape, .dtype, .data: a subclass, no instance
+    "layer factory": lambda: functools.partial(nn.Linear, bias=False),
+    "function": lambda: F.gelu,
+    "dtype": lambda: torch.float64,
+}
+LOOKALIKE_KINDS = list(LOOKALIKES)
 LEAVES = st.sampled_from(
     [
         ("tensor",),
@@ -396,6 +411,7 @@ LEAVES = st.sampled_from(
         ("parameter",),
         *((("tensor", kind)) for kind in TENSOR_KINDS),
         *((("module", kind)) for kind in MODULE_KINDS),
+        *((("lookalike", kind)) for kind in LOOKALIKE_KINDS),
     ]
 )
 CONTAINERS = st.recursive(
@@ -410,6 +426,7 @@ ATTRIBUTES = st.one_of(
     ),
     st.just(("value", 1.5)),
     st.tuples(st.sampled_from(KINDS_OF_CONTAINER), st.lists(CONTAINERS, max_size=3)),
+    st.tuples(st.just("lookalike"), st.sampled_from(LOOKALIKE_KINDS)),
 )
 
 
@@ -449,6 +466,8 @@ def build_entry(entry, latest, outside=()):
         return stray(entry[1]) if len(entry) > 1 else nn.Linear(1, 1)
     if kind == "value":
         return entry[1]
+    if kind == "lookalike":
+        return LOOKALIKES[entry[1]]()
     if kind == "alias":
         return latest[-1] if latest else 0
     if kind == "far":
@@ -523,11 +542,18 @@ def unregistered_in_tree(tree):
 # plain references to objects registered elsewhere in the model (an ancestor's parameter or
 # buffer, an earlier branch's submodule): registered somewhere in the model, so never reported
 @example(tree=[("param",), ("sub", [("list", [("far",)])])])
+# every lookalike, as an attribute and in a container, beside a module that is reported
+@example(
+    tree=[
+        *(("lookalike", kind) for kind in LOOKALIKE_KINDS),
+        ("sub", [("list", [*(("lookalike", kind) for kind in LOOKALIKE_KINDS), ("module",)])]),
+    ]
+)
 @example(tree=[("sub", [("param",)]), ("sub", [("list", [("far",), ("tensor",)])])])
 @example(tree=[("buffer", True), ("sub", [("sub", [("param",), ("dict", [("far",)])])])])
 @given(tree=TREES)
 def test_unregistered_state_agrees_with_the_reference_on_generated_models(tree):
-    """On generated module trees (containers and their subclasses at any depth, aliases of objects registered in the same module or elsewhere in the model, buffers, stray Parameters, modules without parameters, tensors of any shape and dtype, a submodule registered under two parents) the reported paths are the reference's."""
+    """On generated module trees (containers and their subclasses at any depth, aliases of objects registered in the same module or elsewhere in the model, buffers, stray Parameters, modules without parameters, tensors of any shape and dtype, layer classes, functions and other values that only look like modules or tensors, a submodule registered under two parents) the reported paths are the reference's."""
     got = unquote(unregistered_in_tree(tree))
     want = unquote(ref.unregistered_state(build_tree(tree)))
     assert got == want, (
@@ -538,7 +564,11 @@ def test_unregistered_state_agrees_with_the_reference_on_generated_models(tree):
         "collect what is registered from the whole model, not from the module being searched); "
         "report "
         "every unregistered module and tensor, whatever it holds (a ReLU with no parameters, "
-        "a 0-d, empty, int or bool tensor: test with isinstance, not truthiness or size); report "
+        "a 0-d, empty, int or bool tensor: test with isinstance, not truthiness or size) and "
+        "nothing else: a layer class kept as configuration (norm_layer = nn.LayerNorm), a tensor "
+        "class, a function or a partial has attributes of a module or a tensor (.parameters, "
+        ".forward, .shape) but is neither, so decide by the object's type, not by the attributes "
+        "it happens to have; report "
         "an unregistered object once, also when the module holding it is registered under two "
         "parents (model.named_modules() yields each module once, by its first path; a "
         "recursion over named_children() visits a shared one again)"
