@@ -116,13 +116,17 @@ def execute(nb: dict, impl: str | Path, figures: Path, settings: dict | None = N
 
 
 def execute_in_turn(
-    runs: list[tuple[dict, str | Path]], figures: Path, settings: dict | None = None
+    runs: list[tuple[dict, str | Path]],
+    figures: Path,
+    settings: dict | None = None,
+    keep_going: bool = False,
 ) -> list[dict]:
     """Run each ``(notebook, impl)`` in turn in one fresh kernel, as ``execute`` runs one;
     before each later run the kernel's names are cleared, its figures closed and
-    ``COURSE_IMPL`` set to that run's ``impl``. For the project's tests, which run a lab on
-    the solutions and then on the stubs: a kernel (and its ``import torch``) per run was
-    most of their time."""
+    ``COURSE_IMPL`` set to that run's ``impl``. For the project's tests, which run every lab
+    on the solutions and on the stubs: a kernel (and its ``import torch``) per run was most
+    of their time. ``keep_going``: a cell's error is kept in its outputs (``printed``
+    raises it) and the next cells and runs still run."""
     import nbformat
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
@@ -143,7 +147,11 @@ def execute_in_turn(
     kernel = KernelManager(kernel_name="python3", **where)
     try:
         client = NotebookClient(
-            notebooks[0], timeout=600, km=kernel, resources={"metadata": {"path": str(REPO)}}
+            notebooks[0],
+            timeout=600,
+            km=kernel,
+            allow_errors=keep_going,
+            resources={"metadata": {"path": str(REPO)}},
         )
         with client.setup_kernel():
             for k, (notebook, (_, impl)) in enumerate(zip(notebooks, runs, strict=True)):
@@ -152,6 +160,9 @@ def execute_in_turn(
                         "%reset -f\nimport os\nimport matplotlib.pyplot\n"
                         f"matplotlib.pyplot.close('all')\nos.environ['COURSE_IMPL'] = {str(impl)!r}"
                     )
+                    # nbclient stores an executed cell into client.nb at its index: the
+                    # reset gets a notebook of its own, or it would take a lab's first cell
+                    client.nb = nbformat.v4.new_notebook(cells=[reset])
                     client.execute_cell(reset, 0)
                 client.nb = notebook
                 for index, cell in enumerate(notebook.cells):

@@ -17,28 +17,35 @@ pytestmark = pytest.mark.timeout(900)
 LABS = {p.stem: p for p in labs.sources()}
 
 
-def execute(source, figures) -> tuple[list[str], list[str]]:
-    """Every line the lab printed run as ``python -m grader lab --run`` runs it (a fresh
-    kernel; its figures go to ``figures``, never into the repository), on the solutions;
-    then on the stubs in the same kernel, its names cleared (``labs.execute_in_turn``: a
-    kernel and its ``import torch`` per run were most of this file's time). Its closing
-    ``lab.run_tests`` cell only names the pytest run it would make: what that run shows on
-    stubs and solutions is ``tests/test_chapters.py``'s proof, and ``run_tests`` itself is
-    tested below."""
-    nb = labs.to_notebook(source.read_text())
-    runs = [(nb, REPO / "solutions"), (nb, REPO / "exercises")]
-    on_solutions, on_stubs = labs.execute_in_turn(runs, figures, {lab.TESTS_ENV: "name"})
-    return labs.printed(on_solutions), labs.printed(on_stubs)
+@pytest.fixture(scope="module")
+def printed_by_lab(tmp_path_factory) -> dict[str, tuple[list[str], list[str]]]:
+    """chapter -> (lines its lab printed on the solutions, on the stubs), as
+    ``python -m grader lab --run`` runs it (its figures go to a temporary folder, never into
+    the repository). Every run shares one kernel, its names cleared before each
+    (``labs.execute_in_turn``): a kernel and its ``import torch`` per lab were most of this
+    file's time. A lab's error stays its own: it is raised by that chapter's test. Its
+    closing ``lab.run_tests`` cell only names the pytest run it would make: what that run
+    shows on stubs and solutions is ``tests/test_chapters.py``'s proof, and ``run_tests``
+    itself is tested below."""
+    chapters = sorted(LABS)
+    runs = []
+    for chapter in chapters:
+        nb = labs.to_notebook(LABS[chapter].read_text())
+        runs += [(nb, REPO / "solutions"), (nb, REPO / "exercises")]
+    figures = tmp_path_factory.mktemp("figures")
+    done = labs.execute_in_turn(runs, figures, {lab.TESTS_ENV: "name"}, keep_going=True)
+    return {ch: (done[2 * k], done[2 * k + 1]) for k, ch in enumerate(chapters)}
 
 
 @pytest.mark.parametrize("chapter", sorted(LABS))
 def test_the_lab_runs_on_the_solutions_with_the_readings_numbers_and_on_the_stubs(
-    chapter, tmp_path
+    chapter, printed_by_lab
 ):
     """On the reference solutions the lab runs to its end and every number it checks is the
     one its reading quotes; on the untouched stubs it runs to its end and shows the TODOs
     instead of stopping."""
-    printed, on_stubs = execute(LABS[chapter], tmp_path)
+    on_solutions, on_stubs = printed_by_lab[chapter]
+    printed, on_stubs = labs.printed(on_solutions), labs.printed(on_stubs)
     reading = (REPO / "course" / f"{chapter}.md").read_text()
     checks = [ln for ln in printed if ln.startswith("check ")]
     assert checks, f"{chapter}'s lab checks no number of the reading"
