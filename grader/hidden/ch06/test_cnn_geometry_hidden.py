@@ -484,21 +484,28 @@ def too_small_axis(args):
 
 @probe
 def output_sizes_or_refusals(calls):
-    """conv2d_output_hw(*args) for each args in ``calls``: ("returned", its result) or
-    ("ValueError", the error's text)."""
+    """conv2d_output_hw(*args) for each args in ``calls``: ("returned", its result, the
+    module-qualified type name of each of its items, None for a result that is no tuple or
+    list) or ("ValueError", the error's text, None). The names are read here, since the
+    wire turns a numpy integer into an int."""
     seen = []
     for args in calls:
         try:
-            seen.append(("returned", cg.conv2d_output_hw(*args)))
+            got = cg.conv2d_output_hw(*args)
         except ValueError as err:
-            seen.append(("ValueError", str(err)))
+            seen.append(("ValueError", str(err), None))
+            continue
+        kinds = None
+        if isinstance(got, (tuple, list)):
+            kinds = [f"{type(v).__module__}.{type(v).__qualname__}" for v in got]
+        seen.append(("returned", got, kinds))
     return seen
 
 
 @pytest.mark.task("ch06.2")
 @pytest.mark.points(2)
 def test_every_small_configuration_follows_the_rule():
-    """On every small configuration, as ints and on either axis alone, and on sizes, paddings and dilations past 2**53, conv2d_output_hw raises ValueError exactly when the padded input is smaller than the dilated kernel, and otherwise returns nn.Conv2d's size."""
+    """On every small configuration, as ints and on either axis alone, and on sizes, paddings and dilations past 2**53, conv2d_output_hw raises ValueError exactly when the padded input is smaller than the dilated kernel, and otherwise returns nn.Conv2d's size as two Python ints."""
     calls = sweep_calls()
     with because(
         f"conv2d_output_hw raised something other than ValueError on one of {len(calls)} small "
@@ -506,9 +513,12 @@ def test_every_small_configuration_follows_the_rule():
         "edge of fitting)"
     ):
         seen = output_sizes_or_refusals([args for args, _ in calls])
-    wrong = {"returned": [], "refused": [], "size": [], "huge": []}
-    for (args, want), (kind, got) in zip(calls, seen):
+    wrong = {"returned": [], "refused": [], "size": [], "huge": [], "type": []}
+    for (args, want), (kind, got, kinds) in zip(calls, seen):
         shown = f"conv2d_output_hw{args}"
+        if kind == "returned" and want is not None and kinds is not None:
+            if kinds != ["builtins.int", "builtins.int"]:
+                wrong["type"].append(f"{shown} returned {got!r} as items of type {kinds}")
         huge = max(v for a in args for v in (a if isinstance(a, tuple) else (a,))) > 2**50
         if huge:
             if want is None:
@@ -549,6 +559,13 @@ def test_every_small_configuration_follows_the_rule():
         "size and the rule is exact integer arithmetic (//); a float division (a / b, then "
         "math.floor, math.ceil or int) rounds a numerator past 2**53"
         if wrong["huge"]
+        else "",
+        f"{len(wrong['type'])} results held sizes that are not Python ints, e.g. "
+        f"{wrong['type'][0]}: the reading asks for (out_h, out_w) as Python ints. Arithmetic "
+        "on numpy values (arrays, numpy scalars, np.floor_divide) gives numpy integers, which "
+        "compare equal to ints but are no int (isinstance(v, int) is False, json refuses "
+        "them): keep the count in Python ints"
+        if wrong["type"]
         else "",
     ]
     assert not any(found), " | ".join(f for f in found if f)
