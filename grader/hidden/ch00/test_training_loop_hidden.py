@@ -557,9 +557,9 @@ def test_plot_leaves_the_callers_figure_alone():
 
 
 @pytest.mark.task("ch00.4")
-@pytest.mark.parametrize("name", ["curve", "curve.pdf"])
-def test_plot_is_a_png_at_exactly_the_given_path(name):
-    """plot_losses writes PNG bytes at exactly the path it is given, whatever that path's suffix (or none), relative paths and a folder named "~" included, and returns that path."""
+@pytest.mark.parametrize(("name", "relative"), [("curve", "~/curve"), ("curve.pdf", "curve.pdf")])
+def test_plot_is_a_png_at_exactly_the_given_path(name, relative):
+    """plot_losses writes PNG bytes at exactly the path it is given, whatever that path's suffix (or none), relative paths (a bare file name, a folder named "~") included, and returns that path."""
     with because(
         f"plot_losses(losses, {name!r}) raised: the contract is a PNG whatever the file is "
         "called, so tell savefig the format (format='png') instead of letting it read the suffix"
@@ -567,8 +567,20 @@ def test_plot_is_a_png_at_exactly_the_given_path(name):
         seen = plotted([5.0, 3.0, 2.0, 1.5, 1.2], name)
     problem = format_problem(seen)
     assert problem is None, f"plot_losses(losses, {name!r}): {problem}"
-    relative = f"~/{name}"  # relative to the working folder, which holds a folder named "~"
-    with because(f"plot_losses(losses, {relative!r}) raised, run from a folder that holds '~'"):
+    # relative to the working folder, which holds a folder named "~"; a bare file name has
+    # no folder part at all: os.path.dirname gives '' for it, which names no folder
+    bare = "/" not in relative
+    with because(
+        f"plot_losses(losses, {relative!r}) raised, run from a folder that holds '~'"
+        + (
+            f": {relative!r} is a bare file name, a path in the working folder; its folder "
+            "part as os.path.dirname gives it is the empty string, which folder functions "
+            "(creating, entering or checking a folder) refuse or read as no folder at all. "
+            "Write the file at the path as given: savefig needs no help with its folder"
+            if bare
+            else ""
+        )
+    ):
         seen = plotted_from_a_folder(relative)
     in_home = [f for f in seen["home"] if not f.startswith(".")]  # not a library's cache
     assert in_home == [], (
