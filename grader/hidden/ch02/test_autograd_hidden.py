@@ -1484,14 +1484,18 @@ def partly_reached_net(seed: int, width: int, parts, dtype: str) -> nn.Module:
 @probe
 def accumulate_partly_reached(cases):
     """accumulated_grad on partly_reached_net for each (seed, n, n_micro, width, parts,
-    loss, dtype, stale) of ``cases`` (after a backward that reaches every parameter, if
-    stale): what it returned and the .grad it left (None where none)."""
+    loss, dtype, stale) of ``cases`` (if stale, a factor as text: after a backward that
+    reaches every parameter, each .grad multiplied by it): what it returned and the .grad
+    it left (None where none)."""
     seen = []
     for seed, n, n_micro, width, parts, loss, dtype, stale in cases:
         model = partly_reached_net(seed, width, parts, dtype)
         batch = make_batch(n, width, seed + 1, loss, dtype)
         if stale:  # an earlier gradient in every .grad, the unreached parameters' included
             sum(p.pow(2).sum() for p in model.parameters()).backward()
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.grad.mul_(float(stale))  # large (a diverging step) or nan
         got = ag.accumulated_grad(model, LOSSES[loss], batch, n_micro)
         grads = {k: None if p.grad is None else p.grad.clone() for k, p in model.named_parameters()}
         seen.append({"result": got, "grads": grads})
@@ -1515,7 +1519,7 @@ def partly_reached_gradient(seed, n, width, parts, loss, dtype):
 @pytest.mark.task("ch02.4")
 @pytest.mark.points(2)
 def test_accumulated_grad_gives_every_parameter_an_entry_reached_or_not():
-    """Every trainable parameter has its entry, zero where the loss does not reach it (an unused submodule, .detach(), no_grad, a comparison, a branch no row takes), and its .grad holds no earlier gradient."""
+    """Every trainable parameter has its entry, zero where the loss does not reach it (an unused submodule, .detach(), no_grad, a comparison, a branch no row takes), and its .grad holds no earlier gradient, however large or nan that was."""
     rng = random.Random(2404)
     cases = []
     for i in range(28):
@@ -1526,14 +1530,27 @@ def test_accumulated_grad_gives_every_parameter_an_entry_reached_or_not():
         n_micro = rng.randint(1, n + 2)
         loss = rng.choice(["mse", "cross_entropy"])
         dtype = rng.choice(["float32", "float64"])
-        cases.append((3000 + i, n, n_micro, rng.randint(2, 5), parts, loss, dtype, i % 2 == 0))
+        # every other case after an earlier backward, whose .grad is then scaled: as it was,
+        # by 1e6 (a diverging step) or to nan (a step that overflowed)
+        stale = ("1", "1e6", "nan")[i // 2 % 3] if i % 2 == 0 else ""
+        cases.append((3000 + i, n, n_micro, rng.randint(2, 5), parts, loss, dtype, stale))
     seen = accumulate_partly_reached(cases)
     for case, got in zip(cases, seen):
         seed, n, n_micro, width, parts, loss, dtype, stale = case
         want, unreached = partly_reached_gradient(seed, n, width, parts, loss, dtype)
         call = (
             f"accumulated_grad(model with parts {list(parts)}, {loss}, {n} examples, "
-            f"n_micro={n_micro}, {dtype}{', after a stale backward' if stale else ''})"
+            f"n_micro={n_micro}, {dtype}"
+            f"{f', after a stale backward whose .grad was scaled by {stale}' if stale else ''})"
+        )
+        leak = (
+            f": its .grad held an earlier gradient scaled by {stale} when it was called, and "
+            "whatever .grad held before must not reach the result. Removing it by arithmetic "
+            "(subtracting it after accumulating, scaling it by 0) keeps float rounding the "
+            "size of the stale values, or their nan (nan - nan and nan * 0 are nan): discard "
+            "the stale gradients before accumulating"
+            if stale not in ("", "1")
+            else ""
         )
         result = got["result"]
         missing = sorted(set(want) - set(result)) if isinstance(result, dict) else sorted(want)
@@ -1560,6 +1577,7 @@ def test_accumulated_grad_gives_every_parameter_an_entry_reached_or_not():
                 if wrong[0] in unreached
                 else ""
             )
+            + leak
         )
         for k, g in got["grads"].items():
             if k in unreached:
@@ -1572,7 +1590,7 @@ def test_accumulated_grad_gives_every_parameter_an_entry_reached_or_not():
             else:
                 assert close({k: g}, {k: want[k]}), (
                     f"after {call}, .grad of {k} does not hold the full-batch gradient: leave "
-                    "the accumulated gradient in .grad, ready for optimizer.step()"
+                    "the accumulated gradient in .grad, ready for optimizer.step()" + leak
                 )
 
 
