@@ -68,13 +68,15 @@ LONGEST_FIRST = (
     "test_grader_resume.py",
     "test_gradescope.py",
     "test_grader_tamper.py",
+    "test_labs.py",
     "test_grader_channels.py",
     "test_start_methods.py",
 )
 # `--dist loadfile` keeps a file's tests together on one worker (its module fixtures, such
-# as a graded class, are built once), except in these files, whose tests share nothing:
-# they are handed out one by one, the labs last of all, so both workers end together.
-SPREAD = ("test_start_methods.py", "test_labs.py")
+# as a graded class or the labs' shared kernel, are built once), except in these files,
+# whose tests share nothing: they are handed out one by one, last, so both workers end
+# together.
+SPREAD = ("test_start_methods.py",)
 
 
 def pytest_collection_modifyitems(config, items) -> None:
