@@ -110,11 +110,24 @@ def test_tokenizer_on_other_text():
     data=st.data(),
 )
 def test_tokenizer_matches_the_reference_on_generated_text(text, data):
-    """On generated text, vocab_size and encode agree with the sorted-characters vocabulary, and decode inverts them, given the ids as a 1-D tensor of any integer dtype (empty included)."""
+    """On generated text, vocab_size and encode agree with the sorted-characters vocabulary, encode's ids are Python ints, and decode inverts them, given the ids as a 1-D tensor of any integer dtype (empty included)."""
     query = data.draw(st.text(alphabet=st.sampled_from(sorted(set(text))), max_size=20))
     dtype = data.draw(st.sampled_from(TOKEN_DTYPES), label="dtype")
     want = ref.CharTokenizer(text)
-    seen = tokenizer_on(text, [text, query])
+    seen = encoded_with_types(text, [text, query])
+    odd = [
+        (q, kind)
+        for q, kinds in zip([text, query], seen["kinds"])
+        for kind in (kinds or [])
+        if kind != "builtins.int"
+    ]
+    assert not odd, (
+        f"CharTokenizer({text!r}).encode({odd[0][0]!r}) returned ids of type {odd[0][1]}: "
+        "encode returns a list of Python ints. Indexing or arithmetic on numpy values (an "
+        "array, np.searchsorted, list(array)) gives numpy integers, which compare equal to "
+        "ints but are no int (isinstance(i, int) is False, json refuses them): convert each "
+        "id with int(), or an array with .tolist()"
+    )
     assert seen["vocab_size"] == want.vocab_size, (
         f"CharTokenizer({text!r}).vocab_size is {seen['vocab_size']}, expected {want.vocab_size}"
     )
@@ -131,6 +144,22 @@ def test_tokenizer_matches_the_reference_on_generated_text(text, data):
         f"gave {back!r}, expected {query!r}: decode takes a list or a 1-D tensor of ints of "
         "any integer dtype (an empty one too); read each id as int(i)"
     )
+
+
+@probe
+def encoded_with_types(text, queries):
+    """CharTokenizer(text): its vocab_size, encode(q) for each query, and the
+    module-qualified type name of each id of each encoding (None for one that is no list
+    or tuple). The names are read here, since the wire turns a numpy integer into an int."""
+    tok = gpt.CharTokenizer(text)
+    encoded = [tok.encode(q) for q in queries]
+    kinds = [
+        [f"{type(i).__module__}.{type(i).__qualname__}" for i in ids]
+        if isinstance(ids, (list, tuple))
+        else None
+        for ids in encoded
+    ]
+    return {"vocab_size": tok.vocab_size, "encoded": encoded, "kinds": kinds}
 
 
 @probe
