@@ -1002,6 +1002,22 @@ def test_flipping_twice_is_the_identity():
         )
 
 
+@probe
+def flip_observed_with_kind(image, label):
+    """flip_observed's observations, and the module-qualified type name of the label that
+    came back, read here: the wire turns a numpy integer into an int."""
+    kept_image = image.clone()
+    kept_label = label.clone() if isinstance(label, torch.Tensor) else label
+    flipped, new = tf.flip_with_label(image, label)
+    same_label = (
+        judge.is_equal(label, kept_label)
+        if isinstance(label, torch.Tensor)
+        else label == kept_label
+    )
+    kind = f"{type(new).__module__}.{type(new).__qualname__}"
+    return flipped, new, judge.is_equal(image, kept_image) and bool(same_label), kind
+
+
 LABEL_FORMS = ("int", "0-d tensor", "vector", "matrix")
 
 
@@ -1018,7 +1034,7 @@ LABEL_FORMS = ("int", "0-d tensor", "vector", "matrix")
     seed=st.integers(0, 10_000),
 )
 def test_flip_matches_the_reference_on_generated_images(lead, h, w, form, dtype, seed):
-    """flip_with_label matches the reference for any image, dtype and label (int or tensor of any shape, a batch of none included)."""
+    """flip_with_label matches the reference for any image, dtype and label (int or tensor of any shape, a batch of none included), and an int label comes back as a Python int."""
     g = torch.Generator().manual_seed(seed)
     image = torch.randint(0, 256, (*lead, h, w), generator=g).to(dtype)
     n_labels = lead[0] if lead else 1
@@ -1031,16 +1047,18 @@ def test_flip_matches_the_reference_on_generated_images(lead, h, w, form, dtype,
         "batch of a filtered dataset); mirror and map it like any other, without building the "
         "result from a list of per-label pieces"
     ):
-        flipped, new, unchanged = flip_observed(image, label)
+        flipped, new, unchanged, kind = flip_observed_with_kind(image, label)
     want_image, want_label = ref.flip_with_label(image, label)
     assert flipped.dtype == dtype and judge.is_equal(flipped, want_image), (
         f"flip_with_label on a {dtype} image of shape {tuple(image.shape)} must return the same "
         f"dtype mirrored along the last axis only: {first_difference(flipped, want_image)}"
     )
     if form == "int":
-        assert type(new) is int, (
-            f"flip_with_label with the int label {label} returned {brief(new)}: an int label "
-            "comes back as an int"
+        assert type(new) is int and kind == "builtins.int", (
+            f"flip_with_label with the int label {label} returned {brief(new)} of type {kind}: "
+            "an int label comes back as an int. Indexing a numpy array or numpy arithmetic "
+            "gives numpy integers, which compare equal to ints but are no int "
+            "(isinstance(v, int) is False, json refuses them): convert with int() or .tolist()"
         )
     else:
         assert isinstance(new, torch.Tensor) and new.dtype == torch.int64, (
