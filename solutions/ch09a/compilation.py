@@ -92,7 +92,8 @@ def serve(
     """Run ``model``, compiled with ``backend``, on requests (B, T_i) of varying length T_i.
 
     Returns the outputs in request order, equal to eager (<= 1e-5), after at most two
-    compilations however many lengths arrive.
+    compilations however many lengths (of at least 2: PyTorch gives a length of 1 a graph
+    of its own) arrive.
     """
     compiled = torch.compile(model, backend=backend, dynamic=None)  # T becomes symbolic
     with torch.no_grad():
