@@ -372,7 +372,9 @@ def test_flip_keeps_labels_a_mirror_does_not_change():
 
 @probe
 def flip_observed(image, label):
-    """flip_with_label on copies kept aside: its outputs and whether the inputs were changed."""
+    """flip_with_label on copies kept aside: its outputs, whether the inputs were changed, and
+    the module-qualified type name of the label that came back, read here (what crosses to
+    the test turns a numpy integer into an int)."""
     kept_image = image.clone()
     kept_label = label.clone() if isinstance(label, torch.Tensor) else label
     flipped, new = tf.flip_with_label(image, label)
@@ -381,7 +383,8 @@ def flip_observed(image, label):
         if isinstance(label, torch.Tensor)
         else label == kept_label
     )
-    return flipped, new, judge.is_equal(image, kept_image) and bool(same_label)
+    kind = f"{type(new).__module__}.{type(new).__qualname__}"
+    return flipped, new, judge.is_equal(image, kept_image) and bool(same_label), kind
 
 
 MIRRORED = {LEFT: RIGHT, RIGHT: LEFT, UP: UP, DOWN: DOWN}
@@ -393,7 +396,7 @@ def test_flip_maps_a_0d_label_tensor():
     """A Dataset's label is often torch.tensor(k), a 0-d int64 tensor: it is mirrored too."""
     for original in (LEFT, RIGHT, UP, DOWN):
         img = arrow(original)
-        flipped, new, unchanged = flip_observed(img, torch.tensor(original))
+        flipped, new, unchanged, _ = flip_observed(img, torch.tensor(original))
         judge.equal(
             flipped,
             img.flip(-1),
