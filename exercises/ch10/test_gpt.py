@@ -140,9 +140,18 @@ def window_rule(prompt: torch.Tensor, new: int, vocab: int, block_size: int) -> 
 
 @probe
 def tokenizer_on(text, queries=()):
-    """CharTokenizer(text): its vocab_size and encode(q) for each query."""
+    """CharTokenizer(text): its vocab_size, encode(q) for each query, and the
+    module-qualified type name of each id of each encoding (None for one that is no list
+    or tuple), read here: what crosses to the test turns a numpy integer into an int."""
     tok = gpt.CharTokenizer(text)
-    return {"vocab_size": tok.vocab_size, "encoded": [tok.encode(q) for q in queries]}
+    encoded = [tok.encode(q) for q in queries]
+    kinds = [
+        [f"{type(i).__module__}.{type(i).__qualname__}" for i in ids]
+        if isinstance(ids, (list, tuple))
+        else None
+        for ids in encoded
+    ]
+    return {"vocab_size": tok.vocab_size, "encoded": encoded, "kinds": kinds}
 
 
 @probe

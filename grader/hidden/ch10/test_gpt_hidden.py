@@ -114,7 +114,7 @@ def test_tokenizer_matches_the_reference_on_generated_text(text, data):
     query = data.draw(st.text(alphabet=st.sampled_from(sorted(set(text))), max_size=20))
     dtype = data.draw(st.sampled_from(TOKEN_DTYPES), label="dtype")
     want = ref.CharTokenizer(text)
-    seen = encoded_with_types(text, [text, query])
+    seen = tokenizer_on(text, [text, query])
     odd = [
         (q, kind)
         for q, kinds in zip([text, query], seen["kinds"])
@@ -144,22 +144,6 @@ def test_tokenizer_matches_the_reference_on_generated_text(text, data):
         f"gave {back!r}, expected {query!r}: decode takes a list or a 1-D tensor of ints of "
         "any integer dtype (an empty one too); read each id as int(i)"
     )
-
-
-@probe
-def encoded_with_types(text, queries):
-    """CharTokenizer(text): its vocab_size, encode(q) for each query, and the
-    module-qualified type name of each id of each encoding (None for one that is no list
-    or tuple). The names are read here, since the wire turns a numpy integer into an int."""
-    tok = gpt.CharTokenizer(text)
-    encoded = [tok.encode(q) for q in queries]
-    kinds = [
-        [f"{type(i).__module__}.{type(i).__qualname__}" for i in ids]
-        if isinstance(ids, (list, tuple))
-        else None
-        for ids in encoded
-    ]
-    return {"vocab_size": tok.vocab_size, "encoded": encoded, "kinds": kinds}
 
 
 @probe
