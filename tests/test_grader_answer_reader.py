@@ -259,11 +259,10 @@ def _ar_guess(fn, args, kwargs):
     own = {id(a) for a in given}
     # 1. a table row that holds one of the arguments
     for row in _ar_rows_holding(given) if kind is not None else []:
-        if True:
-            for cell in row:
-                if id(cell) not in own and not any(_ar_same(cell, a) for a in given):
-                    if _ar_fits(cell, kind) and kind is not None:
-                        return True, cell
+        for cell in row:
+            if id(cell) not in own and not any(_ar_same(cell, a) for a in given):
+                if _ar_fits(cell, kind):
+                    return True, cell
     # 2. callers' locals (nearest first), then what the tracer saw: answer-sounding names
     scopes = []
     frame = _ar_caller()
