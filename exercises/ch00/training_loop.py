@@ -36,7 +36,7 @@ def classify_curve(losses: list[float]) -> str:
 
     diverging: the loss ends non-finite or far above where it started;
     oscillating: it goes up and down repeatedly without a clear fall;
-    converging: it fell to a small fraction (< 10%) of its start;
+    converging: it fell to a small fraction (10% or less) of its start;
     slow: it falls steadily but has not got there.
     Only reads ``losses``: the caller's list is not changed.
     """
