@@ -247,6 +247,8 @@ def overfit_one_batch(model: nn.Module, batch: tuple[Tensor, Tensor], steps: int
     cross-entropy for integer targets and mean squared error for float targets; returns
     each step's loss, measured before its update. A healthy model drives it to ~0."""
     x, y = batch
+    if not y.is_floating_point():
+        y = y.long()  # cross_entropy takes int64 class indices; int32, int16, int8 are integers too
     loss_fn = F.mse_loss if y.is_floating_point() else F.cross_entropy
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-2)
     return train_steps(model, optimizer, loss_fn, (x, y), steps)
