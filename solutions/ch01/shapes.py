@@ -58,11 +58,19 @@ class _ShapeRecorder(TorchFunctionMode):
         name = getattr(func, "__name__", str(func))
         if name == "__get__":  # a property such as x.T or x.mT
             name = getattr(func.__self__, "__name__", name)
-        outputs = out if isinstance(out, (tuple, list)) else (out,)
-        for o in outputs:
-            if isinstance(o, torch.Tensor):
-                self.trace.append((name, tuple(o.shape)))
+        for o in _tensors_in(out):
+            self.trace.append((name, tuple(o.shape)))
         return out
+
+
+def _tensors_in(out):
+    """The tensors in an op's result, in order, however deep its tuples and lists nest
+    (``histogramdd`` returns a histogram and a list of bin edges)."""
+    if isinstance(out, torch.Tensor):
+        yield out
+    elif isinstance(out, (tuple, list)):
+        for o in out:
+            yield from _tensors_in(o)
 
 
 def trace_shapes(fn: Callable, *args) -> list[tuple[str, tuple[int, ...]]]:
