@@ -890,24 +890,37 @@ def odd_batches_timing(names):
 
 @probe
 def consumer_failures(cases):
-    """time_loader over ``loader`` batches 0..n-1 (a list, or a one-shot generator) with a
-    consume that raises the named built-in exception on batch k, for each case (loader, n, k,
-    name, max_batches): what reached the caller (the type of what was raised, and whether it
-    is consume's own exception or holds it as its cause or context), else the batches the
-    timing reported; and how many times consume ran."""
+    """time_loader over batches 0..n-1 (a list, or a one-shot generator) where the named
+    built-in exception is raised on batch k, for each case (loader, n, k, name, max_batches,
+    who): by consume when it is given batch k (who "consume"), or by the loader when asked
+    for batch k (who "loader", a generator). What reached the caller (the type of what was
+    raised, and whether it is that exception or holds it as its cause or context), else the
+    batches the timing reported; and how many times consume ran."""
     import builtins
 
     seen = []
-    for loader, n, k, name, limit in cases:
+    for loader, n, k, name, limit, who in cases:
         mine, calls = [], [0]
 
-        def consume(batch, k=k, name=name, mine=mine, calls=calls):
-            calls[0] += 1
-            if batch == k:
-                mine.append(getattr(builtins, name)(f"consume failed on batch {k}"))
-                raise mine[-1]
+        def fail(k=k, name=name, who=who, mine=mine):
+            mine.append(getattr(builtins, name)(f"{who} failed on batch {k}"))
+            raise mine[-1]
 
-        batches = list(range(n)) if loader == "list" else (b for b in range(n))
+        def consume(batch, k=k, who=who, calls=calls, fail=fail):
+            calls[0] += 1
+            if who == "consume" and batch == k:
+                fail()
+
+        def failing_loader(n=n, k=k, fail=fail):
+            for b in range(n):
+                if b == k:
+                    fail()  # a corrupt sample, a lost file: the loader cannot go on
+                yield b
+
+        if who == "loader":
+            batches = failing_loader()
+        else:
+            batches = list(range(n)) if loader == "list" else (b for b in range(n))
         try:
             timing = dl.time_loader(batches, consume, limit)
         except Exception as caught:
@@ -925,23 +938,31 @@ def consumer_failures(cases):
 CONSUMER_ERRORS = ("StopIteration", "ValueError", "KeyError", "RuntimeError", "ZeroDivisionError")
 
 
+LOADER_ERRORS = ("OSError", "RuntimeError", "ValueError", "KeyError", "IndexError")
+
+
 def consumer_failure_cases(seed=505, draws=12):
-    """(loader, n, k, exception name, max_batches): StopIteration on the first, a middle and
-    the last batch, one batch only, then seeded draws over every name, length and limit."""
+    """(loader, n, k, exception name, max_batches, who): consume raising StopIteration on the
+    first, a middle and the last batch, one batch only; then seeded draws over every name,
+    length and limit, for consume and for the loader itself (never StopIteration there: that
+    is how a loader says it has ended)."""
     rng = random.Random(seed)
     cases = [
-        ("list", 5, 2, "StopIteration", None),
-        ("list", 4, 0, "StopIteration", None),
-        ("generator", 3, 2, "StopIteration", 3),
-        ("list", 1, 0, "StopIteration", None),
-        ("generator", 6, 4, "StopIteration", 5),
+        ("list", 5, 2, "StopIteration", None, "consume"),
+        ("list", 4, 0, "StopIteration", None, "consume"),
+        ("generator", 3, 2, "StopIteration", 3, "consume"),
+        ("list", 1, 0, "StopIteration", None, "consume"),
+        ("generator", 6, 4, "StopIteration", 5, "consume"),
+        ("generator", 5, 2, "OSError", None, "loader"),
+        ("generator", 3, 0, "RuntimeError", 3, "loader"),
     ]
     for i in range(draws):
         n = rng.randint(1, 8)
         k = rng.randrange(n)
         limit = rng.choice([None, k + 1, n, n + 2])
         name = CONSUMER_ERRORS[i % len(CONSUMER_ERRORS)]
-        cases.append((rng.choice(["list", "generator"]), n, k, name, limit))
+        cases.append((rng.choice(["list", "generator"]), n, k, name, limit, "consume"))
+        cases.append(("generator", n, k, LOADER_ERRORS[i % len(LOADER_ERRORS)], limit, "loader"))
     return cases
 
 
@@ -949,7 +970,8 @@ def consumer_failure_cases(seed=505, draws=12):
 def test_a_batch_may_be_none_or_falsy():
     """A batch is whatever the loader yields, None, 0, False and empty containers included:
     each is consumed and counted, and only the loader's end (StopIteration from next) stops
-    the loop: an exception raised by consume, StopIteration included, reaches the caller."""
+    the loop: an exception raised by consume, StopIteration included, reaches the caller, and
+    so does one the loader raises while giving a batch."""
     seen = odd_batches_timing(list(ODD_LOADERS))
     wrong = []
     for name, (batches, limit) in ODD_LOADERS.items():
@@ -968,25 +990,33 @@ def test_a_batch_may_be_none_or_falsy():
         "or `not batch`"
     )
     cases = consumer_failure_cases()
-    wrong = []
-    for (loader, n, k, name, limit), got in zip(cases, consumer_failures(cases)):
-        if got["raised"] is None or not got["ours"] or got["calls"] != k + 1:
+    wrong = {"consume": [], "loader": []}
+    for (loader, n, k, name, limit, who), got in zip(cases, consumer_failures(cases)):
+        calls = k + (who == "consume")  # a loader failing on batch k gave only k batches
+        if got["raised"] is None or not got["ours"] or got["calls"] != calls:
             outcome = (
                 f"returned batches={got['batches']}"
                 if got["raised"] is None
                 else f"raised {got['raised']}"
-                + ("" if got["ours"] else " (not consume's exception, nor caused by it)")
+                + ("" if got["ours"] else f" (not the {who}'s exception, nor caused by it)")
             )
-            wrong.append(
-                f"{loader} of {n} batches, max_batches={limit}, consume raising {name} on batch "
+            wrong[who].append(
+                f"{loader} of {n} batches, max_batches={limit}, {who} raising {name} on batch "
                 f"{k}: {outcome} after {got['calls']} consume calls"
             )
-    assert not wrong, (
-        f"time_loader with a consume that fails: {wrong[:3]} ({len(wrong)} of {len(cases)} "
-        "cases); expected consume's exception to reach the caller at once. consume is the "
-        "caller's step: its errors are the caller's, and only next() on the loader's iterator "
-        "reports the end of the data — a try/except StopIteration (or any except) whose "
-        "body also calls consume takes the step's own exception for that end"
+    assert not wrong["consume"], (
+        f"time_loader with a consume that fails: {wrong['consume'][:3]} "
+        f"({len(wrong['consume'])} cases); expected consume's exception to reach the caller at "
+        "once. consume is the caller's step: its errors are the caller's, and only next() on "
+        "the loader's iterator reports the end of the data — a try/except StopIteration (or "
+        "any except) whose body also calls consume takes the step's own exception for that end"
+    )
+    assert not wrong["loader"], (
+        f"time_loader over a loader that fails: {wrong['loader'][:3]} "
+        f"({len(wrong['loader'])} cases); expected the loader's exception to reach the caller "
+        "at once, after the batches it did give were consumed. Only StopIteration from next() "
+        "means the data has ended; catching more than that around next() (except Exception) "
+        "reports a broken loader (a corrupt sample, a lost file) as a short, healthy run"
     )
 
 
