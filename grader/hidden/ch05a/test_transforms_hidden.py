@@ -168,6 +168,7 @@ TURNS = [
     ((3, 3, 3, 3), torch.float32),
     ((5, 3, 1), torch.bfloat16),
     ((1, 3), torch.int64),
+    ((2, 3, 2), torch.bool),  # a binary image or mask: bool is a dtype like any other
 ]
 
 
