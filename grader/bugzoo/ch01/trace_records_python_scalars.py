@@ -8,9 +8,9 @@ TASK = "ch01.4"
 
 EDITS = [
     (
-        "        outputs = out if isinstance(out, (tuple, list)) else (out,)\n",
+        "        for o in _tensors_in(out):\n",
         "        if isinstance(out, (int, float)):  # a scalar result: 0-d\n"
         "            self.trace.append((name, ()))\n"
-        "        outputs = out if isinstance(out, (tuple, list)) else (out,)\n",
+        "        for o in _tensors_in(out):\n",
     )
 ]
