@@ -101,6 +101,32 @@ def _set_cudnn_flags(flags: tuple) -> None:
     cudnn.enabled, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32 = flags
 
 
+_GLOBAL_HOOKS = (  # torch.nn.modules.module's tables of hooks that run for every module
+    "_global_forward_pre_hooks",
+    "_global_forward_hooks",
+    "_global_backward_pre_hooks",
+    "_global_backward_hooks",
+    "_global_module_registration_hooks",
+    "_global_parameter_registration_hooks",
+    "_global_buffer_registration_hooks",
+)
+
+
+def _global_module_hooks() -> tuple:
+    from torch.nn.modules import module
+
+    return tuple(tuple(getattr(module, name, None) or ()) for name in _GLOBAL_HOOKS)
+
+
+def _remove_new_global_module_hooks(was: tuple) -> None:
+    from torch.nn.modules import module
+
+    for name, keys in zip(_GLOBAL_HOOKS, was):
+        table = getattr(module, name, None) or {}
+        for key in set(table) - set(keys):
+            del table[key]
+
+
 def _library_folders() -> tuple[str, ...]:
     """Where installed libraries live: what they open and keep (matplotlib's fonts, say) is
     theirs, whichever environment or ``.pth`` brought them onto ``sys.path``."""
@@ -165,6 +191,7 @@ STATE = {
     ),
     "torch function modes": (_function_modes, _leave_function_modes, "mode_stack"),
     "cuDNN's flags": (_cudnn_flags, _set_cudnn_flags, "modes"),
+    "global module hooks": (_global_module_hooks, _remove_new_global_module_hooks, "hooks"),
     "Python's recursion limit": (sys.getrecursionlimit, sys.setrecursionlimit, "interpreter"),
     "the working directory": (os.getcwd, os.chdir, "cwd"),
     "the environment": (_environment, None, "environment"),
@@ -184,6 +211,9 @@ WHY = {
     "code inside raises",
     "interpreter": "the interpreter's settings belong to the whole process: walk deep "
     "structures with an explicit stack instead of raising the recursion limit",
+    "hooks": "a hook registered for every module (torch.nn.modules.module."
+    "register_module_forward_hook and its kin) runs on every later model: remove it "
+    "(handle.remove(), in a finally) before returning",
     "cwd": "use paths instead of changing directory",
     "environment": "the environment belongs to the whole process",
     "pyplot": "draw on a figure of your own (fig, ax = plt.subplots()), save it, "
@@ -224,7 +254,26 @@ def _state_detail(name: str, before, after) -> str:
             return "it drew into the caller's current figure"
         return "it changed which figure is current"
     if name == "torch function modes":
-        return f"{after - before} entered and not left"
+        names = []
+        for i in range(before, after):
+            try:
+                names.append(type(torch._C._get_function_stack_at(i)).__name__)
+            except Exception:  # noqa: BLE001 - the count alone still says it
+                break
+        device = "DeviceContext" in names  # torch.set_default_device enters one
+        return (
+            f"{after - before} entered and not left"
+            + (f": {', '.join(names)}" if names else "")
+            + (
+                " — torch.set_default_device changes every later call's default device"
+                if device
+                else ""
+            )
+        )
+    if name == "global module hooks":
+        left = sum(len(set(a) - set(b)) for a, b in zip(after, before))
+        gone = sum(len(set(b) - set(a)) for a, b in zip(after, before))
+        return f"{left} registered and not removed" if left else f"{gone} of them removed"
     if name == "open files":
         new = sorted(set((after or {}).values()) - set((before or {}).values()))
         return f"it left {', '.join(new[:2]) or 'a file'} open"
@@ -235,7 +284,7 @@ def _state_detail(name: str, before, after) -> str:
             if (before or {}).get(k) != (after or {}).get(k)
         )
         return f"{', '.join(map(str, keys[:3]))} changed"
-    if isinstance(before, bool | int | float | str | torch.dtype):
+    if isinstance(before, bool | int | float | str | torch.dtype | torch.device):
         return f"{before} -> {after}"
     return "it is not what it was"
 

@@ -157,6 +157,32 @@ def _modes(m: torch.nn.Module):
     return [(name, id(sub), sub.training) for name, sub in m.named_modules(remove_duplicate=False)]
 
 
+_HOOKS = {  # a module's own hook tables, and what each hook runs around
+    "_forward_pre_hooks": "forward pre-",
+    "_forward_hooks": "forward ",
+    "_backward_pre_hooks": "backward pre-",
+    "_backward_hooks": "backward ",
+}
+
+
+def _behaviour(m: torch.nn.Module):
+    """Per submodule, what makes it compute other than its class says: compiled in place
+    (``nn.Module.compile``), ``forward`` or ``__call__`` set on the instance, and how many
+    hooks of each kind it holds."""
+    found = []
+    for name, sub in m.named_modules(remove_duplicate=False):
+        own = vars(sub)
+        found.append(
+            (
+                name,
+                own.get("_compiled_call_impl") is not None,
+                tuple(k for k in ("forward", "__call__") if k in own),
+                tuple(len(own.get(table) or ()) for table in _HOOKS),
+            )
+        )
+    return found
+
+
 def _optimizer_settings(opt) -> list:
     groups = [
         ([id(p) for p in g.get("params", ())], {k: v for k, v in g.items() if k != "params"})
@@ -240,7 +266,7 @@ class Owned:
         params = list(m.named_parameters(remove_duplicate=False))
         buffers = list(m.named_buffers(remove_duplicate=False))
         layout = ([(n, id(p)) for n, p in params], [(n, id(b)) for n, b in buffers])
-        self._note("module", m, where, (_modes(m), layout))
+        self._note("module", m, where, (_modes(m), layout, _behaviour(m)))
         for name, t in params + buffers:
             if id(t) not in self.objects:
                 self.objects[id(t)] = f"{where}'s {name}"
@@ -302,7 +328,7 @@ def _dict_change(x, saved) -> str | None:
 
 
 def _module_change(m, saved) -> str | None:
-    modes, (params, buffers) = saved
+    modes, (params, buffers), behaviour = saved
     now = _modes(m)
     if [(n, i) for n, i, _ in now] != [(n, i) for n, i, _ in modes]:
         return "its submodules were added, removed or replaced"
@@ -316,6 +342,26 @@ def _module_change(m, saved) -> str | None:
         return "its parameters were added, removed or replaced"
     if b != buffers:
         return "its buffers were added, removed or replaced"
+    for (name, compiled, own, hooks), (_, compiled_now, own_now, hooks_now) in zip(
+        behaviour, _behaviour(m)
+    ):
+        name = name or "the module"
+        if compiled_now and not compiled:
+            return (
+                f"{name} was compiled in place (nn.Module.compile), so every later call of "
+                "the caller's module runs through torch.compile; compile a wrapper of your "
+                "own (torch.compile(model)) and leave the caller's module as it was"
+            )
+        if own_now != own:
+            return f"{name} had {' and '.join(own_now or own)} set on the instance"
+        for kind, was, now in zip(_HOOKS.values(), hooks, hooks_now):
+            if now > was:
+                return (
+                    f"{name} was left holding {now - was} more {kind}hook(s): remove each "
+                    "hook you register (handle.remove(), in a finally) before returning"
+                )
+            if now < was:
+                return f"{name} lost {was - now} of the {kind}hooks the caller had registered"
     return None
 
 

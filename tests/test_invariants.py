@@ -153,6 +153,45 @@ def test_numpy_arrays_modules_optimizers_and_dataclasses_are_compared():
     assert "`c` (.lr: 0.1 -> 2)" in broken(tune, Config(0.1))
 
 
+def test_a_module_left_compiled_hooked_or_patched_is_a_change():
+    """What a module computes is the caller's too: compiled in place, a hook left behind
+    (or one of the caller's taken away), a forward set on the instance."""
+
+    def compile_in_place(m):
+        # what m.compile() does (its call imports torch._dynamo: seconds this file does not
+        # need): set on the instance what nn.Module holds as None, checked below
+        m._compiled_call_impl = torch.compile
+
+    def peek(m):  # registers a hook to look at the output, and forgets to remove it
+        m[0].register_forward_hook(lambda mod, args, out: None)
+
+    def peek_and_clean(m):
+        handle = m[0].register_forward_hook(lambda mod, args, out: None)
+        handle.remove()
+
+    def unhook(m):
+        m._forward_pre_hooks.clear()
+
+    def patch(m):
+        m[1].forward = lambda x: x
+
+    assert nn.Module._compiled_call_impl is None, "this torch keeps compile() elsewhere"
+    assert "compiled in place (nn.Module.compile)" in broken(compile_in_place, seq())
+    text = broken(peek, seq())
+    assert "`m` (0 was left holding 1 more forward hook(s)" in text, text
+    run(peek_and_clean, seq())
+    hooked = seq()
+    hooked.register_forward_pre_hook(lambda mod, args: None)
+    assert "lost 1 of the forward pre-hooks the caller had registered" in broken(unhook, hooked)
+    assert "1 had forward set on the instance" in broken(patch, seq())
+    values_only = Allow(changes=frozenset({"m.values"}))
+    assert "compiled in place" in broken(compile_in_place, seq(), allow=values_only)
+
+
+def seq() -> nn.Sequential:
+    return nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+
+
 def sgd(model: nn.Module, lr: float) -> torch.optim.SGD:
     """An SGD optimizer as its constructor leaves it, without the constructor (whose first
     call imports torch._dynamo: seconds this file does not need)."""
@@ -246,10 +285,15 @@ def test_values_allowed_in_place_leave_the_modules_and_modes_the_callers():
         (lambda: torch.set_anomaly_enabled(True), "anomaly detection"),
         (lambda: sys.setrecursionlimit(sys.getrecursionlimit() + 500), "Python's recursion limit"),
         (lambda: setattr(torch.backends.cudnn, "benchmark", True), "cuDNN's flags"),
+        (lambda: torch.set_default_device("meta"), "torch function modes"),
+        (
+            lambda: nn.modules.module.register_module_forward_hook(lambda m, a, o: None),
+            "global module hooks",
+        ),
     ],
     ids=[
         *("torch-draw", "torch-seed", "numpy", "python", "grad", "dtype", "threads", "anomaly"),
-        *("recursion", "cudnn"),
+        *("recursion", "cudnn", "device", "module-hooks"),
     ],
 )
 def test_global_state_is_checked_and_put_back(use, name):
@@ -999,7 +1043,7 @@ def test_a_torch_function_mode_entered_and_not_left_is_named_and_left():
     depth = torch._C._len_torch_function_stack()
     run(records, lambda: None)  # left on the way out: nothing to say
     text = broken(keeps, lambda: None)
-    assert "changed torch function modes (1 entered and not left)" in text, text
+    assert "changed torch function modes (1 entered and not left: _Watch)" in text, text
     assert torch._C._len_torch_function_stack() == depth, "the mode left entered is popped"
     with pytest.raises(RuntimeError, match="the caller's fn failed"):
         run(records, boom)  # its own error is the report; the mode is still left
