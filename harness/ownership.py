@@ -178,9 +178,28 @@ def _behaviour(m: torch.nn.Module):
                 own.get("_compiled_call_impl") is not None,
                 tuple(k for k in ("forward", "__call__") if k in own),
                 tuple(len(own.get(table) or ()) for table in _HOOKS),
+                _settings(own),
             )
         )
     return found
+
+
+def _settings(own: dict) -> dict:
+    """A module's public settings of immutable kinds (``stride``, ``eps``, ``momentum``,
+    ``causal`` ...): what its constructor was told, which its forward reads."""
+    return {
+        k: v
+        for k, v in own.items()
+        if not k.startswith("_") and k != "training" and _same_immutable(v, v)
+    }
+
+
+def _settings_change(was: dict, now: dict) -> tuple[str, str] | None:
+    """(the change shown, the setting) of the first setting added, removed or changed."""
+    for k in sorted(was.keys() | now.keys()):
+        if k not in now or k not in was or not _same_immutable(was[k], now[k]):
+            return f"{_show(was.get(k, '(none)'))} -> {_show(now.get(k, '(none)'))}", k
+    return None
 
 
 def _optimizer_settings(opt) -> list:
@@ -342,10 +361,14 @@ def _module_change(m, saved) -> str | None:
         return "its parameters were added, removed or replaced"
     if b != buffers:
         return "its buffers were added, removed or replaced"
-    for (name, compiled, own, hooks), (_, compiled_now, own_now, hooks_now) in zip(
+    for (name, compiled, own, hooks, settings), (_, compiled_now, own_now, hooks_now, now) in zip(
         behaviour, _behaviour(m)
     ):
         name = name or "the module"
+        changed = _settings_change(settings, now)
+        if changed:
+            values, key = changed
+            return f"{name}'s setting {key!r} changed: {values}"
         if compiled_now and not compiled:
             return (
                 f"{name} was compiled in place (nn.Module.compile), so every later call of "

@@ -155,7 +155,8 @@ def test_numpy_arrays_modules_optimizers_and_dataclasses_are_compared():
 
 def test_a_module_left_compiled_hooked_or_patched_is_a_change():
     """What a module computes is the caller's too: compiled in place, a hook left behind
-    (or one of the caller's taken away), a forward set on the instance."""
+    (or one of the caller's taken away), a forward set on the instance, a setting of its
+    constructor changed."""
 
     def compile_in_place(m):
         # what m.compile() does (its call imports torch._dynamo: seconds this file does not
@@ -175,6 +176,9 @@ def test_a_module_left_compiled_hooked_or_patched_is_a_change():
     def patch(m):
         m[1].forward = lambda x: x
 
+    def cumulative(m):  # momentum None: BatchNorm's running statistics become plain means
+        m[0].momentum = None
+
     assert nn.Module._compiled_call_impl is None, "this torch keeps compile() elsewhere"
     assert "compiled in place (nn.Module.compile)" in broken(compile_in_place, seq())
     text = broken(peek, seq())
@@ -184,6 +188,8 @@ def test_a_module_left_compiled_hooked_or_patched_is_a_change():
     hooked.register_forward_pre_hook(lambda mod, args: None)
     assert "lost 1 of the forward pre-hooks the caller had registered" in broken(unhook, hooked)
     assert "1 had forward set on the instance" in broken(patch, seq())
+    norm = nn.Sequential(nn.BatchNorm1d(2))
+    assert "0's setting 'momentum' changed: 0.1 -> None" in broken(cumulative, norm)
     values_only = Allow(changes=frozenset({"m.values"}))
     assert "compiled in place" in broken(compile_in_place, seq(), allow=values_only)
 
