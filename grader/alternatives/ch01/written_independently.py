@@ -61,9 +61,8 @@ class _ShapeRecorder(torch.overrides.TorchFunctionMode):
         if isinstance(value, torch.Tensor):
             self.log.append((name, tuple(int(s) for s in value.shape)))
         elif isinstance(value, (tuple, list)):
-            for item in value:
-                if isinstance(item, torch.Tensor):
-                    self.log.append((name, tuple(int(s) for s in item.shape)))
+            for item in value:  # nested ones too: histogramdd returns a list of bin edges
+                self._note(name, item)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))

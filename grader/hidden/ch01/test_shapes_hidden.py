@@ -731,7 +731,8 @@ def factories_and_tuples(x):
     z = torch.zeros(2, 3)  # (2, 3)
     values, indices = torch.max(x, dim=1)  # (4,), (4,)
     parts = torch.split(z, [1, 2], dim=1)  # (2, 1), (2, 2)
-    return z, values, indices, parts
+    counts = torch.histogramdd(x[:, :2], bins=[3, 5])  # (4, 2); (3, 5) and [(4,), (6,)]
+    return z, values, indices, parts, counts
 
 
 def crashes_at_its_third_op(x, y):
@@ -1138,7 +1139,8 @@ def test_trace_shapes_on_another_program():
 
 @pytest.mark.task("ch01.4")
 def test_trace_shapes_sees_factories_and_multiple_outputs():
-    """Tensors created inside fn and every tensor of a multi-output op are recorded."""
+    """Tensors created inside fn and every tensor of a multi-output op, nested ones included,
+    are recorded."""
     shapes = shapes_of(traced_hidden("factories", torch.randn(4, 7, generator=gen(53))))
     assert (2, 3) in shapes, f"a tensor created inside fn must be recorded; trace shapes {shapes}"
     assert shapes.count((4,)) >= 2, (
@@ -1148,6 +1150,11 @@ def test_trace_shapes_sees_factories_and_multiple_outputs():
     assert (2, 1) in shapes and (2, 2) in shapes, (
         f"an op returning a tuple of tensors (torch.split) must have each one recorded; trace "
         f"shapes {shapes}"
+    )
+    assert (3, 5) in shapes and (6,) in shapes, (
+        "an op whose result nests tensors (torch.histogramdd returns the counts and a list of "
+        "bin edges, one tensor per dimension) must have every tensor recorded, however deep "
+        f"its tuples and lists go; trace shapes {shapes}"
     )
 
 
