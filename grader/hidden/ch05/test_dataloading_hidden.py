@@ -765,12 +765,13 @@ def test_make_loader_workers_exit_after_the_epoch():
 
 
 @probe
-def ticking_clock_timing(n, step, tick, factor):
+def ticking_clock_timing(n, step, tick, factor, start_ticks=0):
     """time_loader on ``n`` batches whose every fetch and every consume sleeps ``step`` s
     while every clock of the time module (perf_counter, monotonic, time and their _ns forms,
     also where the student's module or timeit bound them by name) moves ``tick`` s per fetch
-    and per consume, plus ``factor`` times the real time that passes: the timing and how many
-    batches were given out."""
+    and per consume, plus ``factor`` times the real time that passes; creating the iterator
+    (a worker start-up) sleeps and moves the clocks ``start_ticks * tick`` s: the timing and how
+    many batches were given out."""
     import time
     import timeit
 
@@ -805,6 +806,8 @@ def ticking_clock_timing(n, step, tick, factor):
 
     class Loader:
         def __iter__(self):
+            time.sleep(start_ticks * tick)
+            ticks[0] += start_ticks
             return batches()
 
     def consume(batch):
@@ -848,6 +851,27 @@ def test_many_sub_millisecond_batches_add_up():
             "as it is: rounding or truncating each batch's time to the millisecond makes every "
             "sub-millisecond batch count 0"
         )
+
+
+@pytest.mark.task("ch05.1")
+def test_the_start_up_is_counted_once():
+    """Creating the iterator is waiting, counted once: a 0.5 s start-up and two fetches and
+    consumes of 10 ms each give wait_s = 0.52 s and compute_s = 0.02 s."""
+    got = ticking_clock_timing(2, 0.01, 0.01, 0.001, start_ticks=50)
+    timing = got["timing"]
+    # the clocks the test moves give 0.52 s exactly (plus a thousandth of the real time); a
+    # clock it leaves real sees the same sleeps, and would need a quarter second of stalls
+    # to reach the bound
+    assert 0.5 <= timing.wait_s < 0.77, (
+        f"a loader that takes 0.5 s to start, then 10 ms per batch for 2 batches, gave "
+        f"wait_s={timing.wait_s:.3f} s, expected 0.52 s: the start-up belongs to the wait once. "
+        "Start the clock before iter(loader) and let the first fetch's wait run from there; "
+        "adding the start-up as a term of its own as well counts it twice"
+    )
+    assert 0.02 <= timing.compute_s < 0.27, (
+        f"compute_s={timing.compute_s:.3f} s for two consumes of 10 ms each: only the time "
+        "inside consume is compute"
+    )
 
 
 # ---------------------------------------------------- any batch, and consume as the caller's
