@@ -887,12 +887,14 @@ def test_hinge_loss_random_and_integer_labels():
 def test_hinge_loss_refuses_an_unknown_reduction():
     """Any reduction other than "mean", "sum" or "none" is a ValueError, never another reduction."""
     scores, y = torch.tensor([0.5, -1.0, 2.0]), torch.tensor([1.0, 1.0, -1.0])
-    for name in ("avg", "max", "median", "total", "sums", "Mean"):  # both sides of each name
+    # both sides of each name, and None: the object None is no name, not even "none"
+    for name in ("avg", "max", "median", "total", "sums", "Mean", None, "none "):
         with pytest.raises(ValueError):
             got = fs.hinge_loss(scores, y, reduction=name)
             pytest.fail(
                 f"hinge_loss(..., reduction={name!r}) returned {brief(got)} instead of raising "
-                "ValueError: a misspelt reduction must not fall back to another one"
+                'ValueError: the reductions are the three names "mean", "sum" and '
+                '"none" exactly; anything else (a misspelling, None) must not fall back to one'
             )
 
 
@@ -1112,6 +1114,25 @@ def test_svm_reaches_the_optimum(name):
         f"below {bound:.4f} and the optimum is about there: minimize 0.5*||w||^2 + C * (sum, not "
         "mean) of the hinge losses over w and the bias b together, with a step that shrinks to 0"
     )
+
+
+@pytest.mark.task("ch06a.4")
+def test_svm_runs_the_steps_it_is_given():
+    """Longer runs than the default 600 steps also end within a few percent of a certified
+    lower bound: the step follows the run's own length."""
+    for name, steps in (("overlapping-5d", 1500), ("offset-10d", 1000)):
+        X, y, C = svm_problem(*SVM_PROBLEMS[name])
+        with because(f"train_linear_svm(C={C}, steps={steps}) raised on {name} data"):
+            w, b = fs.train_linear_svm(X, y, C=C, steps=steps)
+        bound = dual_lower_bound(X, y, C)
+        got = objective(w, float(b), X, y, C)
+        assert got <= bound * 1.06 + 1e-3, (
+            f"train_linear_svm(C={C}, steps={steps}) on {name} data reached objective "
+            f"{got:.4f}, but no (w, b) can go below {bound:.4f} and the default 600 steps get "
+            "there: a longer run must not end further away. Whatever schedule the step follows "
+            "has to be one of this run's length (a decay written for 600 steps turns negative "
+            "after them and climbs back up the objective)"
+        )
 
 
 def large_c_problems(seed=1, count=4):
@@ -1388,6 +1409,33 @@ def test_every_entry_of_dims_draws_its_own_points():
             "each entry of dims, repeated ones included, draws its own n points, so the caller's "
             "generator ends where one call per entry leaves it"
         )
+
+
+@probe
+def generator_after_counts(counts, d, seed):
+    """For each n of ``counts``: distance_concentration([d], n) with a fresh generator seeded
+    ``seed``, and that generator's next draws."""
+    after = []
+    for n in counts:
+        g = torch.Generator().manual_seed(seed)
+        fs.distance_concentration([d], n, g)
+        after.append(torch.rand(4, generator=g))
+    return after
+
+
+@pytest.mark.task("ch06a.5")
+def test_distance_concentration_draws_all_n_points_however_many():
+    """n points are drawn whatever n is: 2500 and 2501 points in one dimension leave the
+    generator in different places (a cap or a subsample for large n does not)."""
+    counts = (2500, 2501)
+    with because(f"distance_concentration([1], n, g) raised for n = {counts}"):
+        first, second = generator_after_counts(counts, 1, 58)
+    assert judge.differ(first, second, atol=0, rtol=0), (
+        "distance_concentration([1], n, g) for n = 2500 and n = 2501 left the generator in the "
+        "same place: both calls drew the same number of values, so at least one of them did not "
+        "draw its n points. Draw all n whatever n is (the (n, n) table of 2501 points is 50 MB "
+        "in float64): a cap or a subsample changes the quantity measured"
+    )
 
 
 @pytest.mark.task("ch06a.5")
