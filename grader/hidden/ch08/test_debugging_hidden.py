@@ -2297,6 +2297,41 @@ def test_overfit_records_losses_before_each_update():
     )
 
 
+@probe
+def overfit_called_twice(seed, x, y, steps):
+    """overfit_one_batch twice on one mlp(seed), ``steps`` steps each: the parameters after
+    the first call and the second call's losses."""
+    model = mlp(seed)
+    dbg.overfit_one_batch(model, (x, y), steps)
+    after_first = [p.detach().clone() for p in model.parameters()]
+    return after_first, [float(v) for v in dbg.overfit_one_batch(model, (x, y), steps)]
+
+
+@pytest.mark.task("ch08.3")
+def test_each_call_starts_a_fresh_adam():
+    """A second call on the same model trains it as a first call on a model with those
+    weights would: a new Adam each call, with no moments or step count left from before."""
+    g = torch.Generator().manual_seed(47)
+    x, y = torch.randn(8, 8, generator=g), torch.arange(8) % 4
+    with because("overfit_one_batch raised when called a second time on the same model"):
+        after_first, second = overfit_called_twice(48, x, y, 4)
+    model = mlp(48)
+    with torch.no_grad():
+        for p, value in zip(model.parameters(), after_first):
+            p.copy_(value)
+    want = [float(v) for v in ref.overfit_one_batch(model, (x, y), 4)]
+    same = len(second) == len(want) and judge.is_close(
+        torch.tensor(second), torch.tensor(want), atol=1e-6, rtol=1e-4
+    )
+    assert same, (
+        f"the second overfit_one_batch call on one model (4 steps after 4) gave losses "
+        f"{[round(v, 5) for v in second]}, but a fresh Adam from the weights the first call "
+        f"left gives {[round(v, 5) for v in want]}: each call builds its own optimizer; one "
+        "kept from an earlier call (a cache keyed by the model) carries its moments and step "
+        "count into the next run"
+    )
+
+
 def left_with_gradients(model, x):
     """Leave in every parameter's .grad the gradient of another loss, as a caller's
     earlier backward would."""
