@@ -60,15 +60,18 @@ def hidden_config(**changes):
 @probe
 def digests_of_autograd_tensors(seed):
     """fingerprint of tensors that require grad (a Parameter, a list of a model's
-    parameters, a non-leaf result) beside detached copies of them."""
+    parameters, a non-leaf result) beside detached copies of them, and of a dict holding one
+    tensor under two keys (tied weights) beside one holding two equal copies."""
     torch.manual_seed(seed)
     p = nn.Parameter(torch.randn(5))
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
     params = list(model.parameters())
     product = p * 2
+    tied = torch.randn(4)
     fp = rg.fingerprint
     return {
         "a Parameter": (fp(p), fp(p.detach().clone())),
+        "tied": (fp({"embed": tied, "head": tied}), fp({"embed": tied, "head": tied.clone()})),
         "a list of a model's parameters": (fp(params), fp([q.detach().clone() for q in params])),
         "a non-leaf tensor": (fp(product), fp(product.detach().clone())),
         "other values": (fp(p.detach() + 1), fp(product.detach() + 1)),
@@ -77,7 +80,8 @@ def digests_of_autograd_tensors(seed):
 
 @pytest.mark.task("ch09b.1")
 def test_fingerprint_ignores_layout_and_autograd_flags():
-    """Equal values give equal fingerprints whether or not a tensor requires grad."""
+    """Equal values give equal fingerprints whether or not a tensor requires grad, and
+    whether or not one tensor is met twice."""
     with because(
         "fingerprint raised on a tensor that requires grad: detach it before reading its bytes"
     ):
@@ -87,6 +91,12 @@ def test_fingerprint_ignores_layout_and_autograd_flags():
     assert type(digest) is str and digest not in other, (  # a constant is stable vacuously
         f"fingerprint gave {brief(digest)} for a Parameter and {brief(other[0])} for other "
         "values: a fingerprint is a digest string that changes with the values"
+    )
+    a, b = pairs.pop("tied")
+    assert a == b, (
+        "a dict holding one tensor under two keys (tied weights) and one holding two equal "
+        "copies got different fingerprints: equal values give equal digests whatever the "
+        "objects' identity, so a tensor met a second time is hashed by its values again"
     )
     for what, (a, b) in pairs.items():
         assert a == b, (
