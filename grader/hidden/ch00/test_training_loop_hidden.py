@@ -492,6 +492,22 @@ def test_plot_survives_an_overflowing_curve():
     )
 
 
+@pytest.mark.task("ch00.4")
+def test_plot_keeps_every_point_at_its_step():
+    """A nan inside a curve leaves a gap: the points after it stay at their own steps, so the
+    picture differs from that of the curve with the nan taken out."""
+    with because("plot_losses raised on a curve with a nan at step 2"):
+        gap = plotted([4.0, 2.0, float("nan"), 1.0, 0.5])["png"]
+    closed = plotted([4.0, 2.0, 1.0, 0.5])["png"]
+    problem = png_problem(gap)
+    assert problem is None, f"plot_losses on a curve with a nan at step 2: {problem}"
+    assert gap != closed, (
+        "plot_losses drew [4, 2, nan, 1, 0.5] exactly as [4, 2, 1, 0.5]: the points after the "
+        "nan moved one step to the left. Each loss belongs at its own step: draw the steps as "
+        "x (range(len(losses))) and let the nan leave a gap, or mask it, but never close the list up"
+    )
+
+
 AWKWARD = {
     "nothing finite": [float("nan"), float("inf"), float("nan")],
     "a loss that reaches 0": [1.0, 0.25, 0.0, 0.0],
