@@ -2332,6 +2332,49 @@ def test_each_call_starts_a_fresh_adam():
     )
 
 
+def normed_mlp(seed):
+    """Linear(4, 8) -> BatchNorm1d(8) -> ReLU -> Linear(8, 3), its weights from ``seed``."""
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+
+
+@probe
+def overfit_normed(seed, x, y, steps):
+    """overfit_one_batch on normed_mlp(seed): its BatchNorm's buffers afterwards."""
+    model = normed_mlp(seed)
+    dbg.overfit_one_batch(model, (x, y), steps)
+    return {name: b.detach().clone() for name, b in model.named_buffers()}
+
+
+@pytest.mark.task("ch08.3")
+def test_each_step_runs_the_model_once():
+    """One forward per step: a BatchNorm's running statistics and its count of batches end
+    where the reference's do."""
+    g = torch.Generator().manual_seed(49)
+    x, y = torch.randn(8, 4, generator=g), torch.arange(8) % 3
+    with because("overfit_one_batch raised on a model with a BatchNorm1d layer"):
+        got = overfit_normed(50, x, y, 5)
+    model = normed_mlp(50)
+    ref.overfit_one_batch(model, (x, y), 5)
+    want = {name: b.detach().clone() for name, b in model.named_buffers()}
+    count = got.get("1.num_batches_tracked") if isinstance(got, dict) else None
+    assert count is not None and int(count) == 5, (
+        f"after overfit_one_batch for 5 steps the model's BatchNorm counted {count} batches: "
+        "each step runs the model once, in training mode (a second forward, to measure the "
+        "loss apart from the step, updates the running statistics again)"
+    )
+    for name in ("1.running_mean", "1.running_var"):
+        judge.close(
+            got[name],
+            want[name],
+            f"after overfit_one_batch for 5 steps the BatchNorm's {name[2:]} differs from the "
+            "reference's: each step runs the model once, in training mode, and the loss of that "
+            "forward is both recorded and backpropagated",
+            atol=1e-6,
+            rtol=1e-5,
+        )
+
+
 def left_with_gradients(model, x):
     """Leave in every parameter's .grad the gradient of another loss, as a caller's
     earlier backward would."""
