@@ -711,6 +711,42 @@ def test_profile_rows_are_op_stats():
     )
 
 
+def a_backward_pass():
+    """Work that runs a backward pass: the autograd engine's operators have names far longer
+    than a printed profiler table's name column."""
+    g = torch.Generator().manual_seed(3)
+    w = torch.randn(64, 64, generator=g, requires_grad=True)
+    x = torch.randn(32, 64, generator=g)
+
+    def work():
+        (x @ w).relu().sum().backward()
+
+    return work
+
+
+@probe
+def backward_profile_names():
+    """The names of profile_top_ops(a_backward_pass(), 100)'s rows."""
+    return [r.name for r in perf.profile_top_ops(a_backward_pass(), 100)]
+
+
+@pytest.mark.task("ch09.3")
+def test_profile_rows_carry_the_operators_whole_names():
+    """Rows are named by the profiler's own keys, whole: the autograd engine's long names
+    come out as the profiler records them, not as a printed table shortens them."""
+    with because("profile_top_ops(work, 100) raised on work that runs a backward pass"):
+        got = backward_profile_names()
+    long = sorted({r.name for r in ref.profile_top_ops(a_backward_pass(), 100)} - {""})
+    long = [name for name in long if len(name) > 50]
+    missing = [name for name in long if name not in got]
+    assert isinstance(got, list) and long and not missing, (
+        f"profile_top_ops on work that runs a backward pass did not list {missing[:2]}, "
+        f"operators the profiler records for it; its names were {sorted(got)[:8]}. Take each "
+        "row from key_averages()'s events (event.key is the operator's whole name); the table "
+        "that key_averages().table() prints cuts long names to fit its column"
+    )
+
+
 # ---------------------------------------------------------------- ch09.4 estimate_activation_mb
 
 
