@@ -85,7 +85,15 @@ def test_tokenizer_on_other_text():
         "decode(encode(text)) must give back the text, newlines and non-ASCII included"
     )
     assert empty == [] and decoded(text, []) == "", "the empty string must encode to [] and back"
-    for text in ("hello world\n", "  \tab\r\n", " ", "\n\nx y\u00a0", "\x00a\x1f"):
+    # ... and "e" with a combining accent beside the precomposed "é": two characters, and one
+    for text in (
+        "hello world\n",
+        "  \tab\r\n",
+        " ",
+        "\n\nx y\u00a0",
+        "\x00a\x1f",
+        "cafe\u0301 \u00e9t\u00e9",
+    ):
         want = ref.CharTokenizer(text)
         with because(
             f"CharTokenizer({text!r}).encode of its own text raised: the vocabulary must hold "
@@ -96,8 +104,9 @@ def test_tokenizer_on_other_text():
             f"CharTokenizer({text!r}) gave vocab_size {seen['vocab_size']} and encode(text) "
             f"{seen['encoded'][0] if seen['encoded'] else None}; expected {want.vocab_size} and "
             f"{want.encode(text)}: the vocabulary is every distinct character of the text as "
-            "given — spaces, tabs, newlines and control characters at its ends included (no "
-            "strip(), no filtering)"
+            "given — spaces, tabs, newlines and control characters at its ends included, and a "
+            "combining accent is a character of its own (no strip(), no filtering, no Unicode "
+            "normalization)"
         )
 
 
