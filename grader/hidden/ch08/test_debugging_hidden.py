@@ -39,7 +39,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "constant_line counts_regression dead_parameter detached_layer everything_frozen frozen_twin healthy_adam "
     "healthy_regression infinite_gradient infinite_lr linear_probe mlp overflow phased pretrained "
     "probability_like scripted shuffled_labels softmax_fed_to_cross_entropy tiny_lr true_labels "
-    "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted "
+    "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted normed_mlp "
     "left_with_gradients nonfinite_run used_by_the_caller typed_batch IDENTITY_CASES held_by_value "
     "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run SideBranch side_branch_run named_optimizer drawn_batch Rows rows_run "
     "ClassesFirst overfit_model PoisonGrad POISON_NAMES Poisoned poisoned_run stateful_dead"

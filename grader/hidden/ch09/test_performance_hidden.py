@@ -41,7 +41,7 @@ perf = chapter_module("ch09", "performance")
 ref = reference_module("ch09", "performance")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "CudaSyncAs FakeGPU FakePerfCounter perf_counter_replaced CHEAP_FIRST SyncOneDevice "
-    "FakeMemory QueuedMemory"
+    "FakeMemory QueuedMemory a_backward_pass"
 )
 
 
