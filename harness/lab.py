@@ -89,17 +89,21 @@ def run_tests(chapter: str) -> int:
     return proc.returncode
 
 
-OUTPUT = "labs-out"  # the labs' own folder at the course's root, ignored by git
+# The labs' own folder at the course's root. It ships with its .gitignore, so it exists in
+# every checkout: a folder appearing in the working directory while a student's call runs
+# would be blamed on that call (harness.invariants: writes only where told).
+OUTPUT = "labs-out"
+IGNORE = "# written by the course's labs: never committed\n*\n!.gitignore\n"
 
 
 def output_folder() -> Path:
-    """``labs-out/`` at the course's root, made on first use with a ``.gitignore`` of its own
-    (so nothing a lab writes is ever offered for a commit)."""
+    """``labs-out/`` at the course's root (made again, with its ``.gitignore``, if it was
+    deleted), so nothing a lab writes is ever offered for a commit."""
     folder = target.REPO / OUTPUT
     folder.mkdir(exist_ok=True)
     ignore = folder / ".gitignore"
     if not ignore.exists():
-        ignore.write_text("# written by the course's labs: never committed\n*\n")
+        ignore.write_text(IGNORE)
     return folder
 
 

@@ -109,6 +109,16 @@ def test_a_labs_figures_go_to_an_ignored_folder_not_where_it_was_started(monkeyp
     assert not list(tmp_path.iterdir()), "the lab wrote into the folder it was started from"
 
 
+def test_the_labs_folder_is_in_every_checkout():
+    """labs-out/ ships with its .gitignore, so making it never adds a name to the course's
+    root while another test watches a student's call for files it writes there."""
+    tracked = subprocess.run(
+        ["git", "ls-files", lab.OUTPUT], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert f"{lab.OUTPUT}/.gitignore" in tracked, f"{lab.OUTPUT}/.gitignore is not committed"
+    assert (REPO / lab.OUTPUT / ".gitignore").read_text() == lab.IGNORE
+
+
 def test_grader_lab_writes_the_notebook_and_says_how_to_open_or_run_it(monkeypatch, capsys):
     """Without JupyterLab installed, ``grader lab`` still builds the notebook and says how
     to go on; with it, it would open it (not started here)."""
