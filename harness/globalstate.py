@@ -112,7 +112,7 @@ _GLOBAL_HOOKS = (  # torch.nn.modules.module's tables of hooks that run for ever
 )
 
 
-def _global_module_hooks() -> tuple:
+def global_module_hooks() -> tuple:
     from torch.nn.modules import module
 
     return tuple(tuple(getattr(module, name, None) or ()) for name in _GLOBAL_HOOKS)
@@ -191,7 +191,7 @@ STATE = {
     ),
     "torch function modes": (_function_modes, _leave_function_modes, "mode_stack"),
     "cuDNN's flags": (_cudnn_flags, _set_cudnn_flags, "modes"),
-    "global module hooks": (_global_module_hooks, _remove_new_global_module_hooks, "hooks"),
+    "global module hooks": (global_module_hooks, _remove_new_global_module_hooks, "hooks"),
     "Python's recursion limit": (sys.getrecursionlimit, sys.setrecursionlimit, "interpreter"),
     "the working directory": (os.getcwd, os.chdir, "cwd"),
     "the environment": (_environment, None, "environment"),

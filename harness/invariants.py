@@ -77,8 +77,14 @@ from time import process_time as _cpu_time  # bound here, before any student mod
 import torch
 
 from harness import batches, contracts, layouts, returns, retyped, signatures
-from harness.globalstate import global_state, state_changes, watched_folders, written
-from harness.ownership import HANDOUTS, Owned, shared_with
+from harness.globalstate import (
+    global_module_hooks,
+    global_state,
+    state_changes,
+    watched_folders,
+    written,
+)
+from harness.ownership import HANDOUTS, HOOKS, Owned, shared_with
 
 
 class Broken(AssertionError):
@@ -427,21 +433,10 @@ def _unwatched(model: torch.nn.Module, chapter: str) -> bool:
     """Whether a module's method can be called once more unseen: no hook anywhere (a
     probe's hooks count calls), only torch's and the student's own submodules (a test's
     module counts its calls), all on the CPU (whose generator tells whether it drew)."""
-    from torch.nn.modules import module as nn_module
-
-    if any(
-        getattr(nn_module, name, None)
-        for name in (
-            "_global_forward_hooks",
-            "_global_forward_pre_hooks",
-            "_global_backward_hooks",
-            "_global_backward_pre_hooks",
-        )
-    ):
+    if any(global_module_hooks()):
         return False
     for m in model.modules():
-        hooked = m._forward_hooks or m._forward_pre_hooks
-        hooked = hooked or m._backward_hooks or m._backward_pre_hooks
+        hooked = any(getattr(m, table) for table in HOOKS)
         ours = type(m).__module__.startswith(("torch.", f"{chapter}."))
         tensors = itertools.chain(m._parameters.values(), m._buffers.values())
         if hooked or not ours or any(t is not None and t.device.type != "cpu" for t in tensors):

@@ -157,7 +157,7 @@ def _modes(m: torch.nn.Module):
     return [(name, id(sub), sub.training) for name, sub in m.named_modules(remove_duplicate=False)]
 
 
-_HOOKS = {  # a module's own hook tables, and what each hook runs around
+HOOKS = {  # a module's own hook tables, and what each hook runs around
     "_forward_pre_hooks": "forward pre-",
     "_forward_hooks": "forward ",
     "_backward_pre_hooks": "backward pre-",
@@ -177,7 +177,7 @@ def _behaviour(m: torch.nn.Module):
                 name,
                 own.get("_compiled_call_impl") is not None,
                 tuple(k for k in ("forward", "__call__") if k in own),
-                tuple(len(own.get(table) or ()) for table in _HOOKS),
+                tuple(len(own.get(table) or ()) for table in HOOKS),
                 _settings(own),
             )
         )
@@ -377,7 +377,7 @@ def _module_change(m, saved) -> str | None:
             )
         if own_now != own:
             return f"{name} had {' and '.join(own_now or own)} set on the instance"
-        for kind, was, now in zip(_HOOKS.values(), hooks, hooks_now):
+        for kind, was, now in zip(HOOKS.values(), hooks, hooks_now):
             if now > was:
                 return (
                     f"{name} was left holding {now - was} more {kind}hook(s): remove each "
