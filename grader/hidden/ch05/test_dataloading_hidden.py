@@ -857,8 +857,10 @@ def test_many_sub_millisecond_batches_add_up():
 def test_the_start_up_is_counted_once():
     """Creating the iterator is waiting, counted once: a 0.5 s start-up and two fetches and
     consumes of 10 ms each give wait_s = 0.52 s and compute_s = 0.02 s."""
-    got = ticking_clock_timing(2, 0.01, 0.01, 0.001, start_ticks=50)
-    timing = got["timing"]
+    with because(
+        "time_loader raised on a loader that takes 0.5 s to start and then gives 2 batches"
+    ):
+        timing = ticking_clock_timing(2, 0.01, 0.01, 0.001, start_ticks=50)["timing"]
     # the clocks the test moves give 0.52 s exactly (plus a thousandth of the real time); a
     # clock it leaves real sees the same sleeps, and would need a quarter second of stalls
     # to reach the bound
