@@ -677,6 +677,13 @@ BOUNDARIES = {  # boundary: [(curve, expected, what it shows), ...] — one curv
             "started goes up and down repeatedly: oscillating",
         ),
         (
+            [0.4, 0.6, 0.8, 1.0] * 5 + [0.4],
+            "oscillating",
+            "a sawtooth that climbs for three steps and drops back in one, again and again, "
+            "and ends where it started goes up and down repeatedly: oscillating (its falls "
+            "are few but each undoes the climb; count what rises)",
+        ),
+        (
             [3.0, 2.8, 2.6] + [2.5] * 9,
             "slow",
             "a loss that stops moving is not going up and down: an unchanged value is not a rise",

@@ -36,7 +36,7 @@ ref = reference_module("ch01", "shapes")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "CRASH_FORMS flattened_or_copied product_or_fallback product_or_negated product_then_sum "
     "reshaped_then_summed row_or_last_row run_crash_forms "
-    "EDIT_FORMS HIDDEN_PAIRS HIDDEN_PROGRAMS OPERATOR_FORMS add_into_a_column run_operator_forms changes crashes_at_its_third_op factories_and_tuples "
+    "EDIT_FORMS HIDDEN_PAIRS HIDDEN_PROGRAMS OPERATOR_FORMS Tagged add_into_a_column run_operator_forms step_a_parameter changes crashes_at_its_third_op factories_and_tuples "
     "on_empty meta_pair other_program raises_its_own_error reshapes_in_place rows_summed shapes_of single_sum snapshot "
     "WINDOWS WINDOW_LAYOUTS zeros_of"
 )
@@ -780,6 +780,17 @@ def add_into_a_column(x):
     h[:, 0] += 1  # __getitem__, an in-place add on the column, then __setitem__ (no tensor)
 
 
+class Tagged(torch.Tensor):
+    """A tensor subclass with torch's default behaviour: its ops return Tagged tensors."""
+
+
+def step_a_parameter(x, y):
+    p = torch.nn.Parameter(x.clone())
+    with torch.no_grad():
+        p -= y  # __isub__ runs sub_ and returns p itself: a Parameter
+    return p
+
+
 # Ops that Python reaches through a Tensor's dunder methods: indexing (__getitem__),
 # properties (__get__), reflected operators (1 - x is x.__rsub__(1)), in-place operators on
 # integer tensors (__iand__ ...), and operators torch names by their dunder (__floordiv__,
@@ -828,6 +839,12 @@ OPERATOR_FORMS = {
     "h = k.clone(); h <<= 1": lambda x, y, k: operator.ilshift(k.clone(), 1),
     "h = k.clone(); h >>= 1": lambda x, y, k: operator.irshift(k.clone(), 1),
     "h = x.clone(); h[:, 0] += 1": lambda x, y, k: add_into_a_column(x),
+    # Results that are tensors of a subclass: a Parameter updated in place, a Parameter's
+    # contiguous() (itself), an op on a subclass (whose results keep the subclass)
+    "p = Parameter(x.clone()); p -= y": lambda x, y, k: step_a_parameter(x, y),
+    "Parameter(x.clone()).contiguous()": lambda x, y, k: torch.nn.Parameter(x.clone()).contiguous(),
+    "x.as_subclass(Tagged) * 2": lambda x, y, k: x.as_subclass(Tagged) * 2,
+    "(x.as_subclass(Tagged) - y).sum(0)": lambda x, y, k: (x.as_subclass(Tagged) - y).sum(0),
     # Tensor methods and functions whose result is no tensor: no entry of their own (an
     # ndarray, a Python number, a torch.Size, a list, a dtype, a storage)
     "x.numpy()": lambda x, y, k: x.numpy(),
@@ -1133,7 +1150,8 @@ def test_trace_shapes_on_another_program():
         "whatever its name looks like. A call whose result is no tensor (x.numpy()'s ndarray, "
         "x.item()'s or float(x)'s number, x.size()'s torch.Size, x.tolist()'s list) produced "
         "no tensor and has no entry: ask whether each result is a torch.Tensor, not whether "
-        "it has a .shape or is a number"
+        "it has a .shape or is a number, and a subclass is a tensor too (an nn.Parameter "
+        "updated in place returns itself): isinstance, not type(out) is torch.Tensor"
     )
 
 

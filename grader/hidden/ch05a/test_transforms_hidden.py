@@ -1333,12 +1333,16 @@ def _edge_row(dtype: torch.dtype) -> torch.Tensor:
 
 
 def _bits(t: torch.Tensor) -> list:
-    """The stored bit patterns (nan equals nan, -0.0 differs from 0.0)."""
+    """The stored bit patterns (-0.0 differs from 0.0), every nan read as "nan": a nan's
+    sign and payload are not a value, and PyTorch's own copies (gather on bfloat16) may
+    change them."""
     as_int = {2: torch.int16, 4: torch.int32, 8: torch.int64}
     if t.dtype == torch.bool:
         return t.to(torch.uint8).tolist()
     if t.dtype.is_floating_point:
-        return t.contiguous().view(as_int[t.element_size()]).tolist()
+        bits = t.contiguous().view(as_int[t.element_size()]).flatten().tolist()
+        nan = t.isnan().flatten().tolist()
+        return ["nan" if n else b for b, n in zip(bits, nan)] + [tuple(t.shape)]
     return t.tolist()
 
 

@@ -293,20 +293,62 @@ def leaf(rng, dtype=None):
     return values.reshape(shape).to(dtype)
 
 
-def tree(rng, depth):
-    kind = rng.choice(["tensor", "list", "tuple", "dict"] if depth < 4 else ["tensor"])
+# Python values a state dict holds beside its tensors (an optimizer's 'foreach': None,
+# 'nesterov': False, 'lr': 0.01, a scheduler's mode string, LambdaLR's [None] for its lambdas)
+PYTHON_LEAVES = (None, True, False, 0, 1, 2.5, -0.0, 1e-300, "w", "")
+
+
+def tree(rng, depth, values=False):
+    """A nested list/tuple/dict of tensors to depth 4 (with ``values``, of Python values too)."""
+    kinds = ["tensor", "list", "tuple", "dict"] + (["value", "value"] if values else [])
+    kind = rng.choice(kinds if depth < 4 else ["tensor"])
     if kind == "tensor":
         return leaf(rng)
+    if kind == "value":
+        return rng.choice(PYTHON_LEAVES)
     if kind in ("list", "tuple"):
-        items = [tree(rng, depth + 1) for _ in range(rng.randint(1, 3))]
+        items = [tree(rng, depth + 1, values) for _ in range(rng.randint(1, 3))]
         return items if kind == "list" else tuple(items)
     keys = rng.sample(["w", "b", "0.weight", "0.bias", "layer.1"], rng.randint(1, 3))
-    return {k: tree(rng, depth + 1) for k in keys}
+    return {k: tree(rng, depth + 1, values) for k in keys}
 
 
-def mutated(rng, obj):
+def changed_value(rng, value):
+    """A Python leaf changed: None to False, 0 or "None"; a bool flipped; a number to its
+    neighbour; a string extended."""
+    if value is None:
+        return rng.choice([False, 0, "None"])
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return math.nextafter(value, math.inf)
+    return value + "_"
+
+
+def reordered(rng, seq):
+    """seq with two neighbouring items that differ swapped, or one item dropped (None where
+    neither applies). The reference's digests tell which items differ."""
+    digests = [ref.fingerprint(item) for item in seq]
+    swaps = [k for k in range(len(seq) - 1) if digests[k] != digests[k + 1]]
+    items = list(seq)
+    if swaps and rng.random() < 0.6:
+        k = rng.choice(swaps)
+        items[k], items[k + 1] = items[k + 1], items[k]
+    else:
+        del items[rng.randrange(len(items))]
+    return type(seq)(items)
+
+
+def mutated(rng, obj, reorder=False):
     """obj with one change somewhere inside: a value moved to its neighbour in its dtype, a
-    dtype, a shape or a key."""
+    dtype, a shape or a key (with ``reorder``, also a Python value changed, two items of a
+    list or tuple swapped, or one dropped)."""
+    if reorder and not isinstance(obj, (torch.Tensor, list, tuple, dict)):
+        return changed_value(rng, obj)
+    if reorder and isinstance(obj, (list, tuple)) and rng.random() < 0.4:
+        return reordered(rng, obj)
     if isinstance(obj, torch.Tensor):
         change = rng.choice(["value", "value", "dtype", "shape"])
         if change == "value" and obj.numel():
@@ -319,12 +361,12 @@ def mutated(rng, obj):
         return torch.cat([obj.reshape(-1), obj.new_ones(1)])  # one more element
     if isinstance(obj, (list, tuple)):
         k = rng.randrange(len(obj))
-        inner = mutated(rng, obj[k])
+        inner = mutated(rng, obj[k], reorder)
         return type(obj)([*obj[:k], inner, *obj[k + 1 :]])
     key = rng.choice(list(obj))
     if rng.random() < 0.3:
         return {(k + "_renamed" if k == key else k): v for k, v in obj.items()}
-    return {k: (mutated(rng, v) if k == key else v) for k, v in obj.items()}
+    return {k: (mutated(rng, v, reorder) if k == key else v) for k, v in obj.items()}
 
 
 def copied(obj):
@@ -332,7 +374,9 @@ def copied(obj):
         return obj.clone()
     if isinstance(obj, (list, tuple)):
         return type(obj)(copied(v) for v in obj)
-    return {k: copied(v) for k, v in obj.items()}
+    if isinstance(obj, dict):
+        return {k: copied(v) for k, v in obj.items()}
+    return obj  # a Python value
 
 
 def wrapped(t, path):
@@ -497,7 +541,34 @@ def test_fingerprint_of_nested_containers_at_any_depth():
             "dtype, shape or key) left the fingerprint unchanged: walk lists, tuples and dicts "
             "at any depth, hashing keys, dtypes, shapes and bytes (never a printed form)"
         )
+    assert_python_values_and_order_counted(random.Random(10), 40)
     assert_training_state_dicts_hashed_whole()
+
+
+def assert_python_values_and_order_counted(rng, count):
+    """Generated containers holding Python values beside tensors: an equal copy keeps the
+    digest; a changed value, two items swapped or one dropped changes it."""
+    t = torch.arange(3.0)
+    cases = [([v, t], [v, t.clone()], [t, v]) for v in PYTHON_LEAVES]  # each value swapped
+    cases += [((v, 7), (v, 7), (7, v)) for v in PYTHON_LEAVES if v != 7]
+    for _ in range(count):
+        obj = tree(rng, 0, values=True)
+        cases.append((obj, copied(obj), mutated(rng, obj, reorder=True)))
+    with because("fingerprint raised on a nested container holding None, numbers or strings"):
+        digests = fingerprints_of([o for case in cases for o in case])
+    for k, (obj, _, other) in enumerate(cases):
+        fp, same, different = digests[3 * k : 3 * k + 3]
+        assert same == fp, (
+            f"an equal copy of {brief(obj)} got another fingerprint: equal values give equal "
+            "digests"
+        )
+        assert different != fp, (
+            f"fingerprint gave {brief(obj)} and {brief(other)} the same digest: one value inside changed "
+            "(a Python value), two items swapped places, or one was dropped. Every item of a list, "
+            "tuple or dict counts in its place, None and plain numbers and strings included "
+            "(skip nothing: [None, t] and [t, None] are different lists), each written with "
+            "its type, its exact value and where the container ends"
+        )
 
 
 @probe
