@@ -28,6 +28,8 @@ def overfit_one_batch(model: nn.Module, batch: tuple[Tensor, Tensor], steps: int
     """Full-batch Adam (lr 1e-2) on one batch; the loss of every step before its update."""
     inputs, targets = batch
     criterion = nn.MSELoss() if torch.is_floating_point(targets) else nn.CrossEntropyLoss()
+    if not torch.is_floating_point(targets):
+        targets = targets.to(torch.int64)  # class indices of any integer width
     adam = torch.optim.Adam(model.parameters(), lr=1e-2)
     history: list[float] = []
     for _ in range(steps):

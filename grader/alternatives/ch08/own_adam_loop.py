@@ -6,6 +6,7 @@ round (integer targets: cross-entropy; anything else: mean squared error)."""
 def overfit_one_batch(model, batch, steps):
     x, y = batch
     loss_fn = F.cross_entropy if not y.is_floating_point() else F.mse_loss
+    y = y if y.is_floating_point() else y.long()  # int32/int16/int8 labels are classes too
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-2)
     losses = []
     for _ in range(steps):

@@ -34,7 +34,7 @@ except ImportError:  # (probes never use them)
 mm = chapter_module("ch03", "manual_mlp")
 ref = reference_module("ch03", "manual_mlp")
 PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
-    "apply_random_step linear_mlp random_step recipe_params relu_mlp"
+    "apply_random_step inputs_as_logits linear_mlp random_step recipe_params relu_mlp"
 )
 
 
@@ -1310,6 +1310,41 @@ def training_problem(outcome, want):
                 f"({LAST_GRADIENT})"
             )
     return None
+
+
+def inputs_as_logits(params, X):
+    """A forward whose logits are the inputs themselves (2 features, 2 classes); the zero
+    term keeps the parameters on the loss's graph, so training runs and moves nothing."""
+    return X + 0.0 * sum(p.sum() for p in params.values())
+
+
+@probe
+def near_tie_accuracies(X_train, y_train, X_val, y_val):
+    """val_acc of a short train_mlp whose logits are the inputs (inputs_as_logits)."""
+    data = mm.XorData(X_train, y_train, X_val, y_val)
+    return list(mm.train_mlp(data, hidden=3, lr=0.1, steps=2, forward=inputs_as_logits).val_acc)
+
+
+@pytest.mark.task("ch03.7")
+def test_validation_accuracy_reads_the_largest_logit_even_for_near_ties():
+    """val_acc[k] counts the rows whose largest logit is at the label, also where two logits
+    differ by less than float32 probabilities can show (softmax rounds them to a tie)."""
+    g = torch.Generator().manual_seed(31)
+    X_train, y_train = torch.randn(8, 2, generator=g), torch.tensor([0, 1] * 4)
+    X_val = torch.tensor([[-2e-8, -1e-8], [1e-30, 2e-30], [2e-30, 1e-30], [0.0, 3e-8], [5.0, 4.0]])
+    y_val = torch.tensor([1, 1, 0, 1, 0])  # each at its row's strictly largest logit
+    with because("train_mlp raised with a forward whose logits are the inputs"):
+        got = near_tie_accuracies(X_train, y_train, X_val, y_val)
+    judge.number(
+        got,
+        [1.0, 1.0],
+        f"with logits {X_val.tolist()} and labels {y_val.tolist()} (every label at its row's "
+        "largest logit) val_acc must be 1.0 after each step: accuracy compares the largest "
+        "logit with the label; softmax first rounds logits 1e-8 apart to equal probabilities "
+        "and argmax then picks the first",
+        abs=1e-9,
+        rel=0,
+    )
 
 
 @pytest.mark.task("ch03.7")

@@ -345,10 +345,15 @@ MASKS = st.sampled_from(["none", "full", "keys", "per-example", "all-true"])
 
 def make_case(lead, tq, tk, d, dv, mask_kind, scale, dtype, seed):
     """q [*lead, tq, d], k [*lead, tk, d], v [*lead, tk, dv] and a mask of the chosen kind
-    (every query keeps at least one allowed key)."""
+    (every query keeps at least one allowed key); q and k are normal times ``scale``, or
+    with ``scale="ternary"`` drawn from {-1, 0, 1}."""
     g = gen(seed)
-    q = (torch.randn(*lead, tq, d, generator=g) * scale).to(dtype)
-    k = (torch.randn(*lead, tk, d, generator=g) * scale).to(dtype)
+    if scale == "ternary":  # entries in {-1, 0, 1}: zero rows, and scores exactly 0 and tied
+        q = torch.randint(-1, 2, (*lead, tq, d), generator=g).to(dtype)
+        k = torch.randint(-1, 2, (*lead, tk, d), generator=g).to(dtype)
+    else:
+        q = (torch.randn(*lead, tq, d, generator=g) * scale).to(dtype)
+        k = (torch.randn(*lead, tk, d, generator=g) * scale).to(dtype)
     v = torch.randn(*lead, tk, dv, generator=g).to(dtype)
     if mask_kind == "none":
         mask = None
@@ -449,13 +454,14 @@ FAR_EXAMPLE = dict(lead=(), tq=2, tk=2, d=1, sign=-1.0, m=1e2, dtype=torch.float
 
 @pytest.mark.task("ch07.4")
 @examples(40)
+@example(lead=(2,), tq=4, tk=5, d=3, mask_kind="full", scale="ternary", dtype=torch.float32, seed=1)
 @given(
     lead=LEADING,
     tq=st.integers(0, 6),  # Tq == 0: no queries, a legal [..., 0, D]
     tk=st.integers(1, 7),
     d=st.integers(1, 9),
     mask_kind=MASKS,
-    scale=st.sampled_from([1.0, 3.0]),
+    scale=st.sampled_from([1.0, 3.0, "ternary"]),
     dtype=st.sampled_from([torch.float32, torch.float64]),
     seed=st.integers(0, 10_000),
 )
@@ -481,7 +487,9 @@ def test_weights_equal_pytorchs_on_generated_inputs(lead, tq, tk, d, mask_kind, 
     assert close, (
         f"attention_weights({what}) differs from PyTorch's weights "
         f"({first_difference(w, want, atol=atol, rtol=rtol)}): softmax over the keys (last axis) "
-        "of q k^T / sqrt(D), D = q.shape[-1], with disallowed scores set to -inf first"
+        "of q k^T / sqrt(D), D = q.shape[-1], with disallowed scores set to -inf first; what "
+        "is disallowed comes from the mask alone, never from a score's value (an allowed "
+        "score may be exactly 0: a zero query, orthogonal vectors)"
     )
 
 
@@ -656,7 +664,7 @@ def test_attention_leaves_its_inputs_unchanged():
     d=st.integers(1, 9),
     dv=st.integers(1, 6),
     mask_kind=MASKS,
-    scale=st.sampled_from([1.0, 3.0]),
+    scale=st.sampled_from([1.0, 3.0, "ternary"]),
     dtype=st.sampled_from([torch.float32, torch.float64]),
     seed=st.integers(0, 10_000),
 )

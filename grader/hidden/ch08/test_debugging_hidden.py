@@ -2206,7 +2206,7 @@ def test_diagnose_is_silent_on_other_healthy_setups():
 @pytest.mark.task("ch08.3")
 @pytest.mark.points(2)
 def test_overfit_regression_targets():
-    """Float targets are fitted with mean squared error, to near 0, in place; the loss follows the targets' kind whatever their width (float64, float16, bfloat16 float targets; uint8 labels)."""
+    """Float targets are fitted with mean squared error, to near 0, in place; the loss follows the targets' kind whatever their width (float64, float16, bfloat16 float targets; uint8, int32, int16, int8 labels)."""
     g = torch.Generator().manual_seed(42)
     x, y = torch.randn(8, 4, generator=g), torch.randn(8, 3, generator=g)
     losses, out = overfitted(41, x, y, 150)
@@ -2236,7 +2236,13 @@ def test_overfit_regression_targets():
         f"one batch, and the model is trained in place.{grew}"
     )
     for dtype, labels in TYPED_OVERFITS:
-        with because(f"overfit_one_batch raised on {typed_case(dtype, labels)}"):
+        why = (
+            ": labels of any integer dtype are integer targets, and F.cross_entropy takes "
+            "class indices as int64 (y.long())"
+            if labels
+            else ""
+        )
+        with because(f"overfit_one_batch raised on {typed_case(dtype, labels)}{why}"):
             got = overfit_in_dtype(86, dtype, labels, 2)
         x, y = typed_batch(86, dtype, labels)
         with torch.no_grad():
@@ -2261,6 +2267,9 @@ TYPED_OVERFITS = [  # (targets' dtype, labels?): the model is cast to float targ
     ("float16", False),
     ("bfloat16", False),
     ("uint8", True),
+    ("int32", True),  # integers too: cross_entropy itself takes int64 (or uint8) indices only
+    ("int16", True),
+    ("int8", True),
 ]
 
 

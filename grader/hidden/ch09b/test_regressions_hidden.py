@@ -110,6 +110,24 @@ def test_fingerprint_ignores_layout_and_autograd_flags():
     )
 
 
+# eight bytes of zeros in dtypes the probes' wire cannot carry (no numpy twin, or few CPU
+# operators), built where fingerprint runs: (dtype name, values)
+EXOTIC_ZEROS = [
+    ("float8_e4m3fn", [0.0] * 8),
+    ("float8_e5m2", [0.0] * 8),
+    ("complex64", [0.0]),
+    ("uint16", [0.0] * 4),
+    ("uint32", [0.0] * 2),
+]
+EXOTIC_CHANGED = [("float8_e4m3fn", [0.5, 1.0, 2.0]), ("float8_e4m3fn", [0.5, 1.0, 3.0])]
+
+
+@probe
+def fingerprints_in_dtypes(cases):
+    """fingerprint of torch.tensor(values).to(dtype) for each (dtype name, values)."""
+    return [rg.fingerprint(torch.tensor(values).to(getattr(torch, name))) for name, values in cases]
+
+
 @pytest.mark.task("ch09b.1")
 def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     """Renamed keys (1 versus '1' too), values moved between keys, list order, 0-d versus
@@ -148,8 +166,20 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
         "float32 zeros(1, 2)": torch.zeros(1, 2),
         "float32 zeros(2, 1)": torch.zeros(2, 1),
     }
-    with because("fingerprint raised on a tensor of a narrow dtype (bfloat16, bool, int8, ...)"):
+    with because(
+        "fingerprint raised on a tensor of a narrow dtype (bfloat16, float8, complex32, uint16, "
+        "bool, ...): not every dtype has a numpy twin, but every tensor can be viewed as bytes "
+        "(t.view(torch.uint8))"
+    ):
         digests = {what: rg.fingerprint(t) for what, t in same_bytes.items()}
+        exotic = fingerprints_in_dtypes(EXOTIC_ZEROS + EXOTIC_CHANGED)
+    digests |= {
+        f"{name} zeros({len(values)})": d for (name, values), d in zip(EXOTIC_ZEROS, exotic)
+    }
+    assert exotic[-2] != exotic[-1], (
+        "float8 tensors [0.5, 1.0, 2.0] and [0.5, 1.0, 3.0] got one fingerprint: hash every "
+        "byte of every dtype"
+    )
     clashes = [
         (x, y)
         for i, x in enumerate(digests)
