@@ -341,6 +341,9 @@ def test_causal_mask_is_created_on_the_gpu(device):
 
 LEADING = st.sampled_from([(), (2,), (3,), (2, 3), (1, 2)])
 MASKS = st.sampled_from(["none", "full", "keys", "per-example", "all-true"])
+SCALES = st.sampled_from(
+    [1.0, 3.0, "ternary"]
+)  # make_case's q and k: normal times 1 or 3, or {-1, 0, 1}
 
 
 def make_case(lead, tq, tk, d, dv, mask_kind, scale, dtype, seed):
@@ -461,7 +464,7 @@ FAR_EXAMPLE = dict(lead=(), tq=2, tk=2, d=1, sign=-1.0, m=1e2, dtype=torch.float
     tk=st.integers(1, 7),
     d=st.integers(1, 9),
     mask_kind=MASKS,
-    scale=st.sampled_from([1.0, 3.0, "ternary"]),
+    scale=SCALES,
     dtype=st.sampled_from([torch.float32, torch.float64]),
     seed=st.integers(0, 10_000),
 )
@@ -664,7 +667,7 @@ def test_attention_leaves_its_inputs_unchanged():
     d=st.integers(1, 9),
     dv=st.integers(1, 6),
     mask_kind=MASKS,
-    scale=st.sampled_from([1.0, 3.0, "ternary"]),
+    scale=SCALES,
     dtype=st.sampled_from([torch.float32, torch.float64]),
     seed=st.integers(0, 10_000),
 )
