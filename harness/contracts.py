@@ -163,6 +163,11 @@ ALLOWED = MappingProxyType(
             state="random", generator="generator", why="the global generator when none is given"
         ),
         "ch06a.sequence_scores": _allow(batch="x mask", batch_from=3, why=_BATCHED),
+        "ch06a.train_linear_svm": _allow(
+            layouts=False,
+            why="an approximate minimizer: where the optimum is flat, the rounding of another "
+            "layout moves (w, b) along it; a hidden test compares the objective reached instead",
+        ),
         "ch06a.hinge_loss": _allow(
             batch="scores y", why="per example; a reduced loss has no batch dim to compare"
         ),

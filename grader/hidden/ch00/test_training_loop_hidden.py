@@ -97,11 +97,14 @@ def test_gradient_at_random_points():
     x=st.integers(-6, 6) | st.floats(-6, 6),
     t=st.integers(-6, 6) | st.floats(-6, 6),
 )
+@example(w=1.0, x=2**63, t=0)  # ints beyond int64: torch.tensor(x) overflows, float(x) does not
+@example(w=0.5, x=3, t=-(2**64))
 def test_gradient_at_takes_ints_and_floats(w, x, t):
-    """gradient_at takes any Python numbers, ints included, and returns a Python float."""
+    """gradient_at takes any Python numbers, ints included (beyond int64 too), and returns a Python float."""
     with because(
         f"gradient_at({w!r}, {x!r}, {t!r}) raised: the arguments are numbers, ints included; "
-        "torch.tensor of an int is an int64 tensor, which cannot require grad (use float(w))"
+        "torch.tensor of an int is an int64 tensor, which cannot require grad (use float(w)) "
+        "and holds no int of 2**63 or more"
     ):
         g = tl.gradient_at(w, x, t)
     assert type(g) is float, f"gradient_at({w!r}, {x!r}, {t!r}) returned a {type(g).__name__}"
@@ -669,6 +672,13 @@ BOUNDARIES = {  # boundary: [(curve, expected, what it shows), ...] — one curv
             "slow",
             "a steady fall to 60% with two small bumps in 20 steps is slow: a couple of rises "
             "is not 'up and down repeatedly'",
+        ),
+        (
+            [1.0, 0.95, 0.9, 0.92, 0.85, 0.8, 0.82, 0.75, 0.7, 0.65, 0.6],
+            "slow",
+            "a fall to 60% in 10 steps with two small bumps is slow: each bump turns the curve "
+            "twice, but two rises among ten steps are not 'up and down repeatedly' (count the "
+            "rises, not the changes of direction)",
         ),
         (
             [1.0, 0.8, 0.6] * 7 + [1.0],

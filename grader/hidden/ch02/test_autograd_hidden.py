@@ -57,7 +57,7 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "other_dtypes_and_outputs other_nodes_graph preprocess program program_args random_graph "
     "shared_branches_graph sum_of_products_graph very_deep_graph "
     "ACCUMULATE_LAYOUTS LOSSES detached_double small_model NAMED_FORMS _ReadOnlyNames "
-    "PartlyReachedNet UNREACHED_PARTS partly_reached_net"
+    "PartlyReachedNet UNREACHED_PARTS partly_reached_net BackwardMark Tally"
 )
 
 HERE = os.path.basename(__file__)
@@ -1304,6 +1304,65 @@ def test_accumulated_grad_with_more_micro_batches_than_examples(n_micro):
         *case,
         width=3,
         kind="relu",
+    )
+
+
+class Tally:
+    """A count held by reference (torch.func rebuilds a list passed to a Function)."""
+
+    count = 0
+
+
+class BackwardMark(torch.autograd.Function):
+    """The identity, whose backward counts itself in a Tally: marks when a graph's backward
+    ran (through .backward, autograd.grad or torch.func alike)."""
+
+    @staticmethod
+    def forward(x, done):
+        return x.view_as(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.done = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.done.count += 1
+        return grad, None
+
+
+@probe
+def backwards_before_each_forward(model_seed, n, n_micro, data_seed):
+    """accumulated_grad on a fresh model whose output marks its backward: for each forward
+    that builds a graph on a non-empty piece, how many backward passes had run before it."""
+    model = small_model(model_seed, 3)
+    batch = make_batch(n, 3, data_seed)
+    done, before = Tally(), []
+
+    def mark(module, args, out):
+        if torch.is_grad_enabled() and len(args[0]):
+            before.append(done.count)
+            return BackwardMark.apply(out, done)
+        return None
+
+    model.register_forward_hook(mark)
+    ag.accumulated_grad(model, LOSSES["mse"], batch, n_micro)
+    return before
+
+
+@pytest.mark.task("ch02.4")
+def test_accumulated_grad_runs_backward_on_each_micro_batch():
+    """Each micro-batch's backward runs before the next micro-batch's forward, so one graph at a time is in memory."""
+    with because("accumulated_grad(model, mse, 12 examples, n_micro=4) raised"):
+        before = backwards_before_each_forward(5, 12, 4, 6)
+    late = next((k for k, b in enumerate(before) if b < k), None)
+    assert late is None, (
+        f"accumulated_grad on 12 examples in 4 micro-batches ran the forward of micro-batch "
+        f"{late + 1} while an earlier micro-batch's graph still waited for its backward "
+        f"(backward passes run before each forward: {before}): accumulation runs backward on "
+        "each micro-batch before the next one's forward, so only one micro-batch's graph is in "
+        "memory at a time; summing the losses and calling backward once gives the same "
+        "gradient but keeps every graph alive, which is what the split was meant to avoid"
     )
 
 

@@ -1297,6 +1297,34 @@ def test_svm_leaves_its_inputs_alone():
         )
 
 
+@probe
+def svm_in_layout(layout, X, y, C):
+    """train_linear_svm with X and y rebuilt, same values, in ``layout`` (harness.layouts)."""
+    return fs.train_linear_svm(laid_out(X, layout), laid_out(y, layout), C=C)
+
+
+@pytest.mark.task("ch06a.4")
+def test_svm_reaches_the_same_objective_in_any_layout():
+    """X and y given transposed, strided or as a window of a bigger tensor reach the objective
+    a contiguous copy reaches. (w, b) may move along a flat optimum: the objective may not.)"""
+    X, y, C = svm_problem(*SVM_PROBLEMS["offset-10d"])
+    w, b = svm_in_layout("contiguous", X, y, C)
+    want = objective(w, float(b), X, y, C)
+    for layout in LAYOUTS[1:]:
+        with because(
+            f"train_linear_svm raised on X[30, 10] given as a {layout} window: .view needs "
+            "contiguous memory (reshape and matmul work on any layout)"
+        ):
+            w, b = svm_in_layout(layout, X, y, C)
+        got = objective(w, float(b), X, y, C)
+        assert abs(got - want) <= 1e-4 * abs(want), (
+            f"train_linear_svm(C={C}) reached objective {got:.6f} on X[30, 10] given as a "
+            f"{layout} window, but {want:.6f} on a contiguous copy of the same values: a "
+            "transposed or sliced tensor is as valid an input as a contiguous one (.numpy(), "
+            ".storage() and .data_ptr() see memory, not values)"
+        )
+
+
 # ---- ch06a.5 distance_concentration ------------------------------------------------
 
 
@@ -1443,6 +1471,23 @@ def test_distance_concentration_draws_all_n_points_however_many():
         "same place: both calls drew the same number of values, so at least one of them did not "
         "draw its n points. Draw all n whatever n is (the (n, n) table of 2501 points is 50 MB "
         "in float64): a cap or a subsample changes the quantity measured"
+    )
+
+
+@pytest.mark.task("ch06a.5")
+def test_distance_concentration_keeps_the_nearest_pair_of_many_points():
+    """1500 points in 2-D, fifteen times: the nearest pair is about 1e-4 apart, never 0 (no two
+    points coincide), so every contrast is finite."""
+    with because("distance_concentration([2] * 15, 1500, g) raised"):
+        got = contrasts([2] * 15, 1500, seed=59)
+    bad = [v for v in got if not 0 < v < INF] if isinstance(got, list | tuple) else got
+    assert len(got) == 15 and not bad, (
+        f"distance_concentration([2] * 15, 1500) gave {brief(bad)} among its contrasts: among 1500 random points "
+        "in the square the nearest two are about 1e-4 apart but never at the same place, so "
+        "each contrast is finite. A distance of 0 between distinct points comes from the "
+        "shortcut ||a||^2 + ||b||^2 - 2 a.b (what torch.cdist uses for more than 25 points): "
+        "in float32 its rounding, about 1e-7 of ||a||^2, swamps a squared distance of 1e-8. "
+        "Compute the distances in float64, or from the differences a - b"
     )
 
 

@@ -42,7 +42,8 @@ PROBES_USE = (  # what the probes use besides themselves (harness/strip.py)
     "zero_grad_before_step zero_lr zero_lr_head_only NONFINITE_RUNS Scaled Shifted normed_mlp "
     "left_with_gradients nonfinite_run used_by_the_caller typed_batch IDENTITY_CASES held_by_value "
     "normed_caller Weighted OutputIsLoss REDUCTION_CASES reduction_run SideBranch side_branch_run named_optimizer drawn_batch Rows rows_run "
-    "ClassesFirst overfit_model PoisonGrad POISON_NAMES Poisoned poisoned_run stateful_dead"
+    "ClassesFirst overfit_model PoisonGrad POISON_NAMES Poisoned poisoned_run stateful_dead "
+    "local_class_setup"
 )
 
 
@@ -2198,6 +2199,47 @@ def test_diagnose_is_silent_on_other_healthy_setups():
             if setup == "frozen twin"
             else f"diagnose on a healthy setup ({setup}) reported {findings}"
         )
+
+
+def local_class_setup(hooked):
+    """The healthy regression with a model whose class is defined inside this function, as
+    in a notebook or a test (pickle cannot find such a class by name), carrying a lambda
+    forward hook when ``hooked``."""
+
+    class LocalNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return torch.tanh(self.fc(x))
+
+    torch.manual_seed(59)
+    model = LocalNet()
+    if hooked:
+        model.register_forward_hook(lambda module, args, out: None)
+    _, _, loss_fn, batch = healthy_regression()
+    return model, torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9), loss_fn, batch
+
+
+@probe
+def local_class_diagnosed(hooked):
+    """diagnose on local_class_setup(hooked), 25 steps."""
+    return dbg.diagnose(*local_class_setup(hooked), 25)
+
+
+@pytest.mark.task("ch08.2")
+def test_diagnose_copies_a_model_whose_class_is_local():
+    """A model whose class is defined inside a function, or that carries a lambda hook, is copied and diagnosed like any other."""
+    for hooked in (False, True):
+        what = "a model class defined inside a function" + (" with a lambda hook" * hooked)
+        with because(
+            f"diagnose raised on a healthy setup with {what}: pickle (torch.save, "
+            "torch.load) finds classes and functions by name and cannot copy it; "
+            "copy.deepcopy((model, optimizer)) copies any model the caller can train"
+        ):
+            findings = local_class_diagnosed(hooked)
+        assert findings == [], f"diagnose on a healthy setup with {what} reported {findings}"
 
 
 # ---------------------------------------------------------------- ch08.3 overfit_one_batch

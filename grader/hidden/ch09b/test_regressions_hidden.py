@@ -136,7 +136,7 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     same tensors otherwise included; so do int keys of any size, string keys whose text
     spells out a nested dict, and lists, tuples and dicts (empty ones too) nested otherwise;
     equal values held in another dtype (bfloat16 against float32, int8 against int64) too.
-    Every digest is a SHA-256 hex digest (64 lowercase hex characters)."""
+    A dict keyed by both ints and strings is hashed like any other. Every digest is a SHA-256 hex digest (64 lowercase hex characters)."""
     sd = {"a.weight": torch.ones(2, 2), "b.weight": torch.ones(2, 2)}
     renamed = {"a.weight": torch.ones(2, 2), "c.weight": torch.ones(2, 2)}
     assert rg.fingerprint(sd) != rg.fingerprint(renamed), (
@@ -150,6 +150,21 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
     assert rg.fingerprint({1: torch.ones(2)}) != rg.fingerprint({"1": torch.ones(2)}), (
         "a dict keyed by the int 1 and one keyed by the string '1' got the same fingerprint: "
         "they are different keys; hash a key with its type, not its text alone"
+    )
+    with because(
+        "fingerprint raised on a dict keyed by both an int and a str ({0: ..., 'step': ...}, "
+        "as a hand-made checkpoint may be): Python cannot order keys of different types, so "
+        "sorted() raises on them; hash the items in their order, or sort by something every "
+        "key has (its type's name, then its repr)"
+    ):
+        mixed = [
+            rg.fingerprint({0: torch.ones(2), "step": torch.zeros(1)}),
+            rg.fingerprint({0: torch.ones(2), "step": torch.zeros(1)}),
+            rg.fingerprint({1: torch.ones(2), "step": torch.zeros(1)}),
+        ]
+    assert mixed[0] == mixed[1] != mixed[2], (
+        "dicts keyed by an int and a str: equal ones must get one fingerprint and a changed int "
+        "key another"
     )
     a, b = torch.zeros(3), torch.ones(3)
     assert rg.fingerprint([a, b]) != rg.fingerprint([b, a]), (
