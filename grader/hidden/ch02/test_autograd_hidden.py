@@ -1334,7 +1334,8 @@ class BackwardMark(torch.autograd.Function):
 @probe
 def backwards_before_each_forward(model_seed, n, n_micro, data_seed):
     """accumulated_grad on a fresh model whose output marks its backward: for each forward
-    that builds a graph on a non-empty piece, how many backward passes had run before it."""
+    that builds a graph on a non-empty piece, how many backward passes had run before it;
+    and what the call returned."""
     model = small_model(model_seed, 3)
     batch = make_batch(n, 3, data_seed)
     done, before = Tally(), []
@@ -1346,15 +1347,29 @@ def backwards_before_each_forward(model_seed, n, n_micro, data_seed):
         return None
 
     model.register_forward_hook(mark)
-    ag.accumulated_grad(model, LOSSES["mse"], batch, n_micro)
-    return before
+    result = ag.accumulated_grad(model, LOSSES["mse"], batch, n_micro)
+    return before, result
 
 
 @pytest.mark.task("ch02.4")
 def test_accumulated_grad_runs_backward_on_each_micro_batch():
     """Each micro-batch's backward runs before the next micro-batch's forward, so one graph at a time is in memory."""
     with because("accumulated_grad(model, mse, 12 examples, n_micro=4) raised"):
-        before = backwards_before_each_forward(5, 12, 4, 6)
+        before, result = backwards_before_each_forward(5, 12, 4, 6)
+    # the order earns its point only beside real gradients from the four micro-batches
+    check_real(
+        "accumulated_grad on 12 examples in 4 micro-batches",
+        {"results": [result]},
+        5,
+        12,
+        4,
+        6,
+        width=3,
+    )
+    assert len(before) == 4, (
+        f"accumulated_grad on 12 examples in 4 micro-batches ran the model {len(before)} times "
+        "with gradients on: run it once on each of tensor_split's 4 pieces"
+    )
     late = next((k for k, b in enumerate(before) if b < k), None)
     assert late is None, (
         f"accumulated_grad on 12 examples in 4 micro-batches ran the forward of micro-batch "

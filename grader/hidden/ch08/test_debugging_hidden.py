@@ -2239,7 +2239,9 @@ def test_diagnose_copies_a_model_whose_class_is_local():
             "copy.deepcopy((model, optimizer)) copies any model the caller can train"
         ):
             findings = local_class_diagnosed(hooked)
-        assert findings == [], f"diagnose on a healthy setup with {what} reported {findings}"
+        assert isinstance(findings, list) and len(findings) == 0, (
+            f"diagnose on a healthy setup with {what} reported {findings}"
+        )
 
 
 # ---------------------------------------------------------------- ch08.3 overfit_one_batch

@@ -162,6 +162,9 @@ def test_fingerprint_sees_keys_order_and_narrow_dtypes():
             rg.fingerprint({0: torch.ones(2), "step": torch.zeros(1)}),
             rg.fingerprint({1: torch.ones(2), "step": torch.zeros(1)}),
         ]
+    assert all(type(d) is str and len(d) == 64 for d in mixed), (
+        f"fingerprint of a dict keyed by an int and a str returned {mixed[0]!r}: a SHA-256 hex digest"
+    )
     assert mixed[0] == mixed[1] != mixed[2], (
         "dicts keyed by an int and a str: equal ones must get one fingerprint and a changed int "
         "key another"
