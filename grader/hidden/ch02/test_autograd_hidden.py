@@ -1354,17 +1354,12 @@ def backwards_before_each_forward(model_seed, n, n_micro, data_seed):
 @pytest.mark.task("ch02.4")
 def test_accumulated_grad_runs_backward_on_each_micro_batch():
     """Each micro-batch's backward runs before the next micro-batch's forward, so one graph at a time is in memory."""
+    case = (5, 12, 4, 6)  # model seed, examples, micro-batches, data seed
     with because("accumulated_grad(model, mse, 12 examples, n_micro=4) raised"):
-        before, result = backwards_before_each_forward(5, 12, 4, 6)
+        before, result = backwards_before_each_forward(*case)
     # the order earns its point only beside real gradients from the four micro-batches
     check_real(
-        "accumulated_grad on 12 examples in 4 micro-batches",
-        {"results": [result]},
-        5,
-        12,
-        4,
-        6,
-        width=3,
+        "accumulated_grad on 12 examples in 4 micro-batches", {"results": [result]}, *case, width=3
     )
     assert len(before) == 4, (
         f"accumulated_grad on 12 examples in 4 micro-batches ran the model {len(before)} times "
